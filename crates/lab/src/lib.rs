@@ -1,0 +1,1 @@
+//! satquic-lab: see DESIGN.md; filled in by its own issue.

@@ -1,0 +1,1 @@
+//! satquic-link: see DESIGN.md; filled in by its own issue.

@@ -1,0 +1,1 @@
+//! satquic-net: see DESIGN.md; filled in by its own issue.

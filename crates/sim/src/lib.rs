@@ -1,0 +1,1 @@
+//! satquic-sim: see DESIGN.md; filled in by its own issue.
