@@ -1,1 +1,62 @@
-fn main() {}
+//! `satquic`: argument parsing and wiring only; logic lives in the library crates.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd_presets;
+mod cmd_sim;
+
+/// QUIC over satellite links: congestion control, link model, simulator and lab.
+#[derive(Parser)]
+#[command(name = "satquic", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the link presets as a table.
+    Presets(cmd_presets::Args),
+    /// Run downloads over a simulated link in virtual time (real quinn-proto endpoints).
+    Sim(cmd_sim::Args),
+}
+
+/// How a command ended: a usage error exits 2, any other error 1.
+pub enum Failure {
+    Usage(String),
+    Other(String),
+}
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::Other(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Presets(args) => cmd_presets::run(args),
+        Command::Sim(args) => cmd_sim::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("satquic: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Other(msg)) => {
+            eprintln!("satquic: error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
