@@ -1,1 +1,47 @@
-//! satquic-cc
+//! # satquic-cc: congestion control for quinn with pluggable slow start
+//!
+//! A congestion controller here is a composition, as in quicly's modular slow start
+//! (seed 000 Sec. 4.3) and neqo's `classic_cc`:
+//!
+//! * a [`SlowStart`] for the initial slow start: [`Classic`] (RFC 5681), [`HyStartPlusPlus`]
+//!   (RFC 9406), [`HyblaSlowStart`], or [`Search`] in its versions 2.0, 3.0 and the current
+//!   draft ([`SearchVersion`]);
+//! * an [`Avoidance`]: NewReno (RFC 9002), [`Cubic`] (RFC 9438) or Hybla;
+//! * RFC 9002 recovery and persistent congestion, in [`Controller`].
+//!
+//! quinn-proto's BBR is available through the same [`CongestionConfig`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use satquic_cc::{CongestionConfig, EventLog, Search};
+//!
+//! let log = EventLog::new();
+//! let cc = CongestionConfig::cubic()
+//!     .slow_start(Search::draft())
+//!     .event_sink(log.clone());
+//! let mut transport = quinn_proto::TransportConfig::default();
+//! transport.congestion_controller_factory(Arc::new(cc));
+//! // ... run the connection, then inspect log.events()
+//! ```
+//!
+//! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`].
+//!
+//! The crate does no I/O and reads no clock: every time is handed in. Events
+//! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
+
+pub mod avoidance;
+mod config;
+pub mod controller;
+pub mod event;
+pub mod slow_start;
+pub mod spec;
+
+pub use avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
+pub use controller::{Controller, RttInfo};
+pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
+pub use slow_start::{
+    AckSample, Classic, ExitAction, HyStartConfig, HyStartPlusPlus, HyblaSlowStart, Search,
+    SearchConfig, SearchMode, SearchVersion, SlowStart, SlowStartConfig, SsDecision,
+};
+pub use spec::SpecError;

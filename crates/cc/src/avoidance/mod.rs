@@ -1,0 +1,59 @@
+//! Congestion avoidance: how the window grows after slow start and how it shrinks on a
+//! congestion event. Any avoidance composes with any slow start in [`crate::Controller`];
+//! there is one CUBIC, not one per slow start.
+
+use std::fmt;
+use std::time::Duration;
+
+mod cubic;
+mod hybla;
+mod new_reno;
+
+pub use cubic::{Cubic, CubicConfig};
+pub use hybla::HyblaAvoidance;
+pub use new_reno::NewRenoAvoidance;
+
+/// What congestion avoidance sees on one acknowledged packet.
+#[derive(Debug, Clone, Copy)]
+pub struct CaAck {
+    /// Time of the acknowledgement (offset from the controller's origin).
+    pub now: Duration,
+    /// Bytes newly acknowledged.
+    pub bytes: u64,
+    /// Current window in bytes, with its fractional part.
+    pub cwnd: f64,
+    /// Maximum datagram size in bytes.
+    pub mss: u64,
+    /// Smoothed RTT.
+    pub smoothed_rtt: Duration,
+    /// Minimum RTT.
+    pub min_rtt: Duration,
+}
+
+/// One congestion-avoidance algorithm with its multiplicative decrease.
+pub trait Avoidance: Send + Sync + fmt::Debug {
+    /// Short name used in specs and records.
+    fn name(&self) -> &'static str;
+
+    /// Growth for one acknowledged packet in congestion avoidance: the new window in bytes
+    /// (fractional; the controller keeps the fraction).
+    fn on_ack(&mut self, ack: &CaAck) -> f64;
+
+    /// A congestion event at window `cwnd` (bytes): returns the new `ssthresh` in bytes.
+    fn on_congestion(&mut self, now: Duration, cwnd: u64, mss: u64) -> u64;
+
+    /// Slow start ended without a loss and congestion avoidance starts at window `cwnd`.
+    fn on_slow_start_exit(&mut self, now: Duration, cwnd: u64, mss: u64);
+
+    /// Forget everything (persistent congestion).
+    fn reset(&mut self);
+
+    /// An owned copy.
+    fn clone_box(&self) -> Box<dyn Avoidance>;
+}
+
+impl Clone for Box<dyn Avoidance> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}

@@ -1,0 +1,48 @@
+//! NewReno congestion avoidance and decrease as in RFC 9002 Sec. 7.3 and Appendix B.5:
+//! `cwnd += max_datagram_size * acked_bytes / cwnd` per acknowledged packet, and
+//! `ssthresh = cwnd * kLossReductionFactor` (0.5) on a congestion event.
+
+use std::time::Duration;
+
+use super::{Avoidance, CaAck};
+
+/// RFC 9002 `kLossReductionFactor`.
+pub const LOSS_REDUCTION_FACTOR: f64 = 0.5;
+
+/// NewReno avoidance (RFC 9002).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRenoAvoidance {
+    /// `kLossReductionFactor`, 0.5.
+    pub loss_reduction_factor: f64,
+}
+
+impl Default for NewRenoAvoidance {
+    fn default() -> Self {
+        Self {
+            loss_reduction_factor: LOSS_REDUCTION_FACTOR,
+        }
+    }
+}
+
+impl Avoidance for NewRenoAvoidance {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, ack: &CaAck) -> f64 {
+        let cwnd = ack.cwnd.max(1.0);
+        cwnd + ack.mss as f64 * ack.bytes as f64 / cwnd
+    }
+
+    fn on_congestion(&mut self, _now: Duration, cwnd: u64, _mss: u64) -> u64 {
+        (cwnd as f64 * self.loss_reduction_factor) as u64
+    }
+
+    fn on_slow_start_exit(&mut self, _now: Duration, _cwnd: u64, _mss: u64) {}
+
+    fn reset(&mut self) {}
+
+    fn clone_box(&self) -> Box<dyn Avoidance> {
+        Box::new(self.clone())
+    }
+}

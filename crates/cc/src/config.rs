@@ -1,0 +1,336 @@
+//! [`CongestionConfig`]: what a quinn user configures, and the quinn adapter.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use satquic_cc::{CongestionConfig, Search};
+//!
+//! let mut transport = quinn_proto::TransportConfig::default();
+//! transport.congestion_controller_factory(Arc::new(
+//!     CongestionConfig::cubic().slow_start(Search::draft()),
+//! ));
+//! // or from a spec string, as every satquic command accepts:
+//! let cc: CongestionConfig = "cubic+search:v2,lower-cwnd".parse().unwrap();
+//! ```
+
+use std::any::Any;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn_proto::RttEstimator;
+use quinn_proto::congestion::{
+    BbrConfig, Controller as QuinnControllerTrait, ControllerFactory, ControllerMetrics,
+};
+
+use crate::avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+use crate::controller::{Controller, RttInfo};
+use crate::event::{Emitter, EventSink};
+use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
+use crate::spec::{SpecError, parse_spec};
+
+/// Which congestion-avoidance algorithm (or stand-alone controller) to use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AvoidanceConfig {
+    /// RFC 9002 NewReno.
+    NewReno,
+    /// RFC 9438 CUBIC.
+    Cubic(CubicConfig),
+    /// Hybla (reference RTT).
+    Hybla { rtt0: Duration },
+    /// quinn-proto's built-in BBR (it has its own startup; the slow start is ignored).
+    Bbr,
+}
+
+impl AvoidanceConfig {
+    /// Short name used in spec strings.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::NewReno => "newreno",
+            Self::Cubic(_) => "cubic",
+            Self::Hybla { .. } => "hybla",
+            Self::Bbr => "bbr",
+        }
+    }
+
+    fn build(&self) -> Option<Box<dyn Avoidance>> {
+        Some(match self {
+            Self::NewReno => Box::new(NewRenoAvoidance::default()),
+            Self::Cubic(c) => Box::new(Cubic::new(c.clone())),
+            Self::Hybla { rtt0 } => Box::new(HyblaAvoidance::new(*rtt0)),
+            Self::Bbr => return None,
+        })
+    }
+}
+
+/// A congestion controller configuration: avoidance + slow start + window settings +
+/// an optional event sink. Implements quinn's [`ControllerFactory`].
+#[derive(Clone)]
+pub struct CongestionConfig {
+    avoidance: AvoidanceConfig,
+    slow_start: SlowStartConfig,
+    initial_window: Option<u64>,
+    max_window: Option<u64>,
+    sink: Option<Arc<dyn EventSink>>,
+    time_origin: Option<Instant>,
+}
+
+impl CongestionConfig {
+    fn with(avoidance: AvoidanceConfig, slow_start: SlowStartConfig) -> Self {
+        Self {
+            avoidance,
+            slow_start,
+            initial_window: None,
+            max_window: None,
+            sink: None,
+            time_origin: None,
+        }
+    }
+
+    /// CUBIC with classic slow start.
+    pub fn cubic() -> Self {
+        Self::with(
+            AvoidanceConfig::Cubic(CubicConfig::default()),
+            SlowStartConfig::Classic,
+        )
+    }
+
+    /// NewReno with classic slow start (quinn's default behaviour).
+    pub fn new_reno() -> Self {
+        Self::with(AvoidanceConfig::NewReno, SlowStartConfig::Classic)
+    }
+
+    /// Hybla avoidance with Hybla's slow start.
+    pub fn hybla() -> Self {
+        Self::with(
+            AvoidanceConfig::Hybla { rtt0: HYBLA_RTT0 },
+            SlowStartConfig::Hybla { rtt0: HYBLA_RTT0 },
+        )
+    }
+
+    /// quinn-proto's BBR.
+    pub fn bbr() -> Self {
+        Self::with(AvoidanceConfig::Bbr, SlowStartConfig::Classic)
+    }
+
+    /// Parses a spec string such as `cubic+search:v2,lower-cwnd`; see [`crate::spec`].
+    pub fn from_spec(spec: &str) -> Result<Self, SpecError> {
+        parse_spec(spec)
+    }
+
+    /// Replaces the slow start.
+    pub fn slow_start(mut self, slow_start: impl Into<SlowStartConfig>) -> Self {
+        self.slow_start = slow_start.into();
+        self
+    }
+
+    /// Replaces the avoidance algorithm.
+    pub fn avoidance(mut self, avoidance: AvoidanceConfig) -> Self {
+        self.avoidance = avoidance;
+        self
+    }
+
+    /// Initial window in bytes (default: RFC 9002's `min(10 * mss, max(14720, 2 * mss))`).
+    pub fn initial_window(mut self, bytes: u64) -> Self {
+        self.initial_window = Some(bytes);
+        self
+    }
+
+    /// Caps the congestion window in bytes.
+    pub fn max_window(mut self, bytes: u64) -> Self {
+        self.max_window = Some(bytes);
+        self
+    }
+
+    /// Sends every controller's events to `sink`.
+    pub fn event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Event times become offsets from `origin` instead of the controller's creation.
+    pub fn time_origin(mut self, origin: Instant) -> Self {
+        self.time_origin = Some(origin);
+        self
+    }
+
+    /// The configured slow start.
+    pub fn slow_start_config(&self) -> &SlowStartConfig {
+        &self.slow_start
+    }
+
+    /// The configured avoidance.
+    pub fn avoidance_config(&self) -> &AvoidanceConfig {
+        &self.avoidance
+    }
+
+    /// RFC 9002 Sec. 7.2 initial window for `mss`, unless one was configured.
+    pub fn initial_window_for(&self, mss: u64) -> u64 {
+        self.initial_window
+            .unwrap_or_else(|| (10 * mss).min(14720u64.max(2 * mss)))
+    }
+
+    /// Builds the composed controller for a connection (BBR: `None`, it is quinn's own).
+    /// Time offsets in its events are relative to whatever origin the caller uses.
+    pub fn build_controller(&self, mss: u64) -> Option<Controller> {
+        let avoidance = self.avoidance.build()?;
+        let mut controller = Controller::new(
+            self.initial_window_for(mss),
+            mss,
+            self.slow_start.build(),
+            avoidance,
+            Emitter::new(self.sink.clone()),
+        );
+        if let Some(max) = self.max_window {
+            controller.set_max_window(max);
+        }
+        Some(controller)
+    }
+}
+
+impl Default for CongestionConfig {
+    /// CUBIC with SEARCH (current draft): the project default.
+    fn default() -> Self {
+        Self::cubic().slow_start(crate::Search::draft())
+    }
+}
+
+impl fmt::Debug for CongestionConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CongestionConfig")
+            .field("spec", &self.to_string())
+            .field("initial_window", &self.initial_window)
+            .field("max_window", &self.max_window)
+            .field("sink", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl fmt::Display for CongestionConfig {
+    /// The canonical spec string (parses back to an equal configuration).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::spec::write_spec(f, &self.avoidance, &self.slow_start)
+    }
+}
+
+impl FromStr for CongestionConfig {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_spec(s)
+    }
+}
+
+impl ControllerFactory for CongestionConfig {
+    fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn QuinnControllerTrait> {
+        let mss = u64::from(current_mtu);
+        match self.build_controller(mss) {
+            Some(inner) => Box::new(QuinnController {
+                origin: self.time_origin.unwrap_or(now),
+                inner,
+                initial_window: self.initial_window_for(mss),
+            }),
+            None => {
+                let mut bbr = BbrConfig::default();
+                if let Some(iw) = self.initial_window {
+                    bbr.initial_window(iw);
+                }
+                Arc::new(bbr).build(now, current_mtu)
+            }
+        }
+    }
+}
+
+/// The composed [`Controller`] behind quinn's controller trait.
+#[derive(Debug, Clone)]
+pub struct QuinnController {
+    origin: Instant,
+    inner: Controller,
+    initial_window: u64,
+}
+
+impl QuinnController {
+    /// The composed controller.
+    pub fn inner(&self) -> &Controller {
+        &self.inner
+    }
+
+    fn at(&self, t: Instant) -> Duration {
+        t.saturating_duration_since(self.origin)
+    }
+}
+
+impl QuinnControllerTrait for QuinnController {
+    fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
+        let now = self.at(now);
+        self.inner.on_sent(now, bytes, last_packet_number);
+    }
+
+    fn on_ack(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    ) {
+        let info = RttInfo {
+            latest: now.saturating_duration_since(sent),
+            smoothed: rtt.get(),
+            min: rtt.min(),
+        };
+        let (now, sent) = (self.at(now), self.at(sent));
+        self.inner.on_ack(now, sent, bytes, app_limited, info);
+    }
+
+    fn on_end_acks(
+        &mut self,
+        now: Instant,
+        in_flight: u64,
+        _app_limited: bool,
+        largest_packet_num_acked: Option<u64>,
+    ) {
+        let now = self.at(now);
+        self.inner
+            .on_end_acks(now, in_flight, largest_packet_num_acked);
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        is_persistent_congestion: bool,
+        lost_bytes: u64,
+    ) {
+        let (now, sent) = (self.at(now), self.at(sent));
+        self.inner
+            .on_congestion_event(now, sent, is_persistent_congestion, lost_bytes);
+    }
+
+    fn on_mtu_update(&mut self, new_mtu: u16) {
+        self.inner.on_mtu_update(new_mtu);
+    }
+
+    fn window(&self) -> u64 {
+        self.inner.window()
+    }
+
+    fn metrics(&self) -> ControllerMetrics {
+        let mut metrics = ControllerMetrics::default();
+        metrics.congestion_window = self.inner.window();
+        metrics.ssthresh = (self.inner.ssthresh() != u64::MAX).then_some(self.inner.ssthresh());
+        metrics
+    }
+
+    fn clone_box(&self) -> Box<dyn QuinnControllerTrait> {
+        Box::new(self.clone())
+    }
+
+    fn initial_window(&self) -> u64 {
+        self.initial_window
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}

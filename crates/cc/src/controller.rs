@@ -1,0 +1,313 @@
+//! The composed controller: a window, RFC 9002 recovery, a [`SlowStart`] for the initial
+//! slow start and an [`Avoidance`] afterwards.
+//!
+//! It is independent of quinn (times are `Duration` offsets from an origin) so synthetic
+//! ACK timelines can drive it directly; [`crate::quinn`] adapts it to quinn-proto.
+//!
+//! Recovery follows RFC 9002 Sec. 7.3.2: a congestion event for a packet sent after the
+//! current recovery period started begins a new period and reduces the window once;
+//! acknowledgements of packets sent before the period started do not grow the window.
+//! Persistent congestion (Sec. 7.6.2) collapses the window to the minimum (2 x MSS).
+//! The configured slow start runs for the initial slow start only (RFC 9406 Sec. 4.2's
+//! recommendation); after a loss the window grows classically up to `ssthresh`. While the
+//! sender is application-limited the window does not grow (Sec. 7.8), but the slow start
+//! still sees every acknowledgement (SEARCH counts delivered bytes regardless).
+
+use std::time::Duration;
+
+use crate::avoidance::{Avoidance, CaAck};
+use crate::event::{CcEvent, Emitter, ExitReason};
+use crate::slow_start::{AckSample, SlowStart, SsDecision};
+
+/// RTT estimates handed in with each acknowledgement.
+#[derive(Debug, Clone, Copy)]
+pub struct RttInfo {
+    /// RTT sample of the acknowledged packet (now - send time).
+    pub latest: Duration,
+    /// Smoothed RTT.
+    pub smoothed: Duration,
+    /// Minimum RTT.
+    pub min: Duration,
+}
+
+impl RttInfo {
+    /// All three estimates equal to `rtt` (synthetic timelines).
+    pub fn fixed(rtt: Duration) -> Self {
+        Self {
+            latest: rtt,
+            smoothed: rtt,
+            min: rtt,
+        }
+    }
+}
+
+/// Largest window the controller will hold, in bytes (1 TiB): a cap that keeps
+/// arithmetic finite when an aggressive slow start (Hybla on GEO) asks for the moon.
+pub const MAX_WINDOW: u64 = 1 << 40;
+
+/// The composed congestion controller. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    /// Congestion window in bytes.
+    cwnd: u64,
+    /// Fractional bytes of window growth not yet whole.
+    cwnd_carry: f64,
+    /// Slow-start threshold in bytes; `u64::MAX` until the first exit or loss.
+    ssthresh: u64,
+    /// Maximum datagram size in bytes (`max_datagram_size` of RFC 9002).
+    mss: u64,
+    /// Largest window allowed, bytes.
+    max_window: u64,
+    /// Start of the current recovery period; `None` if none happened yet.
+    recovery_start: Option<Duration>,
+    /// Whether the initial slow start is over (exit or loss).
+    initial_slow_start_done: bool,
+    /// The slow start used for the initial slow start.
+    slow_start: Box<dyn SlowStart>,
+    /// Congestion avoidance and decrease.
+    avoidance: Box<dyn Avoidance>,
+    /// Packet number of the last packet sent.
+    last_sent_pn: Option<u64>,
+    /// The round ends when this packet number is acknowledged (RFC 9406 `windowEnd`).
+    round_end_pn: Option<u64>,
+    /// Latest RTT sample, for samples.
+    latest_rtt: Duration,
+    /// Where events go.
+    events: Emitter,
+}
+
+impl Controller {
+    /// A controller starting at `initial_window` bytes.
+    pub fn new(
+        initial_window: u64,
+        mss: u64,
+        slow_start: Box<dyn SlowStart>,
+        avoidance: Box<dyn Avoidance>,
+        events: Emitter,
+    ) -> Self {
+        let mss = mss.max(1);
+        Self {
+            cwnd: initial_window.clamp(2 * mss, MAX_WINDOW),
+            cwnd_carry: 0.0,
+            ssthresh: u64::MAX,
+            mss,
+            max_window: MAX_WINDOW,
+            recovery_start: None,
+            initial_slow_start_done: false,
+            slow_start,
+            avoidance,
+            last_sent_pn: None,
+            round_end_pn: None,
+            latest_rtt: Duration::ZERO,
+            events,
+        }
+    }
+
+    /// Caps the window (bytes).
+    pub fn set_max_window(&mut self, max_window: u64) {
+        self.max_window = max_window.clamp(2 * self.mss, MAX_WINDOW);
+        self.cwnd = self.cwnd.min(self.max_window);
+    }
+
+    /// Congestion window in bytes.
+    pub fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    /// Slow-start threshold in bytes (`u64::MAX` while unset).
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    /// Whether the controller is in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Whether the initial slow start has ended.
+    pub fn initial_slow_start_done(&self) -> bool {
+        self.initial_slow_start_done
+    }
+
+    /// RFC 9002 `kMinimumWindow`: 2 x max datagram size.
+    pub fn minimum_window(&self) -> u64 {
+        2 * self.mss
+    }
+
+    /// The slow start's per-connection state size in bytes.
+    pub fn slow_start_state_size(&self) -> usize {
+        self.slow_start.state_size()
+    }
+
+    /// The slow start in use.
+    pub fn slow_start(&self) -> &dyn SlowStart {
+        self.slow_start.as_ref()
+    }
+
+    /// The avoidance in use.
+    pub fn avoidance(&self) -> &dyn Avoidance {
+        self.avoidance.as_ref()
+    }
+
+    fn set_window(&mut self, cwnd: f64) {
+        let cwnd = cwnd.clamp(self.minimum_window() as f64, self.max_window as f64);
+        self.cwnd = cwnd.floor() as u64;
+        self.cwnd_carry = cwnd - self.cwnd as f64;
+    }
+
+    /// `bytes` were sent at `now` in the packet numbered `pn`.
+    pub fn on_sent(&mut self, now: Duration, bytes: u64, pn: u64) {
+        self.last_sent_pn = Some(pn);
+        if self.round_end_pn.is_none() {
+            self.round_end_pn = Some(pn);
+        }
+        if !self.initial_slow_start_done {
+            self.slow_start.on_sent(now, bytes);
+        }
+    }
+
+    /// A packet of `bytes` sent at `sent` was acknowledged at `now`.
+    pub fn on_ack(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        bytes: u64,
+        app_limited: bool,
+        rtt: RttInfo,
+    ) {
+        self.latest_rtt = rtt.latest;
+        if self.recovery_start.is_some_and(|start| sent <= start) {
+            return;
+        }
+        if !self.initial_slow_start_done {
+            let sample = AckSample {
+                now,
+                bytes,
+                rtt: rtt.latest,
+                min_rtt: rtt.min,
+                smoothed_rtt: rtt.smoothed,
+                app_limited,
+                cwnd: self.cwnd,
+                mss: self.mss,
+            };
+            match self.slow_start.on_ack(&sample, &self.events) {
+                SsDecision::Grow { increase } => {
+                    if !app_limited {
+                        self.set_window(self.cwnd as f64 + increase as f64);
+                    }
+                }
+                SsDecision::Exit {
+                    cwnd,
+                    ssthresh,
+                    reason,
+                } => self.exit_slow_start(now, cwnd, ssthresh, reason),
+            }
+            return;
+        }
+        if app_limited {
+            return;
+        }
+        if self.in_slow_start() {
+            // Slow start after a loss: classic, bounded by ssthresh (RFC 9002 Sec. 7.3.1).
+            self.set_window((self.cwnd + bytes).min(self.ssthresh) as f64);
+            return;
+        }
+        let ack = CaAck {
+            now,
+            bytes,
+            cwnd: self.cwnd as f64 + self.cwnd_carry,
+            mss: self.mss,
+            smoothed_rtt: rtt.smoothed,
+            min_rtt: rtt.min,
+        };
+        let next = self.avoidance.on_ack(&ack);
+        self.set_window(next);
+    }
+
+    fn exit_slow_start(&mut self, now: Duration, cwnd: u64, ssthresh: u64, reason: ExitReason) {
+        let before = self.cwnd;
+        self.set_window(cwnd as f64);
+        self.ssthresh = ssthresh.max(self.minimum_window()).min(self.cwnd);
+        self.initial_slow_start_done = true;
+        self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
+        self.events.emit(|| CcEvent::SlowStartExit {
+            at: now,
+            reason,
+            cwnd_before: before,
+            cwnd_after: self.cwnd,
+            ssthresh: self.ssthresh,
+            shadow: false,
+        });
+    }
+
+    /// A batch of acknowledgements ended. `largest_acked` closes a round when it reaches
+    /// the round's end packet.
+    pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
+        if let (Some(largest), Some(end)) = (largest_acked, self.round_end_pn) {
+            if largest >= end {
+                if !self.initial_slow_start_done {
+                    self.slow_start.on_round_end(now);
+                }
+                self.round_end_pn = self.last_sent_pn.map(|pn| pn.max(largest + 1));
+            }
+        }
+        let (cwnd, rtt) = (self.cwnd, self.latest_rtt);
+        self.events.emit(|| CcEvent::Sample {
+            at: now,
+            cwnd,
+            in_flight,
+            rtt,
+        });
+    }
+
+    /// Packets were lost (or ECN-marked) up to one sent at `sent`.
+    pub fn on_congestion_event(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        persistent: bool,
+        lost_bytes: u64,
+    ) {
+        let in_recovery = self.recovery_start.is_some_and(|start| sent <= start);
+        if !in_recovery {
+            self.recovery_start = Some(now);
+            let before = self.cwnd;
+            let ssthresh = self.avoidance.on_congestion(now, self.cwnd, self.mss);
+            self.ssthresh = ssthresh.max(self.minimum_window());
+            self.set_window(self.ssthresh as f64);
+            if !self.initial_slow_start_done {
+                self.initial_slow_start_done = true;
+                self.events.emit(|| CcEvent::SlowStartExit {
+                    at: now,
+                    reason: ExitReason::Loss,
+                    cwnd_before: before,
+                    cwnd_after: self.cwnd,
+                    ssthresh: self.ssthresh,
+                    shadow: false,
+                });
+            }
+        }
+        if persistent {
+            // RFC 9002 Sec. 7.6.2: collapse to the minimum window; start over.
+            self.recovery_start = Some(now);
+            self.set_window(self.minimum_window() as f64);
+            self.slow_start.reset();
+            self.avoidance.reset();
+        }
+        if !in_recovery || persistent {
+            let cwnd = self.cwnd;
+            self.events.emit(|| CcEvent::Congestion {
+                at: now,
+                lost_bytes,
+                cwnd_after: cwnd,
+                persistent,
+            });
+        }
+    }
+
+    /// The path MTU changed.
+    pub fn on_mtu_update(&mut self, mtu: u16) {
+        self.mss = u64::from(mtu).max(1);
+        self.cwnd = self.cwnd.max(self.minimum_window());
+    }
+}

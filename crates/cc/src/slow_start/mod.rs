@@ -1,0 +1,150 @@
+//! Pluggable slow start.
+//!
+//! A [`SlowStart`] decides two things while a connection is in its initial slow start:
+//! how much the congestion window grows per acknowledged packet, and when slow start
+//! ends without a loss. The controller ([`crate::Controller`]) owns the window, recovery
+//! and congestion avoidance; the slow start only advises. This is the modular design of
+//! seed 000 Sec. 4.3 (quicly's pluggable slow start) and of neqo's `classic_cc.rs`.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::event::{Emitter, ExitReason};
+
+mod classic;
+mod hybla;
+mod hystart;
+pub mod search;
+
+pub use classic::Classic;
+pub use hybla::{HYBLA_RTT0, HyblaSlowStart};
+pub use hystart::{HyStartConfig, HyStartPlusPlus};
+pub use search::{ExitAction, PrevPoint, Search, SearchConfig, SearchMode, SearchVersion};
+
+/// What a slow start learns from one acknowledged packet.
+#[derive(Debug, Clone, Copy)]
+pub struct AckSample {
+    /// Time of the acknowledgement (offset from the controller's origin).
+    pub now: Duration,
+    /// Bytes newly acknowledged by this packet.
+    pub bytes: u64,
+    /// RTT sample of this packet: `now` minus its send time (the latest RTT).
+    pub rtt: Duration,
+    /// Minimum RTT seen on the path so far.
+    pub min_rtt: Duration,
+    /// The smoothed RTT estimate.
+    pub smoothed_rtt: Duration,
+    /// Whether the sender was limited by the application rather than the window.
+    pub app_limited: bool,
+    /// Congestion window in bytes before this acknowledgement.
+    pub cwnd: u64,
+    /// Current maximum datagram size in bytes (the "SMSS" of the RFCs).
+    pub mss: u64,
+}
+
+/// A slow start's answer to one acknowledgement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SsDecision {
+    /// Stay in slow start and grow the window by `increase` bytes.
+    Grow { increase: u64 },
+    /// Leave slow start now. The controller sets the window to `cwnd` and `ssthresh` to
+    /// `ssthresh` (both floored at the minimum window) and enters congestion avoidance.
+    Exit {
+        cwnd: u64,
+        ssthresh: u64,
+        reason: ExitReason,
+    },
+}
+
+/// One slow-start algorithm. See the module docs.
+///
+/// All times are offsets from the controller's origin; algorithms never read clocks.
+/// Implementations must tolerate any sequence of calls: zero or huge RTTs, timestamps that
+/// repeat or go backwards, zero-byte acknowledgements.
+pub trait SlowStart: Send + Sync + fmt::Debug {
+    /// Short name used in specs and records (`classic`, `search`, ...).
+    fn name(&self) -> &'static str;
+
+    /// `bytes` were sent at `now`.
+    fn on_sent(&mut self, now: Duration, bytes: u64) {
+        let _ = (now, bytes);
+    }
+
+    /// A packet was acknowledged during slow start.
+    fn on_ack(&mut self, ack: &AckSample, events: &Emitter) -> SsDecision;
+
+    /// A round trip ended: an acknowledgement covered the last packet sent when the
+    /// previous round began (the `windowEnd` rule of RFC 9406 Sec. 4.2).
+    fn on_round_end(&mut self, now: Duration) {
+        let _ = now;
+    }
+
+    /// Forget all history: after persistent congestion, after an idle period, or when the
+    /// controller restarts slow start.
+    fn reset(&mut self);
+
+    /// An owned copy (quinn clones controllers).
+    fn clone_box(&self) -> Box<dyn SlowStart>;
+
+    /// Heap + inline size of the per-connection state in bytes (for the state-size report).
+    fn state_size(&self) -> usize;
+}
+
+impl Clone for Box<dyn SlowStart> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// A slow start as configured: cheap to clone, instantiated once per connection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SlowStartConfig {
+    /// RFC 5681 slow start, exit on loss only.
+    Classic,
+    /// RFC 9406 HyStart++.
+    HyStartPlusPlus(HyStartConfig),
+    /// Hybla's slow start (Caini & Firrincieli).
+    Hybla { rtt0: Duration },
+    /// SEARCH in one of its published versions.
+    Search(SearchConfig),
+}
+
+impl SlowStartConfig {
+    /// Builds the per-connection state.
+    pub fn build(&self) -> Box<dyn SlowStart> {
+        match self {
+            Self::Classic => Box::new(Classic),
+            Self::HyStartPlusPlus(c) => Box::new(HyStartPlusPlus::new(c.clone())),
+            Self::Hybla { rtt0 } => Box::new(HyblaSlowStart::new(*rtt0)),
+            Self::Search(c) => Box::new(Search::new(c.clone())),
+        }
+    }
+
+    /// Short name as used in spec strings.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Classic => "classic",
+            Self::HyStartPlusPlus(_) => "hystart++",
+            Self::Hybla { .. } => "hybla",
+            Self::Search(_) => "search",
+        }
+    }
+}
+
+impl From<SearchConfig> for SlowStartConfig {
+    fn from(c: SearchConfig) -> Self {
+        Self::Search(c)
+    }
+}
+
+impl From<HyStartConfig> for SlowStartConfig {
+    fn from(c: HyStartConfig) -> Self {
+        Self::HyStartPlusPlus(c)
+    }
+}
+
+impl From<Classic> for SlowStartConfig {
+    fn from(_: Classic) -> Self {
+        Self::Classic
+    }
+}

@@ -1,0 +1,517 @@
+//! Short spec strings for congestion control, used by every satquic command.
+//!
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]]`, case-insensitive.
+//!
+//! | part | values |
+//! |---|---|
+//! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr` |
+//! | slow start | `classic` (alias `ss`), `hystart++` (alias `hspp`), `hybla`, `search` |
+//! | `search` options | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count` |
+//! | `hystart++` options | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
+//! | `hybla` options | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`) |
+//!
+//! Without a slow start, `newreno`/`cubic` use `classic` and `hybla` uses Hybla's own.
+//! Version options come first in effect: `search:lower-cwnd,v2` is V2 with lower-cwnd.
+//! Examples: `cubic+search`, `newreno+hystart++`, `cubic+search:v2,lower-cwnd,thresh=0.3`.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::avoidance::CubicConfig;
+use crate::config::{AvoidanceConfig, CongestionConfig};
+use crate::slow_start::{
+    ExitAction, HYBLA_RTT0, HyStartConfig, PrevPoint, Search, SearchConfig, SearchMode,
+    SearchVersion, SlowStartConfig,
+};
+
+/// A spec string that could not be parsed. Its message is one line naming what was
+/// wrong and the valid choices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError(String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+const AVOIDANCES: &str = "newreno, cubic, hybla, bbr";
+const SLOW_STARTS: &str = "classic, hystart++, hybla, search";
+const SEARCH_OPTIONS: &str = "v2, v3, draft, set-ssthresh, lower-cwnd, drain, exit, shadow, \
+     round, interp, interp-forward, thresh=F, window=F, bins=N, extra=N, reset=N, no-reset, \
+     app-limited=skip|count";
+const HYSTART_OPTIONS: &str = "n-rtt-sample=N, css-rounds=N, css-divisor=N, divisor=N, \
+     min-thresh=MS, max-thresh=MS, ack-limit=N";
+
+fn err(spec: &str, msg: String) -> SpecError {
+    SpecError(format!("invalid congestion control spec '{spec}': {msg}"))
+}
+
+/// Parses a spec string into a configuration. See the module docs.
+pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
+    let lower = spec.trim().to_ascii_lowercase();
+    if lower.is_empty() {
+        return Err(err(
+            spec,
+            format!("empty; expected AVOIDANCE[+SLOWSTART] with avoidance one of {AVOIDANCES}"),
+        ));
+    }
+    let (ca_part, ss_part) = match lower.split_once('+') {
+        // `hystart++` contains '+': split at the first '+' only.
+        Some((ca, ss)) => (ca, Some(ss)),
+        None => (lower.as_str(), None),
+    };
+    let (ca_name, ca_opts) = split_opts(ca_part);
+    let mut avoidance = match ca_name {
+        "newreno" | "reno" => AvoidanceConfig::NewReno,
+        "cubic" => AvoidanceConfig::Cubic(CubicConfig::default()),
+        "hybla" => AvoidanceConfig::Hybla { rtt0: HYBLA_RTT0 },
+        "bbr" => AvoidanceConfig::Bbr,
+        other => {
+            return Err(err(
+                spec,
+                format!("unknown congestion avoidance '{other}'; valid: {AVOIDANCES}"),
+            ));
+        }
+    };
+    for opt in ca_opts {
+        match (&mut avoidance, opt.split_once('=')) {
+            (AvoidanceConfig::Hybla { rtt0 }, Some(("rtt0", v))) => {
+                *rtt0 = millis(spec, "rtt0", v)?
+            }
+            _ => return Err(err(spec, format!("unknown option '{opt}' for {ca_name}"))),
+        }
+    }
+    let slow_start = match ss_part {
+        None => match &avoidance {
+            AvoidanceConfig::Hybla { rtt0 } => SlowStartConfig::Hybla { rtt0: *rtt0 },
+            _ => SlowStartConfig::Classic,
+        },
+        Some(ss) => parse_slow_start(spec, ss)?,
+    };
+    if matches!(avoidance, AvoidanceConfig::Bbr) && slow_start != SlowStartConfig::Classic {
+        return Err(err(
+            spec,
+            "bbr has its own startup and takes no slow start".into(),
+        ));
+    }
+    Ok(CongestionConfig::cubic()
+        .avoidance(avoidance)
+        .slow_start(slow_start))
+}
+
+fn split_opts(part: &str) -> (&str, Vec<&str>) {
+    match part.split_once(':') {
+        Some((name, opts)) => (
+            name,
+            opts.split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .collect(),
+        ),
+        None => (part, Vec::new()),
+    }
+}
+
+fn parse_slow_start(spec: &str, part: &str) -> Result<SlowStartConfig, SpecError> {
+    let (name, opts) = split_opts(part);
+    match name {
+        "classic" | "ss" => {
+            if let Some(opt) = opts.first() {
+                return Err(err(
+                    spec,
+                    format!("classic slow start takes no options, got '{opt}'"),
+                ));
+            }
+            Ok(SlowStartConfig::Classic)
+        }
+        "hybla" => {
+            let mut rtt0 = HYBLA_RTT0;
+            for opt in opts {
+                match opt.split_once('=') {
+                    Some(("rtt0", v)) => rtt0 = millis(spec, "rtt0", v)?,
+                    _ => {
+                        return Err(err(
+                            spec,
+                            format!("unknown hybla option '{opt}'; valid: rtt0=MS"),
+                        ));
+                    }
+                }
+            }
+            Ok(SlowStartConfig::Hybla { rtt0 })
+        }
+        "hystart++" | "hspp" | "hystartpp" => {
+            let mut c = HyStartConfig::default();
+            for opt in opts {
+                let Some((key, value)) = opt.split_once('=') else {
+                    return Err(err(
+                        spec,
+                        format!("unknown hystart++ option '{opt}'; valid: {HYSTART_OPTIONS}"),
+                    ));
+                };
+                match key {
+                    "n-rtt-sample" => c.n_rtt_sample = number(spec, key, value)?,
+                    "css-rounds" => c.css_rounds = number(spec, key, value)?,
+                    "css-divisor" => c.css_growth_divisor = positive(spec, key, value)?,
+                    "divisor" => c.min_rtt_divisor = positive(spec, key, value)?,
+                    "min-thresh" => c.min_rtt_thresh = millis(spec, key, value)?,
+                    "max-thresh" => c.max_rtt_thresh = millis(spec, key, value)?,
+                    "ack-limit" => {
+                        c.ack_growth_limit_segments = Some(u64::from(positive(spec, key, value)?))
+                    }
+                    _ => {
+                        return Err(err(
+                            spec,
+                            format!("unknown hystart++ option '{opt}'; valid: {HYSTART_OPTIONS}"),
+                        ));
+                    }
+                }
+            }
+            Ok(SlowStartConfig::HyStartPlusPlus(c))
+        }
+        "search" => parse_search(spec, &opts).map(SlowStartConfig::Search),
+        other => Err(err(
+            spec,
+            format!("unknown slow start '{other}'; valid: {SLOW_STARTS}"),
+        )),
+    }
+}
+
+fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
+    // The version sets the defaults, so apply it first wherever it is written.
+    let mut c = Search::draft();
+    for opt in opts {
+        match *opt {
+            "v2" => c = Search::v2(),
+            "v3" => c = Search::v3(),
+            "draft" => c = Search::draft(),
+            _ => {}
+        }
+    }
+    for opt in opts {
+        match *opt {
+            "v2" | "v3" | "draft" => {}
+            "set-ssthresh" => c.exit_action = ExitAction::SetSsthresh,
+            "lower-cwnd" => c.exit_action = ExitAction::LowerCwnd,
+            "drain" => c.exit_action = ExitAction::DrainToTarget,
+            "exit" => c.mode = SearchMode::Exit,
+            "shadow" => c.mode = SearchMode::Shadow,
+            "round" => c.prev_point = PrevPoint::Round,
+            "interp" => c.prev_point = PrevPoint::Interpolate,
+            "interp-forward" => c.prev_point = PrevPoint::InterpolateForward,
+            "no-reset" => c.missed_bins_reset = None,
+            _ => {
+                let Some((key, value)) = opt.split_once('=') else {
+                    return Err(err(
+                        spec,
+                        format!("unknown search option '{opt}'; valid: {SEARCH_OPTIONS}"),
+                    ));
+                };
+                match key {
+                    "thresh" => c.threshold = fraction(spec, key, value)?,
+                    "window" => {
+                        c.window_factor = float(spec, key, value)?;
+                        if !(c.window_factor > 0.0 && c.window_factor <= 100.0) {
+                            return Err(err(spec, format!("window={value} must be in (0, 100]")));
+                        }
+                    }
+                    "bins" => c.bins = bounded(spec, key, value, 1, 1000)?,
+                    "extra" => c.extra_bins = bounded(spec, key, value, 1, 1000)?,
+                    "reset" => c.missed_bins_reset = Some(number(spec, key, value)?),
+                    "app-limited" => {
+                        c.skip_app_limited = match value {
+                            "skip" => true,
+                            "count" => false,
+                            _ => {
+                                return Err(err(
+                                    spec,
+                                    format!("app-limited={value}: valid values are skip, count"),
+                                ));
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(err(
+                            spec,
+                            format!("unknown search option '{opt}'; valid: {SEARCH_OPTIONS}"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(c)
+}
+
+fn number(spec: &str, key: &str, value: &str) -> Result<u32, SpecError> {
+    value
+        .parse()
+        .map_err(|_| err(spec, format!("{key}={value} is not a whole number")))
+}
+
+fn positive(spec: &str, key: &str, value: &str) -> Result<u32, SpecError> {
+    bounded(spec, key, value, 1, u32::MAX)
+}
+
+fn bounded(spec: &str, key: &str, value: &str, min: u32, max: u32) -> Result<u32, SpecError> {
+    let n = number(spec, key, value)?;
+    if n < min || n > max {
+        return Err(err(
+            spec,
+            format!("{key}={value} must be between {min} and {max}"),
+        ));
+    }
+    Ok(n)
+}
+
+fn float(spec: &str, key: &str, value: &str) -> Result<f64, SpecError> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| err(spec, format!("{key}={value} is not a number")))
+}
+
+fn fraction(spec: &str, key: &str, value: &str) -> Result<f64, SpecError> {
+    let v = float(spec, key, value)?;
+    if !(v > 0.0 && v < 1.0) {
+        return Err(err(
+            spec,
+            format!("{key}={value} must be between 0 and 1 (exclusive)"),
+        ));
+    }
+    Ok(v)
+}
+
+fn millis(spec: &str, key: &str, value: &str) -> Result<Duration, SpecError> {
+    let v = float(spec, key, value)?;
+    if !(0.0..=3_600_000.0).contains(&v) {
+        return Err(err(
+            spec,
+            format!("{key}={value} must be milliseconds between 0 and 3600000"),
+        ));
+    }
+    Ok(Duration::from_secs_f64(v / 1000.0))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{}", d.as_secs_f64() * 1000.0)
+}
+
+/// Writes the canonical spec string of a configuration.
+pub(crate) fn write_spec(
+    f: &mut fmt::Formatter<'_>,
+    avoidance: &AvoidanceConfig,
+    slow_start: &SlowStartConfig,
+) -> fmt::Result {
+    match avoidance {
+        AvoidanceConfig::Hybla { rtt0 } if *rtt0 != HYBLA_RTT0 => {
+            write!(f, "hybla:rtt0={}", ms(*rtt0))?
+        }
+        other => f.write_str(other.name())?,
+    }
+    if matches!(avoidance, AvoidanceConfig::Bbr) {
+        return Ok(());
+    }
+    match slow_start {
+        SlowStartConfig::Classic => f.write_str("+classic"),
+        SlowStartConfig::Hybla { rtt0 } if *rtt0 == HYBLA_RTT0 => f.write_str("+hybla"),
+        SlowStartConfig::Hybla { rtt0 } => write!(f, "+hybla:rtt0={}", ms(*rtt0)),
+        SlowStartConfig::HyStartPlusPlus(c) => {
+            f.write_str("+hystart++")?;
+            let d = HyStartConfig::default();
+            let mut opts = Vec::new();
+            if c.n_rtt_sample != d.n_rtt_sample {
+                opts.push(format!("n-rtt-sample={}", c.n_rtt_sample));
+            }
+            if c.css_rounds != d.css_rounds {
+                opts.push(format!("css-rounds={}", c.css_rounds));
+            }
+            if c.css_growth_divisor != d.css_growth_divisor {
+                opts.push(format!("css-divisor={}", c.css_growth_divisor));
+            }
+            if c.min_rtt_divisor != d.min_rtt_divisor {
+                opts.push(format!("divisor={}", c.min_rtt_divisor));
+            }
+            if c.min_rtt_thresh != d.min_rtt_thresh {
+                opts.push(format!("min-thresh={}", ms(c.min_rtt_thresh)));
+            }
+            if c.max_rtt_thresh != d.max_rtt_thresh {
+                opts.push(format!("max-thresh={}", ms(c.max_rtt_thresh)));
+            }
+            if let Some(l) = c.ack_growth_limit_segments {
+                opts.push(format!("ack-limit={l}"));
+            }
+            write_opts(f, &opts)
+        }
+        SlowStartConfig::Search(c) => {
+            f.write_str("+search")?;
+            let d = match c.version {
+                SearchVersion::V2 => Search::v2(),
+                SearchVersion::V3 => Search::v3(),
+                SearchVersion::Draft => Search::draft(),
+            };
+            let mut opts = vec![c.version.as_str().to_string()];
+            if c.exit_action != d.exit_action {
+                opts.push(c.exit_action.as_str().into());
+            }
+            if c.mode != d.mode {
+                opts.push("shadow".into());
+            }
+            if c.prev_point != d.prev_point {
+                opts.push(
+                    match c.prev_point {
+                        PrevPoint::Round => "round",
+                        PrevPoint::Interpolate => "interp",
+                        PrevPoint::InterpolateForward => "interp-forward",
+                    }
+                    .into(),
+                );
+            }
+            if c.threshold != d.threshold {
+                opts.push(format!("thresh={}", c.threshold));
+            }
+            if c.window_factor != d.window_factor {
+                opts.push(format!("window={}", c.window_factor));
+            }
+            if c.bins != d.bins {
+                opts.push(format!("bins={}", c.bins));
+            }
+            if c.extra_bins != d.extra_bins {
+                opts.push(format!("extra={}", c.extra_bins));
+            }
+            if c.missed_bins_reset != d.missed_bins_reset {
+                opts.push(match c.missed_bins_reset {
+                    Some(n) => format!("reset={n}"),
+                    None => "no-reset".into(),
+                });
+            }
+            if c.skip_app_limited != d.skip_app_limited {
+                let v = if c.skip_app_limited { "skip" } else { "count" };
+                opts.push(format!("app-limited={v}"));
+            }
+            write_opts(f, &opts)
+        }
+    }
+}
+
+fn write_opts(f: &mut fmt::Formatter<'_>, opts: &[String]) -> fmt::Result {
+    if opts.is_empty() {
+        return Ok(());
+    }
+    write!(f, ":{}", opts.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_examples() {
+        let c = parse_spec("cubic+search").unwrap();
+        assert_eq!(c.avoidance_config().name(), "cubic");
+        assert_eq!(
+            c.slow_start_config(),
+            &SlowStartConfig::Search(Search::draft())
+        );
+
+        let c = parse_spec("newreno+hystart++").unwrap();
+        assert_eq!(c.avoidance_config(), &AvoidanceConfig::NewReno);
+        assert!(matches!(
+            c.slow_start_config(),
+            SlowStartConfig::HyStartPlusPlus(_)
+        ));
+
+        let c = parse_spec("cubic+search:v2,lower-cwnd,thresh=0.3").unwrap();
+        let SlowStartConfig::Search(s) = c.slow_start_config() else {
+            panic!("not search")
+        };
+        assert_eq!(s.version, SearchVersion::V2);
+        assert_eq!(s.exit_action, ExitAction::LowerCwnd);
+        assert_eq!(s.threshold, 0.3);
+    }
+
+    #[test]
+    fn defaults_per_avoidance() {
+        assert_eq!(
+            parse_spec("cubic").unwrap().slow_start_config(),
+            &SlowStartConfig::Classic
+        );
+        assert_eq!(
+            parse_spec("hybla").unwrap().slow_start_config(),
+            &SlowStartConfig::Hybla { rtt0: HYBLA_RTT0 }
+        );
+        assert_eq!(
+            parse_spec("BBR").unwrap().avoidance_config(),
+            &AvoidanceConfig::Bbr
+        );
+    }
+
+    #[test]
+    fn misspelled_slow_start_names_the_valid_choices() {
+        let e = parse_spec("cubic+serch").unwrap_err().to_string();
+        assert!(e.contains("'serch'"), "{e}");
+        assert!(e.contains("classic, hystart++, hybla, search"), "{e}");
+        assert!(!e.contains('\n'));
+        let e = parse_spec("cubik").unwrap_err().to_string();
+        assert!(e.contains("newreno, cubic, hybla, bbr"), "{e}");
+    }
+
+    #[test]
+    fn bad_option_values_are_errors() {
+        for bad in [
+            "cubic+search:thresh=1.5",
+            "cubic+search:thresh=abc",
+            "cubic+search:bins=0",
+            "cubic+search:v9",
+            "cubic+hystart++:css-rounds=-1",
+            "cubic+classic:fast",
+            "bbr+search",
+            "",
+            "cubic+search:window=0",
+            "hybla:rtt0=-3",
+        ] {
+            let e = parse_spec(bad).unwrap_err().to_string();
+            assert!(!e.is_empty() && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn canonical_string_round_trips() {
+        for spec in [
+            "cubic+search",
+            "cubic+search:v2",
+            "cubic+search:v3",
+            "cubic+search:v2,lower-cwnd,thresh=0.3",
+            "cubic+search:draft,drain,shadow",
+            "cubic+search:v2,interp,extra=10,no-reset",
+            "newreno+hystart++:css-rounds=3,min-thresh=2.5",
+            "hybla",
+            "hybla:rtt0=50",
+            "cubic+hybla",
+            "newreno",
+            "bbr",
+        ] {
+            let parsed = parse_spec(spec).unwrap();
+            let canonical = parsed.to_string();
+            let again = parse_spec(&canonical).unwrap();
+            assert_eq!(again.to_string(), canonical, "{spec}");
+            assert_eq!(
+                again.slow_start_config(),
+                parsed.slow_start_config(),
+                "{spec}"
+            );
+            assert_eq!(
+                again.avoidance_config(),
+                parsed.avoidance_config(),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            parse_spec("cubic+search").unwrap().to_string(),
+            "cubic+search:draft"
+        );
+    }
+}
