@@ -1,0 +1,402 @@
+//! One direction of a path: input filter (loss, AQM, limit) -> FIFO queue -> server
+//! (rate, schedule, trace, BoD) -> propagation (delay, jitter, oscillation, path changes).
+//!
+//! The API is pull-style, like quinn-proto: the caller tells the direction what arrived
+//! ([`Direction::enqueue`]), asks when something will next happen
+//! ([`Direction::poll_timeout`]) and collects what has reached the far end
+//! ([`Direction::poll_deliver`]). Internal events (departures, rate steps, BoD decisions)
+//! are processed lazily, in time order, whenever the direction is given a `now`; results
+//! therefore do not depend on how often the caller polls.
+//!
+//! Time only moves forward: a `now` earlier than one already seen is treated as the
+//! latest time seen.
+
+use crate::delay::DelayProcess;
+use crate::error::LinkError;
+use crate::loss::LossProcess;
+use crate::random::{STREAM_AQM, stream_rng};
+use crate::service::{Server, min_opt};
+use crate::spec::{DirectionSpec, Discipline, QueueLimit};
+use crate::truth::{DropReason, GroundTruth, GroundTruthConfig};
+use crate::units::{Nanos, from_nanos, to_nanos};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Result of [`Direction::enqueue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// The packet is in the queue.
+    Queued {
+        /// Packet id (0, 1, 2, ... per direction, over all offered packets).
+        id: u64,
+    },
+    /// The packet was dropped on arrival.
+    Dropped {
+        /// Packet id.
+        id: u64,
+        /// Why.
+        reason: DropReason,
+    },
+}
+
+impl Admission {
+    /// True if the packet was queued.
+    pub fn is_queued(&self) -> bool {
+        matches!(self, Admission::Queued { .. })
+    }
+
+    /// The drop reason, if dropped.
+    pub fn drop_reason(&self) -> Option<DropReason> {
+        match self {
+            Admission::Queued { .. } => None,
+            Admission::Dropped { reason, .. } => Some(*reason),
+        }
+    }
+
+    /// The packet id.
+    pub fn id(&self) -> u64 {
+        match self {
+            Admission::Queued { id } | Admission::Dropped { id, .. } => *id,
+        }
+    }
+}
+
+/// A packet that reached the far end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivered<T> {
+    /// Packet id.
+    pub id: u64,
+    /// Size in bytes.
+    pub size_bytes: u32,
+    /// When it entered the queue.
+    pub enqueued: Duration,
+    /// When its last bit left the bottleneck.
+    pub departed: Duration,
+    /// When it reached the far end (<= the `now` it was delivered at).
+    pub arrival: Duration,
+    /// What the caller gave to [`Direction::enqueue`].
+    pub payload: T,
+}
+
+/// A packet and byte count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counter {
+    /// Packets.
+    pub packets: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+impl Counter {
+    fn add(&mut self, size_bytes: u32) {
+        self.packets += 1;
+        self.bytes += u64::from(size_bytes);
+    }
+}
+
+/// Counters of one direction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirectionStats {
+    /// Every packet given to `enqueue`.
+    pub offered: Counter,
+    /// Packets admitted to the queue.
+    pub enqueued: Counter,
+    /// Packets dropped, by [`DropReason`] (index with [`DirectionStats::dropped`]).
+    pub dropped_by_reason: [Counter; 5],
+    /// Packets that left the bottleneck.
+    pub departed: Counter,
+    /// Packets handed to the caller by `poll_deliver`.
+    pub delivered: Counter,
+    /// Largest queue occupancy seen, bytes.
+    pub max_queue_bytes: u64,
+}
+
+impl DirectionStats {
+    /// Drops for one reason.
+    pub fn dropped(&self, reason: DropReason) -> Counter {
+        self.dropped_by_reason[reason.index()]
+    }
+
+    /// All drops.
+    pub fn dropped_total(&self) -> Counter {
+        let mut c = Counter::default();
+        for d in &self.dropped_by_reason {
+            c.packets += d.packets;
+            c.bytes += d.bytes;
+        }
+        c
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Queued<T> {
+    id: u64,
+    size_bytes: u32,
+    enqueued: Nanos,
+    payload: T,
+}
+
+/// One direction of a path. `T` is whatever the caller wants back on delivery.
+#[derive(Debug, Clone)]
+pub struct Direction<T> {
+    queue: VecDeque<Queued<T>>,
+    queue_bytes: u64,
+    limit: QueueLimit,
+    discipline: Discipline,
+    aqm_rng: ChaCha8Rng,
+    loss: LossProcess,
+    server: Server,
+    delay: DelayProcess,
+    /// Departed packets on their way to the far end, in arrival order.
+    pipe: VecDeque<Delivered<T>>,
+    now: Nanos,
+    next_id: u64,
+    stats: DirectionStats,
+    truth: GroundTruth,
+}
+
+impl<T> Direction<T> {
+    /// Builds a direction; randomness comes from `seed`. A queue limit given as a BDP
+    /// multiple must be resolved first ([`LinkSpec::resolved`](crate::LinkSpec::resolved),
+    /// done by [`Path::new`](crate::Path::new)).
+    pub fn new(spec: &DirectionSpec, seed: u64) -> Result<Self, LinkError> {
+        Self::with_ground_truth(spec, seed, GroundTruthConfig::default())
+    }
+
+    /// As [`Direction::new`], choosing what ground truth to record.
+    pub fn with_ground_truth(
+        spec: &DirectionSpec,
+        seed: u64,
+        config: GroundTruthConfig,
+    ) -> Result<Self, LinkError> {
+        spec.validate()?;
+        if matches!(spec.queue.limit, QueueLimit::Bdp(_)) {
+            return Err(LinkError::invalid(
+                "queue.limit.bdp",
+                "needs the path's base RTT; build a Path or resolve the LinkSpec first",
+            ));
+        }
+        let server = Server::new(&spec.rate, spec.bod.as_ref());
+        let truth = GroundTruth::new(
+            config,
+            server.initial_allocation(),
+            spec.rate.nominal_rate_bps(),
+        );
+        Ok(Direction {
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            limit: spec.queue.limit,
+            discipline: spec.queue.discipline,
+            aqm_rng: stream_rng(seed, STREAM_AQM),
+            loss: LossProcess::new(&spec.loss, seed),
+            server,
+            delay: DelayProcess::new(&spec.delay, seed),
+            pipe: VecDeque::new(),
+            now: 0,
+            next_id: 0,
+            stats: DirectionStats::default(),
+            truth,
+        })
+    }
+
+    /// A packet of `size_bytes` arrives at the bottleneck at `now`. Loss processes apply
+    /// first (the packet never enters the queue), then the size check, the AQM and the
+    /// queue limit.
+    pub fn enqueue(&mut self, now: Duration, size_bytes: u32, payload: T) -> Admission {
+        let now = self.advance(now);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.stats.offered.add(size_bytes);
+        if let Some(reason) = self.admission_drop(now, size_bytes) {
+            self.stats.dropped_by_reason[reason.index()].add(size_bytes);
+            self.truth.on_drop(now, id, size_bytes, reason);
+            return Admission::Dropped { id, reason };
+        }
+        let was_empty = self.queue.is_empty();
+        self.queue.push_back(Queued {
+            id,
+            size_bytes,
+            enqueued: now,
+            payload,
+        });
+        self.queue_bytes += u64::from(size_bytes);
+        self.stats.enqueued.add(size_bytes);
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
+        self.truth
+            .on_admit(now, id, size_bytes, self.queue_bytes, was_empty);
+        if was_empty {
+            self.server.start_busy(now, size_bytes);
+        }
+        Admission::Queued { id }
+    }
+
+    fn admission_drop(&mut self, now: Nanos, size_bytes: u32) -> Option<DropReason> {
+        if let Some(reason) = self.loss.draw() {
+            return Some(reason);
+        }
+        self.server.record_arrival(now, size_bytes);
+        let size = u64::from(size_bytes);
+        let (occupancy, limit, incoming) = match self.limit {
+            QueueLimit::Bytes(b) => {
+                if size > b {
+                    return Some(DropReason::TooLarge);
+                }
+                (self.queue_bytes, b, size)
+            }
+            QueueLimit::Packets(p) => (self.queue.len() as u64, p, 1),
+            QueueLimit::Bdp(_) => unreachable!("resolved at construction"),
+        };
+        if let Discipline::ViasatAqm {
+            threshold_fraction,
+            drop_probability,
+        } = self.discipline
+        {
+            if occupancy as f64 > threshold_fraction * limit as f64
+                && self.aqm_rng.random_bool(drop_probability)
+            {
+                return Some(DropReason::Aqm);
+            }
+        }
+        if occupancy + incoming > limit {
+            return Some(DropReason::QueueFull);
+        }
+        None
+    }
+
+    /// Earliest time at which [`Self::poll_deliver`] may return a packet or the model's
+    /// state changes (a departure, a rate step, a BoD decision or grant while the queue is
+    /// busy). `None` when nothing is queued or in flight. May be earlier than the last
+    /// `now` if a packet is waiting to be collected.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        let pipe = self.pipe.front().map(|d| to_nanos(d.arrival));
+        let internal = if self.queue.is_empty() {
+            None
+        } else {
+            min_opt(self.server.head_finish(), self.server.next_change(true))
+        };
+        min_opt(pipe, internal).map(from_nanos)
+    }
+
+    /// The next packet whose arrival at the far end is `<= now`, in FIFO order.
+    pub fn poll_deliver(&mut self, now: Duration) -> Option<Delivered<T>> {
+        let now = self.advance(now);
+        if self
+            .pipe
+            .front()
+            .is_some_and(|d| to_nanos(d.arrival) <= now)
+        {
+            let d = self.pipe.pop_front()?;
+            self.stats.delivered.add(d.size_bytes);
+            Some(d)
+        } else {
+            None
+        }
+    }
+
+    /// Processes every internal event up to `now` (like quinn-proto's `handle_timeout`);
+    /// `poll_deliver` and `enqueue` do this themselves.
+    pub fn handle_timeout(&mut self, now: Duration) {
+        self.advance(now);
+    }
+
+    /// Advances to the end of a run and returns the ground truth, ready for
+    /// [`GroundTruth::capacity_time_at_end`].
+    pub fn finish(&mut self, end: Duration) -> &GroundTruth {
+        self.advance(end);
+        &self.truth
+    }
+
+    /// Bytes in the queue (including the packet being transmitted) as of the latest
+    /// time given.
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+
+    /// Packets in the queue as of the latest time given.
+    pub fn queue_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Packets that left the bottleneck but have not been delivered yet.
+    pub fn in_flight_packets(&self) -> usize {
+        self.pipe.len()
+    }
+
+    /// The latest time given.
+    pub fn now(&self) -> Duration {
+        from_nanos(self.now)
+    }
+
+    /// Service rate at the latest time given, bit/s (`None` for a mahimahi trace).
+    pub fn current_rate_bps(&self) -> Option<u64> {
+        self.server.current_rate_bps(self.now)
+    }
+
+    /// The queue limit (bytes or packets).
+    pub fn queue_limit(&self) -> QueueLimit {
+        self.limit
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &DirectionStats {
+        &self.stats
+    }
+
+    /// What really happened at the bottleneck.
+    pub fn ground_truth(&self) -> &GroundTruth {
+        &self.truth
+    }
+
+    /// Moves the clock to `now` (never backwards), processing events in time order.
+    fn advance(&mut self, now: Duration) -> Nanos {
+        let to = to_nanos(now).max(self.now);
+        loop {
+            let busy = !self.queue.is_empty();
+            let departure = if busy {
+                self.server.head_finish()
+            } else {
+                None
+            };
+            let change = self.server.next_change(busy);
+            match (departure, change) {
+                (Some(d), c) if d <= to && c.is_none_or(|c| d <= c) => self.depart_head(d),
+                // An event pinned at the end of representable time never fires.
+                (_, Some(c)) if c <= to && c < Nanos::MAX => {
+                    let out = self.server.apply_change(c, busy);
+                    if let Some(rate) = out.new_allocation_bps {
+                        self.truth.on_allocation(c, rate);
+                    }
+                }
+                _ => break,
+            }
+        }
+        self.server.account(to, !self.queue.is_empty());
+        self.now = to;
+        to
+    }
+
+    fn depart_head(&mut self, t: Nanos) {
+        let Some(head) = self.queue.pop_front() else {
+            return;
+        };
+        self.queue_bytes -= u64::from(head.size_bytes);
+        self.server
+            .depart(t, self.queue.front().map(|q| q.size_bytes));
+        let arrival = self.delay.arrival_for(t);
+        self.stats.departed.add(head.size_bytes);
+        self.truth.on_depart(t, head.id, arrival, self.queue_bytes);
+        if self.queue.is_empty() {
+            self.truth.on_queue_empty();
+        }
+        self.pipe.push_back(Delivered {
+            id: head.id,
+            size_bytes: head.size_bytes,
+            enqueued: from_nanos(head.enqueued),
+            departed: from_nanos(t),
+            arrival: from_nanos(arrival),
+            payload: head.payload,
+        });
+    }
+}
