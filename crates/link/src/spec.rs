@@ -378,15 +378,15 @@ pub struct BodSpec {
 }
 
 impl Default for BodSpec {
-    /// The `geo-viasat-bod` calibration.
+    /// The `geo-viasat-bod` calibration (see [`presets::geo_viasat_bod`](crate::presets::geo_viasat_bod)).
     fn default() -> Self {
         BodSpec {
-            period: Duration::from_millis(1000),
+            period: Duration::from_secs(2),
             lag: Duration::from_millis(600),
             window: Duration::from_millis(500),
             initial_rate_bps: 2_000_000,
             min_rate_bps: 2_000_000,
-            headroom: 2.0,
+            headroom: 3.0,
         }
     }
 }
