@@ -3,8 +3,8 @@
 //! that may oscillate or jitter. No network, no quinn: the controller is fed exactly the
 //! calls quinn would make (`on_sent`, `on_ack`, `on_end_acks`).
 //!
-//! The sender transmits every step (base RTT / 200) what the window and a pacer (quinn's:
-//! 1.25 x cwnd / srtt) allow, as one batch; each batch is one "packet" to the controller. Batching keeps 20 RTTs of uncapped doubling
+//! The sender transmits every step (base RTT / 200) what the window and a pacer
+//! (`pacing_gain` x cwnd / srtt) allow, as one batch; each batch is one "packet" to the controller. Batching keeps 20 RTTs of uncapped doubling
 //! (a 10^6-fold window growth) to a few thousand events.
 
 #![allow(dead_code)]
@@ -28,9 +28,15 @@ pub const STEPS_PER_RTT: u32 = 200;
 pub enum Noise {
     None,
     /// `rtt = base * (1 + amplitude * sin(2 pi f t))`, t = send time.
-    Sine { amplitude: f64, hz: f64 },
+    Sine {
+        amplitude: f64,
+        hz: f64,
+    },
     /// `rtt = base * (1 + U(-amplitude, amplitude))` per packet.
-    Jitter { amplitude: f64, seed: u64 },
+    Jitter {
+        amplitude: f64,
+        seed: u64,
+    },
 }
 
 /// The RTT the controller is told.
@@ -49,6 +55,9 @@ pub struct PathModel {
     pub rate_bytes_per_s: Option<f64>,
     pub noise: Noise,
     pub rtt_seen: RttSeen,
+    /// Pacing rate as a multiple of cwnd / srtt. 2.0 is Linux's slow-start pacing ratio
+    /// (`sk_pacing_ss_ratio` = 200%); quinn paces at 1.25 in every phase.
+    pub pacing_gain: f64,
 }
 
 impl PathModel {
@@ -58,6 +67,7 @@ impl PathModel {
             rate_bytes_per_s: None,
             noise,
             rtt_seen: RttSeen::Measured,
+            pacing_gain: 2.0,
         }
     }
 
@@ -67,6 +77,7 @@ impl PathModel {
             rate_bytes_per_s: Some(rate_bits_per_s / 8.0),
             noise: Noise::None,
             rtt_seen,
+            pacing_gain: 2.0,
         }
     }
 
@@ -85,6 +96,9 @@ pub struct Trace {
     /// Start of the bottleneck busy period in progress at the exit (the capacity point:
     /// the queue started to grow for good there). `None` if the queue was empty at exit.
     pub capacity_at_exit: Option<Duration>,
+    /// When the sender could first see the capacity point: the ACK of the first packet
+    /// that left the bottleneck in that busy period (capacity + propagation RTT).
+    pub capacity_seen_at_exit: Option<Duration>,
     /// Queueing delay at the bottleneck when slow start exited.
     pub queue_delay_at_exit: Duration,
     /// First time the queueing delay reached 3 x base RTT.
@@ -113,12 +127,14 @@ pub fn run(cc: CongestionConfig, path: &PathModel, until: Duration, after_exit: 
     let mut pn = 0u64;
     let mut last_departure = Duration::ZERO;
     let mut busy_start = Duration::ZERO;
+    let mut busy_start_prop = Duration::ZERO;
     let mut min_rtt = Duration::MAX;
     let mut srtt: Option<Duration> = None;
     let mut trace = Trace {
         events: Vec::new(),
         exit: None,
         capacity_at_exit: None,
+        capacity_seen_at_exit: None,
         queue_delay_at_exit: Duration::ZERO,
         queue_3x_at: None,
         capacity_at_end: None,
@@ -176,6 +192,8 @@ pub fn run(cc: CongestionConfig, path: &PathModel, until: Duration, after_exit: 
                     trace.exit = Some((at, reason, cwnd_before, cwnd_after));
                     trace.queue_delay_at_exit = queue_delay;
                     trace.capacity_at_exit = (last_departure > now).then_some(busy_start);
+                    trace.capacity_seen_at_exit =
+                        trace.capacity_at_exit.map(|c| c + busy_start_prop);
                     deadline = deadline.min(now + after_exit);
                     break;
                 }
@@ -185,8 +203,9 @@ pub fn run(cc: CongestionConfig, path: &PathModel, until: Duration, after_exit: 
         // window over an RTT at 1.25 x cwnd / srtt, as quinn's does.
         let window = ctl.window();
         let rtt = srtt.unwrap_or(path.base_rtt).max(Duration::from_micros(1));
-        let rate = 1.25 * window as f64 / rtt.as_secs_f64();
-        pacing_credit = (pacing_credit + rate * step.as_secs_f64()).min((window as f64).max(12_000.0) / 8.0);
+        let rate = path.pacing_gain * window as f64 / rtt.as_secs_f64();
+        pacing_credit =
+            (pacing_credit + rate * step.as_secs_f64()).min((window as f64).max(12_000.0) / 8.0);
         if pn == 0 {
             pacing_credit = window as f64;
         }
@@ -207,6 +226,7 @@ pub fn run(cc: CongestionConfig, path: &PathModel, until: Duration, after_exit: 
                     Some(rate) => {
                         if last_departure <= now {
                             busy_start = now;
+                            busy_start_prop = prop;
                         }
                         let service = Duration::from_secs_f64(per as f64 / rate);
                         last_departure = last_departure.max(now) + service;
