@@ -209,7 +209,7 @@ impl Controller {
         }
         if self.in_slow_start() {
             // Slow start after a loss: classic, bounded by ssthresh (RFC 9002 Sec. 7.3.1).
-            self.set_window((self.cwnd + bytes).min(self.ssthresh) as f64);
+            self.set_window(self.cwnd.saturating_add(bytes).min(self.ssthresh) as f64);
             return;
         }
         let ack = CaAck {

@@ -112,9 +112,14 @@ impl SlowStart for HyStartPlusPlus {
                 reason: ExitReason::HyStartPlusPlus,
             };
         }
+        // RFC 9406 Sec. 4.2: the window grows first, at the rate of the phase the ACK
+        // arrived in; the RTT checks that may change the phase come after.
         let mut increase = ack.bytes;
         if let Some(limit) = self.config.ack_growth_limit_segments {
             increase = increase.min(limit.saturating_mul(ack.mss));
+        }
+        if self.in_css() {
+            increase /= u64::from(self.config.css_growth_divisor.max(1));
         }
         self.current_round_min_rtt = Some(match self.current_round_min_rtt {
             Some(m) => m.min(ack.rtt),
@@ -125,7 +130,7 @@ impl SlowStart for HyStartPlusPlus {
         match (self.css_baseline_min_rtt, self.current_round_min_rtt) {
             (None, Some(current)) => {
                 if let (true, Some(last)) = (enough, self.last_round_min_rtt) {
-                    if current >= last + self.rtt_thresh(last) {
+                    if current >= last.saturating_add(self.rtt_thresh(last)) {
                         self.css_baseline_min_rtt = Some(current);
                         self.css_rounds_done = 0;
                         events.emit(|| CcEvent::HyStartPhase {
@@ -150,9 +155,6 @@ impl SlowStart for HyStartPlusPlus {
                 }
             }
             (_, None) => {}
-        }
-        if self.in_css() {
-            increase /= u64::from(self.config.css_growth_divisor.max(1));
         }
         SsDecision::Grow { increase }
     }
