@@ -1,0 +1,1058 @@
+//! The discrete-event loop: real quinn-proto endpoints over the link model, in virtual time.
+//!
+//! # Time
+//!
+//! Virtual time is a `Duration` since the run's epoch. quinn-proto wants `Instant`s, so the
+//! run captures one `Instant` at its start (`base`) and hands quinn `base + t`. Only
+//! differences of such instants ever matter to quinn, and `(base + a) - (base + b) = a - b`
+//! exactly, so the value of `base` (the only wall-clock read) cannot influence a run.
+//!
+//! # The loop
+//!
+//! Events are: flow starts, link deliveries (`poll_timeout` of each link direction),
+//! connection timers (`Connection::poll_timeout`: loss detection, PTO, delayed ACKs,
+//! pacing, idle), the end of timed flows and the 10 ms sampling grid. At each event time,
+//! in this fixed order:
+//!
+//! 1. flows whose start has come connect;
+//! 2. every datagram that has reached the client (link "down") and then the server
+//!    ("up") is handed to its endpoint (`Endpoint::handle`), and the resulting events to
+//!    the connection;
+//! 3. per flow (in flow order), per connection (client, then server): expired timers
+//!    (`handle_timeout`), endpoint events, application events and actions, then
+//!    `poll_transmit` until it returns `None` - each datagram goes into the link. quinn's
+//!    pacer is what makes `poll_transmit` return `None` early; it then reports the pacing
+//!    time through `poll_timeout`, which becomes a loop event;
+//! 4. on a grid point, one series row per running flow.
+//!
+//! `poll_transmit` is always called with `max_datagrams = 1` and segmentation offload off,
+//! so the link sees individual datagrams. Each datagram occupies its UDP payload plus
+//! [`IP_UDP_OVERHEAD_BYTES`] on the link.
+//!
+//! # Applications
+//!
+//! The client opens one bidirectional stream once connected and sends an 8-byte request
+//! (the response size, big-endian; `u64::MAX` for a timed flow), then FIN. The server
+//! answers with that many zero bytes and finishes the stream. The client reads with
+//! `ordered = false` and tracks the in-order prefix itself ([`InOrder`]): quinn-proto
+//! 0.11's ordered reassembly refuses more than 1024 gaps in a stream buffer and kills the
+//! connection ("too many gaps in stream buffer"), which the Viasat AQM (dropping one
+//! arrival in four) produces within a second of overshoot. Reading unordered keeps the
+//! connection alive; the per-MB times still count only bytes the application would have
+//! in order. Flow-control credit then follows bytes received rather than the in-order
+//! prefix, so a window is a little more generous while there are holes. The server
+//! writes lazily, keeping
+//! one to two MB more written than it has sent, so a 200 MB download does not hold
+//! 200 MB in quinn's send buffer; the sender is never application-limited by this (it can
+//! send at most one window per event). The client reads everything as soon as it arrives.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
+    Event, IdleTimeout, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TransportConfig,
+    VarInt, WriteError,
+};
+use satquic_cc::{CcEvent, EventSink};
+use satquic_link::{Admission, DropReason, GroundTruthConfig, Path};
+
+use crate::SimError;
+use crate::probe::{
+    EventCollector, ProbeFactory, ProbeHandle, ProbeState, controller_factory, read_probe,
+};
+use crate::record::{self, ChunkRow, FlowEvent, RunRecord, SeriesRow};
+use crate::scenario::{MB, Scenario, TransportSpec, Workload};
+use crate::tls::{self, SeededCidGenerator, rng_seed_bytes, sub_seed};
+
+/// Bytes an IPv4 + UDP header adds to each datagram on the link.
+pub const IP_UDP_OVERHEAD_BYTES: u32 = 28;
+
+/// Resolution of `series.csv`.
+pub const SERIES_STEP: Duration = Duration::from_millis(10);
+
+/// Trailing window over which the series' delivery rate is measured.
+const DELIVERY_RATE_WINDOW: Duration = Duration::from_millis(100);
+
+/// The server keeps at least this much written but unsent data (bytes) ...
+const SEND_AHEAD_MIN: u64 = MB;
+/// ... and tops up to this much when it falls below.
+const SEND_AHEAD_MAX: u64 = 2 * MB;
+
+/// A buffer of zeros the server writes from.
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+
+/// Sub-seed domains: one independent random stream per consumer.
+const SEED_LINK: u64 = 1;
+const SEED_CLIENT_ENDPOINT: u64 = 2;
+const SEED_SERVER_ENDPOINT: u64 = 3;
+const SEED_CLIENT_CIDS: u64 = 4;
+const SEED_SERVER_CIDS: u64 = 5;
+const SEED_INITIAL_DCID: u64 = 6;
+
+/// Options that do not change the simulated behaviour, only what is kept.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Keep every datagram offered to the link (time, direction, size, admitted): used
+    /// by the determinism tests; costs memory on long runs.
+    pub datagram_trace: bool,
+    /// Keep, per flow, 32 bytes exported from the TLS session (RFC 5705 exporter): they
+    /// differ between runs with the same seed, proving TLS randomness is real.
+    pub tls_exporter: bool,
+}
+
+/// One datagram offered to the link (see [`RunOptions::datagram_trace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// Virtual time.
+    pub at: Duration,
+    /// `true` for server -> client.
+    pub down: bool,
+    /// Flow index.
+    pub flow: u32,
+    /// UDP payload size in bytes.
+    pub size_bytes: u32,
+    /// Whether the link queued it (false: dropped).
+    pub admitted: bool,
+}
+
+/// What a run produced beyond the record.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The deterministic record.
+    pub record: RunRecord,
+    /// Datagram trace, if asked for.
+    pub trace: Vec<TraceEntry>,
+    /// TLS exporter values per flow, if asked for.
+    pub tls_exporter: Vec<Option<[u8; 32]>>,
+}
+
+/// Runs a scenario to its end and returns its record.
+pub fn run(scenario: &Scenario) -> Result<RunRecord, SimError> {
+    Ok(run_with(scenario, &RunOptions::default())?.record)
+}
+
+/// Runs a scenario with options.
+pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, SimError> {
+    let mut sim = Simulation::new(scenario, options)?;
+    sim.run_loop();
+    Ok(sim.finish())
+}
+
+/// What travels through the link.
+struct Packet {
+    flow: u32,
+    data: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FlowStatus {
+    Pending,
+    Running,
+    Completed,
+    Failed(String),
+}
+
+struct Conn {
+    handle: ConnectionHandle,
+    conn: Connection,
+}
+
+/// The client application of one flow.
+#[derive(Default)]
+struct ClientApp {
+    stream: Option<StreamId>,
+    /// Bytes received in order (the prefix an ordered reader would have).
+    received: u64,
+    in_order: InOrder,
+    /// Virtual time at which the client had `k + 1` MB.
+    mb_times: Vec<Duration>,
+    completed_at: Option<Duration>,
+    connected_at: Option<Duration>,
+}
+
+/// The server application of one flow.
+#[derive(Default)]
+struct ServerApp {
+    stream: Option<StreamId>,
+    request: Vec<u8>,
+    to_send: Option<u64>,
+    written: u64,
+    finished: bool,
+    /// UDP payload bytes the server connection has sent.
+    udp_sent: u64,
+}
+
+/// Link drops of one flow's packets.
+#[derive(Default, Clone)]
+pub(crate) struct FlowDrops {
+    pub first_down_drop: Option<(Duration, DropReason)>,
+    pub down_by_reason: [u64; DropReason::ALL.len()],
+    pub up_packets: u64,
+}
+
+struct FlowRt {
+    index: u32,
+    start: Duration,
+    workload: Workload,
+    transport: TransportSpec,
+    client_addr: SocketAddr,
+    server_addr: SocketAddr,
+    client_ep: Endpoint,
+    server_ep: Endpoint,
+    client_cfg: ClientConfig,
+    server_cfg: Arc<ServerConfig>,
+    client: Option<Conn>,
+    server: Option<Conn>,
+    status: FlowStatus,
+    capped: bool,
+    client_app: ClientApp,
+    server_app: ServerApp,
+    probe: ProbeHandle,
+    events_sink: Arc<EventCollector>,
+    /// Events kept for the record (Sample events thinned to one per series step).
+    events: Vec<CcEvent>,
+    next_sample_event: Duration,
+    /// Smoothed RTT when the (real and shadow) slow-start exit was reported.
+    rtt_at_exit: Option<Duration>,
+    rtt_at_shadow_exit: Option<Duration>,
+    /// Start of the bottleneck busy period in progress at the exit, if any.
+    busy_since_at_exit: Option<Duration>,
+    busy_since_at_shadow_exit: Option<Duration>,
+    /// (time, acked bytes) for the trailing delivery rate.
+    acked_history: std::collections::VecDeque<(Duration, u64)>,
+    /// Stats snapshot taken when the flow ended.
+    final_stats: Option<quinn_proto::ConnectionStats>,
+    final_probe: Option<ProbeState>,
+    drops: FlowDrops,
+    exporter: Option<[u8; 32]>,
+    ended_at: Option<Duration>,
+}
+
+struct Simulation {
+    scenario: Scenario,
+    options: RunOptions,
+    base: Instant,
+    now: Duration,
+    path: Path<Packet>,
+    flows: Vec<FlowRt>,
+    next_sample: Duration,
+    series: Vec<SeriesRow>,
+    trace: Vec<TraceEntry>,
+    buf: Vec<u8>,
+    end: Duration,
+}
+
+fn transport_config(
+    spec: &TransportSpec,
+    factory: Arc<dyn quinn_proto::congestion::ControllerFactory + Send + Sync>,
+) -> Result<TransportConfig, SimError> {
+    let mut t = TransportConfig::default();
+    let window = |bytes: u64, what: &str| {
+        VarInt::from_u64(bytes).map_err(|_| SimError::Invalid(format!("{what} {bytes} too large")))
+    };
+    t.receive_window(window(spec.receive_window, "receive_window")?);
+    t.stream_receive_window(window(spec.stream_receive_window, "stream_receive_window")?);
+    t.send_window(spec.send_window);
+    if let Some(rtt) = spec.initial_rtt {
+        t.initial_rtt(rtt);
+    }
+    if spec.mtu < 1200 {
+        return Err(SimError::Invalid(format!(
+            "mtu {} is below QUIC's minimum of 1200 bytes",
+            spec.mtu
+        )));
+    }
+    t.initial_mtu(spec.mtu);
+    t.min_mtu(spec.mtu);
+    if !spec.mtu_discovery {
+        t.mtu_discovery_config(None);
+    }
+    t.enable_segmentation_offload(false);
+    // A stalled GEO flow can be silent for several seconds (RTT 0.6 s + deep queue);
+    // keep quinn's 30 s idle timeout from ending it before the 60 s cap would.
+    t.max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(120_000))));
+    t.congestion_controller_factory(factory);
+    Ok(t)
+}
+
+impl Simulation {
+    fn new(scenario: &Scenario, options: &RunOptions) -> Result<Self, SimError> {
+        if scenario.flows.is_empty() {
+            return Err(SimError::Invalid("scenario has no flows".into()));
+        }
+        let path = Path::with_ground_truth(
+            &scenario.link,
+            sub_seed(scenario.seed, SEED_LINK),
+            GroundTruthConfig {
+                packet_log: false,
+                occupancy_resolution: SERIES_STEP,
+            },
+        )
+        .map_err(|e| SimError::Invalid(e.to_string()))?;
+        // The only wall-clock read of a run: an arbitrary origin for quinn's Instants.
+        let base = Instant::now();
+        let server_crypto = tls::server_crypto();
+        let client_crypto = tls::client_crypto();
+        let mut flows = Vec::with_capacity(scenario.flows.len());
+        for (i, flow) in scenario.flows.iter().enumerate() {
+            let index = u32::try_from(i).map_err(|_| SimError::Invalid("too many flows".into()))?;
+            if i >= 250 * 250 {
+                return Err(SimError::Invalid("too many flows (max 62500)".into()));
+            }
+            if let Workload::Download { bytes: 0 } = flow.workload {
+                return Err(SimError::Invalid(format!("flow {i}: download of 0 bytes")));
+            }
+            let flow_seed = sub_seed(scenario.seed, 1000 + u64::from(index));
+            let events_sink = EventCollector::new();
+            let sender_cc = controller_factory(
+                &flow.transport,
+                Some(events_sink.clone() as Arc<dyn EventSink>),
+                base,
+            )
+            .map_err(|e| SimError::Invalid(e.to_string()))?;
+            let (probe_factory, probe) = ProbeFactory::new(sender_cc, base);
+            let receiver_cc = controller_factory(&flow.transport, None, base)
+                .map_err(|e| SimError::Invalid(e.to_string()))?;
+
+            let mut server_cfg =
+                ServerConfig::new(server_crypto.clone(), Arc::new(tls::FixedTokenKey::new()));
+            server_cfg
+                .transport_config(Arc::new(transport_config(&flow.transport, probe_factory)?));
+            server_cfg.time_source(Arc::new(tls::FixedClock));
+            let server_cfg = Arc::new(server_cfg);
+
+            let mut client_cfg = ClientConfig::new(client_crypto.clone());
+            client_cfg.transport_config(Arc::new(transport_config(&flow.transport, receiver_cc)?));
+            client_cfg.token_store(Arc::new(NoneTokenStore));
+            let dcid_gen = std::sync::Mutex::new(SeededCidGenerator::new(sub_seed(
+                flow_seed,
+                SEED_INITIAL_DCID,
+            )));
+            client_cfg.initial_dst_cid_provider(Arc::new(move || {
+                dcid_gen
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .next_cid(tls::MAX_CID_LEN)
+            }));
+
+            let endpoint = |rng_domain: u64, cid_domain: u64, server: Option<Arc<ServerConfig>>| {
+                let mut cfg = EndpointConfig::new(Arc::new(tls::FixedHmacKey::new()));
+                cfg.rng_seed(Some(rng_seed_bytes(sub_seed(flow_seed, rng_domain))));
+                let cid_seed = sub_seed(flow_seed, cid_domain);
+                let counter = std::sync::atomic::AtomicU64::new(0);
+                cfg.cid_generator(move || {
+                    // Each generator the endpoint asks for gets its own stream.
+                    let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Box::new(SeededCidGenerator::new(sub_seed(cid_seed, n)))
+                });
+                Endpoint::new(Arc::new(cfg), server, false, None)
+            };
+            let client_ep = endpoint(SEED_CLIENT_ENDPOINT, SEED_CLIENT_CIDS, None);
+            let server_ep = endpoint(
+                SEED_SERVER_ENDPOINT,
+                SEED_SERVER_CIDS,
+                Some(server_cfg.clone()),
+            );
+
+            // 10.0.x.y for clients, 10.1.x.y for servers: one address pair per flow.
+            let (hi, lo) = ((i / 250) as u8, (i % 250) as u8 + 1);
+            let client_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, hi, lo)), 50_000);
+            let server_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 1, hi, lo)), 443);
+            flows.push(FlowRt {
+                index,
+                start: flow.start,
+                workload: flow.workload.clone(),
+                transport: flow.transport.clone(),
+                client_addr,
+                server_addr,
+                client_ep,
+                server_ep,
+                client_cfg,
+                server_cfg,
+                client: None,
+                server: None,
+                status: FlowStatus::Pending,
+                capped: false,
+                client_app: ClientApp::default(),
+                server_app: ServerApp::default(),
+                probe,
+                events_sink,
+                events: Vec::new(),
+                next_sample_event: Duration::ZERO,
+                rtt_at_exit: None,
+                rtt_at_shadow_exit: None,
+                busy_since_at_exit: None,
+                busy_since_at_shadow_exit: None,
+                acked_history: Default::default(),
+                final_stats: None,
+                final_probe: None,
+                drops: FlowDrops::default(),
+                exporter: None,
+                ended_at: None,
+            });
+        }
+        Ok(Simulation {
+            scenario: scenario.clone(),
+            options: options.clone(),
+            base,
+            now: Duration::ZERO,
+            path,
+            flows,
+            next_sample: Duration::ZERO,
+            series: Vec::new(),
+            trace: Vec::new(),
+            buf: Vec::with_capacity(usize::from(u16::MAX)),
+            end: Duration::ZERO,
+        })
+    }
+
+    fn all_done(&self) -> bool {
+        self.flows
+            .iter()
+            .all(|f| matches!(f.status, FlowStatus::Completed | FlowStatus::Failed(_)))
+    }
+
+    /// Earliest next event, never earlier than `now`.
+    fn next_event(&mut self) -> Duration {
+        let mut next = self.next_sample;
+        let mut consider = |t: Option<Duration>| {
+            if let Some(t) = t {
+                next = next.min(t);
+            }
+        };
+        consider(self.path.poll_timeout());
+        for f in &mut self.flows {
+            match f.status {
+                FlowStatus::Pending => consider(Some(f.start)),
+                FlowStatus::Running => {
+                    for c in [&mut f.client, &mut f.server].into_iter().flatten() {
+                        if let Some(t) = c.conn.poll_timeout() {
+                            consider(Some(t.saturating_duration_since(self.base)));
+                        }
+                    }
+                    if let Workload::Timed { duration } = f.workload {
+                        consider(Some(f.start + duration));
+                    }
+                }
+                _ => {}
+            }
+        }
+        next.max(self.now)
+    }
+
+    fn run_loop(&mut self) {
+        let cap = self.scenario.time_cap;
+        loop {
+            let next = self.next_event();
+            if next > cap {
+                self.now = cap;
+                break;
+            }
+            self.now = next;
+            self.step();
+            if self.all_done() {
+                break;
+            }
+        }
+        self.end = self.now;
+        let end = self.end;
+        for f in &mut self.flows {
+            if matches!(f.status, FlowStatus::Running | FlowStatus::Pending) {
+                f.capped = true;
+                end_flow(f, end);
+            }
+        }
+    }
+
+    fn step(&mut self) {
+        let now = self.now;
+        let at = self.base + now;
+        // 1. Flow starts.
+        for i in 0..self.flows.len() {
+            if self.flows[i].status == FlowStatus::Pending && self.flows[i].start <= now {
+                self.start_flow(i, at);
+            }
+        }
+        // 2. Deliveries: down (to clients), then up (to servers).
+        while let Some(d) = self.path.down.poll_deliver(now) {
+            self.deliver(true, d.payload, at);
+        }
+        while let Some(d) = self.path.up.poll_deliver(now) {
+            self.deliver(false, d.payload, at);
+        }
+        // 3. Timers, events, applications, transmissions.
+        for i in 0..self.flows.len() {
+            if self.flows[i].status == FlowStatus::Running {
+                self.drive_flow(i, at);
+            }
+        }
+        // 4. Series.
+        if now >= self.next_sample {
+            self.sample(self.next_sample);
+            self.next_sample += SERIES_STEP;
+        }
+    }
+
+    fn start_flow(&mut self, i: usize, at: Instant) {
+        let f = &mut self.flows[i];
+        match f
+            .client_ep
+            .connect(at, f.client_cfg.clone(), f.server_addr, tls::SERVER_NAME)
+        {
+            Ok((handle, conn)) => {
+                f.client = Some(Conn { handle, conn });
+                f.status = FlowStatus::Running;
+            }
+            Err(e) => {
+                f.status = FlowStatus::Failed(format!("connect: {e}"));
+                end_flow(f, self.now);
+            }
+        }
+    }
+
+    /// Hands a datagram that reached the client (`to_client`) or server to its endpoint.
+    fn deliver(&mut self, to_client: bool, packet: Packet, at: Instant) {
+        let Some(f) = self.flows.get_mut(packet.flow as usize) else {
+            return;
+        };
+        if f.status != FlowStatus::Running {
+            return;
+        }
+        let (ep, conn, remote) = if to_client {
+            (&mut f.client_ep, &mut f.client, f.server_addr)
+        } else {
+            (&mut f.server_ep, &mut f.server, f.client_addr)
+        };
+        self.buf.clear();
+        let data = packet.data.as_slice().into();
+        match ep.handle(at, remote, None, None, data, &mut self.buf) {
+            Some(DatagramEvent::ConnectionEvent(handle, event)) => {
+                if let Some(c) = conn.as_mut().filter(|c| c.handle == handle) {
+                    c.conn.handle_event(event);
+                }
+            }
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                if to_client || conn.is_some() {
+                    ep.ignore(incoming);
+                } else {
+                    match ep.accept(incoming, at, &mut self.buf, Some(f.server_cfg.clone())) {
+                        Ok((handle, c)) => *conn = Some(Conn { handle, conn: c }),
+                        Err(e) => {
+                            if let Some(response) = e.response {
+                                let data = self.buf[..response.size].to_vec();
+                                let flow = f.index;
+                                self.send(!to_client, flow, data);
+                            }
+                        }
+                    }
+                }
+            }
+            Some(DatagramEvent::Response(transmit)) => {
+                let data = self.buf[..transmit.size].to_vec();
+                let flow = f.index;
+                // A response from the client endpoint goes up, from the server down.
+                self.send(!to_client, flow, data);
+            }
+            None => {}
+        }
+    }
+
+    /// Offers a datagram to the link.
+    fn send(&mut self, down: bool, flow: u32, data: Vec<u8>) {
+        send_on(
+            &mut self.path,
+            &mut self.trace,
+            self.options.datagram_trace,
+            &mut self.flows[flow as usize].drops,
+            self.now,
+            down,
+            flow,
+            data,
+        );
+    }
+
+    fn drive_flow(&mut self, i: usize, at: Instant) {
+        let now = self.now;
+        let f = &mut self.flows[i];
+        // Timed flows end at their deadline.
+        if let Workload::Timed { duration } = f.workload
+            && now >= f.start + duration
+        {
+            f.status = FlowStatus::Completed;
+            f.client_app.completed_at = Some(now);
+            end_flow(f, now);
+            return;
+        }
+        for pass in 0..3 {
+            // Timers and endpoint events; after the first pass only what transmitting
+            // queued (new connection IDs, ...) is left.
+            let mut changed = false;
+            if let Some(c) = f.client.as_mut() {
+                changed |= service_connection(c, &mut f.client_ep, at);
+            }
+            if let Some(c) = f.server.as_mut() {
+                changed |= service_connection(c, &mut f.server_ep, at);
+            }
+            if pass > 0 && !changed {
+                break;
+            }
+            client_app(f, now);
+            if f.status != FlowStatus::Running {
+                return;
+            }
+            server_app(f);
+            let flow = f.index;
+            if let Some(c) = f.client.as_mut() {
+                while let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) {
+                    send_on(
+                        &mut self.path,
+                        &mut self.trace,
+                        self.options.datagram_trace,
+                        &mut f.drops,
+                        now,
+                        false,
+                        flow,
+                        data,
+                    );
+                }
+            }
+            if let Some(c) = f.server.as_mut() {
+                loop {
+                    top_up(&mut f.server_app, &mut c.conn);
+                    let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) else {
+                        break;
+                    };
+                    f.server_app.udp_sent += data.len() as u64;
+                    send_on(
+                        &mut self.path,
+                        &mut self.trace,
+                        self.options.datagram_trace,
+                        &mut f.drops,
+                        now,
+                        true,
+                        flow,
+                        data,
+                    );
+                }
+            }
+        }
+        collect_events(f, &self.path);
+    }
+
+    fn sample(&mut self, t: Duration) {
+        let queue_bytes = self.path.down.queue_bytes();
+        for f in &mut self.flows {
+            if f.status != FlowStatus::Running {
+                continue;
+            }
+            let p = read_probe(&f.probe);
+            f.acked_history.push_back((t, p.acked_bytes));
+            while f
+                .acked_history
+                .front()
+                .is_some_and(|(t0, _)| t.saturating_sub(*t0) > DELIVERY_RATE_WINDOW)
+            {
+                f.acked_history.pop_front();
+            }
+            let delivery_rate_bps = match f.acked_history.front() {
+                Some(&(t0, a0)) if t > t0 => {
+                    ((p.acked_bytes - a0) as f64 * 8.0 / (t - t0).as_secs_f64()).round() as u64
+                }
+                _ => 0,
+            };
+            self.series.push(SeriesRow {
+                time_s: t.as_secs_f64(),
+                flow: f.index,
+                cwnd_bytes: p.cwnd,
+                in_flight_bytes: p.in_flight,
+                latest_rtt_s: p.latest_rtt.map(|d| d.as_secs_f64()),
+                smoothed_rtt_s: p.smoothed_rtt.map(|d| d.as_secs_f64()),
+                delivery_rate_bps,
+                queue_bytes,
+                delivered_bytes: f.client_app.received,
+            });
+        }
+    }
+
+    fn finish(mut self) -> RunOutput {
+        let end = self.end;
+        let truth = self.path.down.finish(end).clone();
+        self.path.up.finish(end);
+        let down_stats = self.path.down.stats().clone();
+        let up_stats = self.path.up.stats().clone();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut chunks = Vec::new();
+        let mut events = Vec::new();
+        let mut exporters = Vec::new();
+        for f in &mut self.flows {
+            // Drain what the sink got after the last collection.
+            for e in f.events_sink.take() {
+                push_event(f, e);
+            }
+            for (k, t) in f.client_app.mb_times.iter().enumerate() {
+                chunks.push(ChunkRow {
+                    flow: f.index,
+                    mb: k as u64 + 1,
+                    time_s: t.saturating_sub(f.start).as_secs_f64(),
+                });
+            }
+            for e in &f.events {
+                events.push(FlowEvent {
+                    flow: f.index,
+                    event: e.clone(),
+                });
+            }
+            exporters.push(f.exporter);
+            flows.push(record::FlowInput {
+                index: f.index,
+                start: f.start,
+                workload: f.workload.clone(),
+                cc: f.transport.cc.clone(),
+                status: f.status.clone(),
+                capped: f.capped,
+                delivered_bytes: f.client_app.received,
+                connected_at: f.client_app.connected_at,
+                completed_at: f.client_app.completed_at,
+                ended_at: f.ended_at.unwrap_or(end),
+                stats: f.final_stats,
+                probe: f
+                    .final_probe
+                    .clone()
+                    .unwrap_or_else(|| read_probe(&f.probe)),
+                events: f.events.clone(),
+                rtt_at_exit: f.rtt_at_exit,
+                rtt_at_shadow_exit: f.rtt_at_shadow_exit,
+                busy_since_at_exit: f.busy_since_at_exit,
+                busy_since_at_shadow_exit: f.busy_since_at_shadow_exit,
+                drops: f.drops.clone(),
+            });
+        }
+        let summary =
+            record::summarize(&self.scenario, end, &flows, &truth, &down_stats, &up_stats);
+        RunOutput {
+            record: RunRecord {
+                summary,
+                chunks,
+                events,
+                series: self.series,
+                sim_time: end,
+            },
+            trace: self.trace,
+            tls_exporter: exporters,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn send_on(
+    path: &mut Path<Packet>,
+    trace: &mut Vec<TraceEntry>,
+    keep_trace: bool,
+    drops: &mut FlowDrops,
+    now: Duration,
+    down: bool,
+    flow: u32,
+    data: Vec<u8>,
+) {
+    let size = data.len() as u32;
+    let dir = if down { &mut path.down } else { &mut path.up };
+    let admission = dir.enqueue(now, size + IP_UDP_OVERHEAD_BYTES, Packet { flow, data });
+    if let Admission::Dropped { reason, .. } = admission {
+        if down {
+            drops.first_down_drop.get_or_insert((now, reason));
+            drops.down_by_reason[DropReason::ALL
+                .iter()
+                .position(|r| *r == reason)
+                .unwrap_or(0)] += 1;
+        } else {
+            drops.up_packets += 1;
+        }
+    }
+    if keep_trace {
+        trace.push(TraceEntry {
+            at: now,
+            down,
+            flow,
+            size_bytes: size,
+            admitted: admission.is_queued(),
+        });
+    }
+}
+
+fn poll_datagram(conn: &mut Connection, at: Instant, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    buf.clear();
+    let transmit = conn.poll_transmit(at, 1, buf)?;
+    Some(buf[..transmit.size].to_vec())
+}
+
+/// Timers and endpoint events of one connection. Returns whether anything happened.
+fn service_connection(c: &mut Conn, ep: &mut Endpoint, at: Instant) -> bool {
+    let mut changed = false;
+    if c.conn.poll_timeout().is_some_and(|t| t <= at) {
+        c.conn.handle_timeout(at);
+        changed = true;
+    }
+    while let Some(event) = c.conn.poll_endpoint_events() {
+        changed = true;
+        if let Some(reply) = ep.handle_event(c.handle, event) {
+            c.conn.handle_event(reply);
+        }
+    }
+    changed
+}
+
+/// Ends a flow: keeps the sender's stats and drops both connections (their remaining
+/// packets in the link are discarded on arrival).
+fn end_flow(f: &mut FlowRt, now: Duration) {
+    f.final_stats = f.server.as_ref().map(|c| c.conn.stats());
+    f.final_probe = Some(read_probe(&f.probe));
+    f.ended_at = Some(now);
+    f.client = None;
+    f.server = None;
+}
+
+fn client_app(f: &mut FlowRt, now: Duration) {
+    let Some(c) = f.client.as_mut() else { return };
+    let app = &mut f.client_app;
+    while let Some(event) = c.conn.poll() {
+        match event {
+            Event::Connected => {
+                app.connected_at = Some(now);
+                if let Some(id) = c.conn.streams().open(Dir::Bi) {
+                    let request = f.workload.requested_bytes().to_be_bytes();
+                    let mut stream = c.conn.send_stream(id);
+                    // 8 bytes always fit in the initial stream credit (quinn's peers grant
+                    // far more), so one write takes all of it.
+                    let _ = stream.write(&request);
+                    let _ = stream.finish();
+                    app.stream = Some(id);
+                }
+                if let Ok(exported) = export_key(&c.conn) {
+                    f.exporter = Some(exported);
+                }
+            }
+            Event::ConnectionLost { reason } if app.completed_at.is_none() => {
+                f.status = FlowStatus::Failed(format!("connection lost: {reason}"));
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = app.stream {
+        let mut recv = c.conn.recv_stream(id);
+        if let Ok(mut chunks) = recv.read(false) {
+            let mut finished = false;
+            loop {
+                match chunks.next(usize::MAX) {
+                    Ok(Some(chunk)) => {
+                        app.received = app.in_order.insert(chunk.offset, chunk.bytes.len() as u64);
+                    }
+                    Ok(None) => {
+                        finished = true;
+                        break;
+                    }
+                    Err(quinn_proto::ReadError::Blocked) => break,
+                    Err(e) => {
+                        f.status = FlowStatus::Failed(format!("read: {e}"));
+                        break;
+                    }
+                }
+            }
+            let _ = chunks.finalize();
+            while app.received >= (app.mb_times.len() as u64 + 1) * MB {
+                app.mb_times.push(now);
+            }
+            if finished && app.completed_at.is_none() {
+                app.completed_at = Some(now);
+                f.status = FlowStatus::Completed;
+            }
+        }
+    }
+    if f.status != FlowStatus::Running {
+        end_flow(f, now);
+    }
+}
+
+fn export_key(conn: &Connection) -> Result<[u8; 32], ()> {
+    let mut out = [0u8; 32];
+    conn.crypto_session()
+        .export_keying_material(&mut out, b"satquic-sim determinism check", b"")
+        .map_err(|_| ())?;
+    Ok(out)
+}
+
+fn server_app(f: &mut FlowRt) {
+    let Some(c) = f.server.as_mut() else { return };
+    let app = &mut f.server_app;
+    while let Some(event) = c.conn.poll() {
+        match event {
+            Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) if app.stream.is_none() => {
+                app.stream = c.conn.streams().accept(Dir::Bi);
+            }
+            Event::ConnectionLost { .. } => {
+                // The client decides the flow's outcome; a server-side error shows there.
+            }
+            _ => {}
+        }
+    }
+    if let (Some(id), None) = (app.stream, app.to_send) {
+        let mut recv = c.conn.recv_stream(id);
+        if let Ok(mut chunks) = recv.read(true) {
+            loop {
+                match chunks.next(usize::MAX) {
+                    Ok(Some(chunk)) => app.request.extend_from_slice(&chunk.bytes),
+                    Ok(None) => {
+                        if let Ok(size) = <[u8; 8]>::try_from(app.request.as_slice()) {
+                            app.to_send = Some(u64::from_be_bytes(size));
+                        }
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            let _ = chunks.finalize();
+        }
+    }
+}
+
+/// Keeps between [`SEND_AHEAD_MIN`] and [`SEND_AHEAD_MAX`] bytes written but unsent.
+fn top_up(app: &mut ServerApp, conn: &mut Connection) {
+    let (Some(id), Some(total)) = (app.stream, app.to_send) else {
+        return;
+    };
+    if app.finished || app.written >= app.udp_sent.saturating_add(SEND_AHEAD_MIN) {
+        return;
+    }
+    let target = total.min(app.udp_sent.saturating_add(SEND_AHEAD_MAX));
+    let mut stream = conn.send_stream(id);
+    while app.written < target {
+        let n = (target - app.written).min(ZEROS.len() as u64) as usize;
+        match stream.write(&ZEROS[..n]) {
+            Ok(0) | Err(WriteError::Blocked) => break,
+            Ok(k) => app.written += k as u64,
+            Err(_) => {
+                app.finished = true;
+                return;
+            }
+        }
+    }
+    if app.written == total {
+        let _ = stream.finish();
+        app.finished = true;
+    }
+}
+
+/// Moves new controller events into the flow's list (thinning `Sample`s to one per
+/// series step) and notes the RTT and bottleneck state at a slow-start exit.
+fn collect_events(f: &mut FlowRt, path: &Path<Packet>) {
+    let new = f.events_sink.take();
+    if new.is_empty() {
+        return;
+    }
+    let probe = read_probe(&f.probe);
+    let busy = path.down.ground_truth().busy_since();
+    for e in new {
+        if let CcEvent::SlowStartExit { shadow, .. } = &e {
+            if *shadow {
+                if f.rtt_at_shadow_exit.is_none() {
+                    f.rtt_at_shadow_exit = probe.smoothed_rtt;
+                    f.busy_since_at_shadow_exit = busy;
+                }
+            } else if f.rtt_at_exit.is_none() {
+                f.rtt_at_exit = probe.smoothed_rtt;
+                f.busy_since_at_exit = busy;
+            }
+        }
+        push_event(f, e);
+    }
+}
+
+fn push_event(f: &mut FlowRt, e: CcEvent) {
+    if let CcEvent::Sample { at, .. } = e {
+        if at < f.next_sample_event {
+            return;
+        }
+        // Next grid point strictly after this sample.
+        let step = SERIES_STEP.as_nanos();
+        let k = at.as_nanos() / step + 1;
+        f.next_sample_event = Duration::from_nanos((k * step) as u64);
+    }
+    f.events.push(e);
+}
+
+/// The in-order prefix of a stream read out of order: the ranges received beyond the
+/// prefix, merged as holes fill.
+#[derive(Debug, Default, Clone)]
+pub struct InOrder {
+    prefix: u64,
+    /// start -> end of received ranges beyond `prefix`, non-overlapping.
+    beyond: std::collections::BTreeMap<u64, u64>,
+}
+
+impl InOrder {
+    /// Records `len` bytes at `offset`; returns the in-order prefix length.
+    pub fn insert(&mut self, offset: u64, len: u64) -> u64 {
+        let end = offset + len;
+        if offset <= self.prefix {
+            self.prefix = self.prefix.max(end);
+            while let Some((&start, &stop)) = self.beyond.first_key_value() {
+                if start > self.prefix {
+                    break;
+                }
+                self.prefix = self.prefix.max(stop);
+                self.beyond.pop_first();
+            }
+        } else {
+            let stop = self.beyond.entry(offset).or_insert(end);
+            *stop = (*stop).max(end);
+        }
+        self.prefix
+    }
+
+    /// Bytes received in order.
+    pub fn prefix(&self) -> u64 {
+        self.prefix
+    }
+
+    /// Holes currently open.
+    pub fn gaps(&self) -> usize {
+        self.beyond.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn in_order_prefix_waits_for_holes() {
+        let mut r = InOrder::default();
+        assert_eq!(r.insert(0, 10), 10);
+        assert_eq!(r.insert(20, 10), 10);
+        assert_eq!(r.insert(40, 5), 10);
+        assert_eq!(r.gaps(), 2);
+        assert_eq!(r.insert(10, 10), 30);
+        assert_eq!(r.insert(30, 10), 45);
+        assert_eq!(r.gaps(), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn in_order_prefix_matches_a_bitmap(
+            order in Just((0..40u64).collect::<Vec<_>>()).prop_shuffle(),
+            len in 1..5u64,
+        ) {
+            let mut r = InOrder::default();
+            let mut have = [false; 40];
+            for i in order {
+                let got = r.insert(i * len, len);
+                have[i as usize] = true;
+                let expected = have.iter().take_while(|h| **h).count() as u64 * len;
+                prop_assert_eq!(got, expected);
+            }
+            prop_assert_eq!(r.prefix(), 40 * len);
+        }
+    }
+}

@@ -1,0 +1,604 @@
+//! The run record (DESIGN.md "Output and data") and how it is written.
+//!
+//! A run directory holds:
+//!
+//! | file | content |
+//! |---|---|
+//! | `summary.json` | [`Summary`]: the scenario, the outcome, per-flow results and classification, link ground truth |
+//! | `chunks.csv` | `flow,mb,time_s`: when the client application had `mb` MB (1 MB = 1,000,000 bytes) of the flow, seconds since the flow's start |
+//! | `events.jsonl` | one JSON object per line: `{"flow":0,"type":"slow_start_exit","at":...}`; every satquic-cc event of each flow's sender, `Sample`s thinned to one per 10 ms; `at` is seconds since the run start |
+//! | `series.csv` | one row per running flow per 10 ms: `time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes` |
+//! | `timing.json` | wall-clock seconds and simulated seconds; the only non-deterministic file |
+//!
+//! All times are seconds since the start of the run unless a name says otherwise
+//! (`completion_time_s` and `chunks.csv` count from the flow's own start). Each file is
+//! written to a temporary name in the same directory and renamed into place;
+//! `summary.json` is written last, so a directory with a `summary.json` is complete.
+//!
+//! # Series columns
+//!
+//! - `cwnd_bytes`, `in_flight_bytes`: the sender's (server's) congestion window and
+//!   bytes in flight as quinn reports them to the controller (in flight: quinn's figure at
+//!   the end of the latest ACK batch plus bytes sent since).
+//! - `latest_rtt_s`: ACK arrival minus send time of the most recently acknowledged packet;
+//!   `smoothed_rtt_s`: quinn's smoothed RTT. Empty before the first sample.
+//! - `delivery_rate_bps`: bytes newly acknowledged to the sender over the trailing 100 ms,
+//!   in bit/s.
+//! - `queue_bytes`: the down-link bottleneck queue (shared by all flows), IP bytes.
+//! - `delivered_bytes`: bytes the client application has read.
+//!
+//! # Slow-start exit classes (seed 003)
+//!
+//! With `exit` the first (non-shadow) `SlowStartExit`, `loss` the first congestion event
+//! the sender saw (quinn's loss detection, about an RTT after the drop), `capacity` the
+//! bottleneck's capacity point from ground truth:
+//!
+//! - `late`: exit caused by loss, or `exit >= loss`, or no exit but a loss;
+//! - `early`: `exit < capacity`, or an exit while the link never became saturated;
+//! - `chokepoint`: `capacity <= exit < loss` (or no loss at all);
+//! - `none`: no exit and no loss (the flow ended in slow start).
+//!
+//! The capacity point is the link's: the start of the busy period that ended in the first
+//! congestion drop; without a congestion drop, the start of the busy period in progress at
+//! the end of the run; without that either (the queue drained after the exit and never
+//! overflowed), the start of the busy period in progress at the exit (`capacity_source`
+//! says which).
+
+use std::fs;
+use std::io::Write;
+use std::path::Path as FsPath;
+use std::time::Duration;
+
+use satquic_cc::{CcEvent, ExitReason};
+use satquic_link::{DirectionStats, DropReason, GroundTruth};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{FlowDrops, FlowStatus};
+use crate::probe::ProbeState;
+use crate::scenario::{MB, Scenario, Workload};
+
+/// Version tag of the record layout.
+pub const RECORD_SCHEMA: &str = "satquic-run/1";
+
+/// Everything a run produced, deterministically.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub summary: Summary,
+    pub chunks: Vec<ChunkRow>,
+    pub events: Vec<FlowEvent>,
+    pub series: Vec<SeriesRow>,
+    /// Simulated time at which the run ended.
+    pub sim_time: Duration,
+}
+
+/// One row of `chunks.csv`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRow {
+    pub flow: u32,
+    /// Megabytes received (1 MB = 1,000,000 bytes).
+    pub mb: u64,
+    /// Seconds since the flow's start.
+    pub time_s: f64,
+}
+
+/// One line of `events.jsonl`: the flow and a satquic-cc event, durations written as
+/// seconds (`"at": 9.123456789`, `"rtt": 0.6`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowEvent {
+    pub flow: u32,
+    pub event: CcEvent,
+}
+
+impl FlowEvent {
+    /// The JSON object written to `events.jsonl`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(&self.event).expect("events serialize");
+        durations_to_seconds(&mut value);
+        let mut object = serde_json::Map::new();
+        object.insert("flow".into(), self.flow.into());
+        if let serde_json::Value::Object(fields) = value {
+            object.extend(fields);
+        }
+        serde_json::Value::Object(object)
+    }
+}
+
+/// Replaces serde's `{"secs": s, "nanos": n}` encoding of `Duration` by seconds.
+fn durations_to_seconds(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if map.len() == 2
+                && let (Some(s), Some(n)) = (
+                    map.get("secs").and_then(Value::as_u64),
+                    map.get("nanos").and_then(Value::as_u64),
+                )
+            {
+                *value = Duration::new(s, n as u32).as_secs_f64().into();
+                return;
+            }
+            map.values_mut().for_each(durations_to_seconds);
+        }
+        Value::Array(items) => items.iter_mut().for_each(durations_to_seconds),
+        _ => {}
+    }
+}
+
+/// One row of `series.csv` (see the module docs for the columns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRow {
+    pub time_s: f64,
+    pub flow: u32,
+    pub cwnd_bytes: u64,
+    pub in_flight_bytes: u64,
+    pub latest_rtt_s: Option<f64>,
+    pub smoothed_rtt_s: Option<f64>,
+    pub delivery_rate_bps: u64,
+    pub queue_bytes: u64,
+    pub delivered_bytes: u64,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema: String,
+    /// The scenario as run (link, flows, seed, time cap).
+    pub scenario: Scenario,
+    /// `completed` (every flow finished), `capped` (the time cap ended the run) or
+    /// `failed` (a flow failed and none was capped).
+    pub outcome: String,
+    /// Simulated seconds until the run ended.
+    pub sim_time_s: f64,
+    pub flows: Vec<FlowSummary>,
+    /// Ground truth of the down-link bottleneck.
+    pub link: LinkTruth,
+}
+
+/// Per-flow results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    pub flow: u32,
+    /// The flow's congestion control spec.
+    pub cc: String,
+    pub start_s: f64,
+    /// `completed`, `capped` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Bytes asked for (`null` for a timed flow).
+    pub requested_bytes: Option<u64>,
+    /// Bytes the client application received.
+    pub delivered_bytes: u64,
+    /// Seconds from the flow's start until the client had the last byte.
+    pub completion_time_s: Option<f64>,
+    /// Seconds from the flow's start until the handshake completed at the client.
+    pub handshake_time_s: Option<f64>,
+    /// delivered bytes x 8 / (completion or end - start), bit/s.
+    pub goodput_bps: f64,
+    /// quinn's counters of the sending (server) connection.
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub bytes_sent: u64,
+    pub bytes_lost: u64,
+    /// UDP datagrams and bytes the server sent.
+    pub udp_datagrams_sent: u64,
+    pub udp_bytes_sent: u64,
+    /// Congestion events quinn reported to the controller.
+    pub congestion_events: u64,
+    /// First RTT sample at the sender and quinn's minimum RTT, seconds.
+    pub first_rtt_s: Option<f64>,
+    pub min_rtt_s: Option<f64>,
+    /// This flow's down-link packets the link dropped, by reason.
+    pub link_drops: std::collections::BTreeMap<String, u64>,
+    /// This flow's client->server packets the link dropped.
+    pub link_drops_up: u64,
+    /// When the link first dropped one of this flow's server->client packets.
+    pub first_drop_at_s: Option<f64>,
+    /// When the sender first learned of a loss (first congestion event).
+    pub first_loss_detected_at_s: Option<f64>,
+    /// The slow-start exit, if slow start ended.
+    pub slow_start_exit: Option<ExitSummary>,
+    /// Where SEARCH in shadow mode would have exited.
+    pub shadow_exit: Option<ExitSummary>,
+    /// The capacity point used for the classification, and where it came from.
+    pub capacity_at_s: Option<f64>,
+    pub capacity_source: Option<String>,
+    /// `early`, `chokepoint`, `late` or `none` (see the module docs).
+    pub exit_class: String,
+    /// The same classification for the shadow exit.
+    pub shadow_exit_class: Option<String>,
+    /// (first loss detected - exit) / smoothed RTT at exit (seed 000 Fig. 8).
+    pub exit_to_loss_ratio: Option<f64>,
+    pub shadow_exit_to_loss_ratio: Option<f64>,
+}
+
+/// A slow-start exit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExitSummary {
+    pub at_s: f64,
+    pub reason: ExitReason,
+    pub cwnd_before: u64,
+    pub cwnd_after: u64,
+    pub ssthresh: u64,
+    /// The sender's smoothed RTT when it exited.
+    pub rtt_s: Option<f64>,
+}
+
+/// Down-link ground truth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkTruth {
+    /// Start of the busy period that ended in the first congestion drop.
+    pub capacity_at_s: Option<f64>,
+    /// Start of the busy period in progress at the end of the run.
+    pub busy_at_end_since_s: Option<f64>,
+    pub first_congestion_drop_at_s: Option<f64>,
+    pub first_congestion_drop_reason: Option<String>,
+    /// First drop of any reason.
+    pub first_drop_at_s: Option<f64>,
+    /// Drops by reason (packets).
+    pub drops: std::collections::BTreeMap<String, u64>,
+    pub max_queue_bytes: u64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// With bandwidth on demand: when the allocation first reached the plan rate.
+    pub full_allocation_at_s: Option<f64>,
+    /// Up-link drops (all reasons).
+    pub up_drops: u64,
+}
+
+/// What the engine hands over per flow.
+pub(crate) struct FlowInput {
+    pub index: u32,
+    pub start: Duration,
+    pub workload: Workload,
+    pub cc: String,
+    pub status: FlowStatus,
+    pub capped: bool,
+    pub delivered_bytes: u64,
+    pub connected_at: Option<Duration>,
+    pub completed_at: Option<Duration>,
+    pub ended_at: Duration,
+    pub stats: Option<quinn_proto::ConnectionStats>,
+    pub probe: ProbeState,
+    pub events: Vec<CcEvent>,
+    pub rtt_at_exit: Option<Duration>,
+    pub rtt_at_shadow_exit: Option<Duration>,
+    pub busy_since_at_exit: Option<Duration>,
+    pub busy_since_at_shadow_exit: Option<Duration>,
+    pub drops: FlowDrops,
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// The exit classes, in table order.
+pub const EXIT_CLASSES: [&str; 4] = ["early", "chokepoint", "late", "none"];
+
+/// Classifies an exit (seed 003): see the module docs.
+pub fn classify(
+    exit: Option<(Duration, ExitReason)>,
+    first_loss: Option<Duration>,
+    capacity: Option<Duration>,
+) -> &'static str {
+    match (exit, first_loss) {
+        (None, None) => "none",
+        (None, Some(_)) => "late",
+        (Some((_, ExitReason::Loss)), _) => "late",
+        (Some((t, _)), Some(loss)) if t >= loss => "late",
+        (Some((t, _)), _) => match capacity {
+            Some(c) if t >= c => "chokepoint",
+            _ => "early",
+        },
+    }
+}
+
+fn exit_summary(
+    events: &[CcEvent],
+    shadow_wanted: bool,
+    rtt: Option<Duration>,
+) -> Option<(ExitSummary, Duration, ExitReason)> {
+    events.iter().find_map(|e| match e {
+        CcEvent::SlowStartExit {
+            at,
+            reason,
+            cwnd_before,
+            cwnd_after,
+            ssthresh,
+            shadow,
+        } if *shadow == shadow_wanted => Some((
+            ExitSummary {
+                at_s: secs(*at),
+                reason: *reason,
+                cwnd_before: *cwnd_before,
+                cwnd_after: *cwnd_after,
+                ssthresh: *ssthresh,
+                rtt_s: rtt.map(secs),
+            },
+            *at,
+            *reason,
+        )),
+        _ => None,
+    })
+}
+
+fn drop_map(
+    counts: impl Iterator<Item = (DropReason, u64)>,
+) -> std::collections::BTreeMap<String, u64> {
+    counts
+        .filter(|(_, n)| *n > 0)
+        .map(|(r, n)| (r.as_str().to_string(), n))
+        .collect()
+}
+
+pub(crate) fn summarize(
+    scenario: &Scenario,
+    end: Duration,
+    flows: &[FlowInput],
+    truth: &GroundTruth,
+    down_stats: &DirectionStats,
+    up_stats: &DirectionStats,
+) -> Summary {
+    let link_capacity = truth.capacity_time();
+    let busy_at_end = truth.busy_since();
+    let mut out_flows = Vec::with_capacity(flows.len());
+    for f in flows {
+        let (status, error) = match (&f.status, f.capped) {
+            (FlowStatus::Completed, _) => ("completed", None),
+            (FlowStatus::Failed(e), _) => ("failed", Some(e.clone())),
+            _ => ("capped", None),
+        };
+        let elapsed = f.completed_at.unwrap_or(f.ended_at).saturating_sub(f.start);
+        let goodput_bps = if elapsed.is_zero() {
+            0.0
+        } else {
+            f.delivered_bytes as f64 * 8.0 / elapsed.as_secs_f64()
+        };
+        let stats = f.stats.unwrap_or_default();
+        let first_loss = f.probe.first_congestion;
+        let exit = exit_summary(&f.events, false, f.rtt_at_exit);
+        let shadow = exit_summary(&f.events, true, f.rtt_at_shadow_exit);
+        let (capacity, source) = match (link_capacity, busy_at_end, f.busy_since_at_exit) {
+            (Some(c), _, _) => (Some(c), Some("congestion_drop")),
+            (None, Some(b), _) => (Some(b), Some("busy_at_end")),
+            (None, None, Some(b)) => (Some(b), Some("busy_at_exit")),
+            _ => (None, None),
+        };
+        let ratio =
+            |exit: &Option<(ExitSummary, Duration, ExitReason)>, rtt: Option<Duration>| match (
+                exit, first_loss, rtt,
+            ) {
+                (Some((_, t, _)), Some(loss), Some(rtt)) if !rtt.is_zero() => {
+                    Some((secs(loss) - secs(*t)) / secs(rtt))
+                }
+                _ => None,
+            };
+        let shadow_capacity = capacity.or(f.busy_since_at_shadow_exit);
+        out_flows.push(FlowSummary {
+            flow: f.index,
+            cc: f.cc.clone(),
+            start_s: secs(f.start),
+            status: status.to_string(),
+            error,
+            requested_bytes: match f.workload {
+                Workload::Download { bytes } => Some(bytes),
+                Workload::Timed { .. } => None,
+            },
+            delivered_bytes: f.delivered_bytes,
+            completion_time_s: f.completed_at.map(|t| secs(t.saturating_sub(f.start))),
+            handshake_time_s: f.connected_at.map(|t| secs(t.saturating_sub(f.start))),
+            goodput_bps,
+            packets_sent: stats.path.sent_packets,
+            packets_lost: stats.path.lost_packets,
+            bytes_sent: stats.udp_tx.bytes,
+            bytes_lost: stats.path.lost_bytes,
+            udp_datagrams_sent: stats.udp_tx.datagrams,
+            udp_bytes_sent: stats.udp_tx.bytes,
+            congestion_events: stats.path.congestion_events,
+            first_rtt_s: f.probe.first_rtt.map(secs),
+            min_rtt_s: f.stats.map(|s| secs(s.path.min_rtt)),
+            link_drops: drop_map(
+                DropReason::ALL
+                    .iter()
+                    .zip(f.drops.down_by_reason)
+                    .map(|(r, n)| (*r, n)),
+            ),
+            link_drops_up: f.drops.up_packets,
+            first_drop_at_s: f.drops.first_down_drop.map(|(t, _)| secs(t)),
+            first_loss_detected_at_s: first_loss.map(secs),
+            exit_class: classify(exit.as_ref().map(|e| (e.1, e.2)), first_loss, capacity)
+                .to_string(),
+            shadow_exit_class: shadow
+                .as_ref()
+                .map(|e| classify(Some((e.1, e.2)), first_loss, shadow_capacity).to_string()),
+            exit_to_loss_ratio: ratio(&exit, f.rtt_at_exit),
+            shadow_exit_to_loss_ratio: ratio(&shadow, f.rtt_at_shadow_exit),
+            slow_start_exit: exit.map(|e| e.0),
+            shadow_exit: shadow.map(|e| e.0),
+            capacity_at_s: capacity.map(secs),
+            capacity_source: source.map(str::to_string),
+        });
+    }
+    let outcome = if out_flows.iter().any(|f| f.status == "capped") {
+        "capped"
+    } else if out_flows.iter().any(|f| f.status == "failed") {
+        "failed"
+    } else {
+        "completed"
+    };
+    let first_drop = DropReason::ALL
+        .iter()
+        .filter_map(|r| truth.first_drop(*r))
+        .min();
+    Summary {
+        schema: RECORD_SCHEMA.to_string(),
+        scenario: scenario.clone(),
+        outcome: outcome.to_string(),
+        sim_time_s: secs(end),
+        flows: out_flows,
+        link: LinkTruth {
+            capacity_at_s: link_capacity.map(secs),
+            busy_at_end_since_s: busy_at_end.map(secs),
+            first_congestion_drop_at_s: truth.first_congestion_drop().map(|(t, _)| secs(t)),
+            first_congestion_drop_reason: truth
+                .first_congestion_drop()
+                .map(|(_, r)| r.as_str().to_string()),
+            first_drop_at_s: first_drop.map(secs),
+            drops: drop_map(
+                DropReason::ALL
+                    .iter()
+                    .map(|r| (*r, down_stats.dropped(*r).packets)),
+            ),
+            max_queue_bytes: down_stats.max_queue_bytes,
+            delivered_packets: down_stats.delivered.packets,
+            delivered_bytes: down_stats.delivered.bytes,
+            full_allocation_at_s: truth.full_allocation_at().map(secs),
+            up_drops: up_stats.dropped_total().packets,
+        },
+    }
+}
+
+impl RunRecord {
+    /// When the client of `flow` had `mb` MB, seconds since the flow's start.
+    pub fn time_to_mb(&self, flow: u32, mb: u64) -> Option<f64> {
+        self.chunks
+            .iter()
+            .find(|c| c.flow == flow && c.mb == mb)
+            .map(|c| c.time_s)
+    }
+
+    /// `summary.json` as written.
+    pub fn summary_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(&self.summary).expect("summary serializes");
+        s.push('\n');
+        s
+    }
+
+    /// `chunks.csv` as written.
+    pub fn chunks_csv(&self) -> Vec<u8> {
+        to_csv(CHUNKS_HEADER, &self.chunks)
+    }
+
+    /// `series.csv` as written.
+    pub fn series_csv(&self) -> Vec<u8> {
+        to_csv(SERIES_HEADER, &self.series)
+    }
+
+    /// `events.jsonl` as written.
+    pub fn events_jsonl(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for e in &self.events {
+            serde_json::to_writer(&mut out, &e.to_json()).expect("events serialize");
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// Writes the record into `dir` (created if needed), each file atomically, the
+    /// summary last.
+    pub fn write_to(&self, dir: &FsPath) -> std::io::Result<()> {
+        fs::create_dir_all(dir)?;
+        write_atomic(dir, "chunks.csv", &self.chunks_csv())?;
+        write_atomic(dir, "events.jsonl", &self.events_jsonl())?;
+        write_atomic(dir, "series.csv", &self.series_csv())?;
+        write_atomic(dir, "summary.json", self.summary_json().as_bytes())
+    }
+}
+
+/// `timing.json`: how long the run took on this machine. Kept apart from the record,
+/// which must not depend on the machine.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timing {
+    pub wall_s: f64,
+    pub simulated_s: f64,
+    /// simulated / wall.
+    pub speedup: f64,
+}
+
+impl Timing {
+    pub fn new(wall: Duration, simulated: Duration) -> Self {
+        let wall_s = wall.as_secs_f64();
+        let simulated_s = simulated.as_secs_f64();
+        Timing {
+            wall_s,
+            simulated_s,
+            speedup: if wall_s > 0.0 {
+                simulated_s / wall_s
+            } else {
+                0.0
+            },
+        }
+    }
+
+    pub fn write_to(&self, dir: &FsPath) -> std::io::Result<()> {
+        let mut s = serde_json::to_string_pretty(self).expect("timing serializes");
+        s.push('\n');
+        write_atomic(dir, "timing.json", s.as_bytes())
+    }
+}
+
+const CHUNKS_HEADER: &str = "flow,mb,time_s";
+const SERIES_HEADER: &str = "time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes";
+
+/// CSV with a header line even when there are no rows.
+fn to_csv<T: Serialize>(header: &str, rows: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 * (rows.len() + 1));
+    out.extend_from_slice(header.as_bytes());
+    out.push(b'\n');
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(out);
+    for r in rows {
+        w.serialize(r).expect("rows serialize to CSV");
+    }
+    w.into_inner().expect("writing to a Vec cannot fail")
+}
+
+/// Writes `name` in `dir` through a temporary file in the same directory and a rename.
+pub fn write_atomic(dir: &FsPath, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, dir.join(name))
+}
+
+/// Bytes per MB in `chunks.csv`.
+pub const CHUNK_BYTES: u64 = MB;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn classification_follows_seed_003() {
+        let search = ExitReason::Search;
+        assert_eq!(
+            classify(Some((2 * S, search)), Some(10 * S), Some(5 * S)),
+            "early"
+        );
+        assert_eq!(
+            classify(Some((6 * S, search)), Some(10 * S), Some(5 * S)),
+            "chokepoint"
+        );
+        assert_eq!(
+            classify(Some((6 * S, search)), None, Some(5 * S)),
+            "chokepoint"
+        );
+        assert_eq!(
+            classify(Some((10 * S, search)), Some(10 * S), Some(5 * S)),
+            "late"
+        );
+        assert_eq!(
+            classify(Some((10 * S, ExitReason::Loss)), Some(10 * S), None),
+            "late"
+        );
+        assert_eq!(classify(None, Some(3 * S), Some(1 * S)), "late");
+        assert_eq!(classify(None, None, None), "none");
+        assert_eq!(classify(Some((2 * S, search)), None, None), "early");
+    }
+}
