@@ -111,6 +111,9 @@ pub struct Trace {
     pub controller: Controller,
 }
 
+/// A packet in flight: (ACK time, packet number, send time, bytes, propagation RTT).
+type PendingAck = (Duration, u64, Duration, u64, Duration);
+
 /// Runs `cc` over `path` until `until`, or until `after_exit` past the first exit.
 pub fn run(cc: CongestionConfig, path: &PathModel, until: Duration, after_exit: Duration) -> Trace {
     let log = EventLog::new();
@@ -121,8 +124,7 @@ pub fn run(cc: CongestionConfig, path: &PathModel, until: Duration, after_exit: 
         Noise::Jitter { seed, .. } => ChaCha8Rng::seed_from_u64(seed),
         _ => ChaCha8Rng::seed_from_u64(0),
     };
-    // Pending ACKs: (ack time, pn, sent time, bytes, propagation RTT).
-    let mut acks: BinaryHeap<Reverse<(Duration, u64, Duration, u64, Duration)>> = BinaryHeap::new();
+    let mut acks: BinaryHeap<Reverse<PendingAck>> = BinaryHeap::new();
     let mut in_flight = 0u64;
     let mut pn = 0u64;
     let mut last_departure = Duration::ZERO;
