@@ -77,6 +77,8 @@
 //! [`presets`] has the links of the seeds (`geo-viasat`, `qir-sat`, `thesis-sat:buffer=0.5`,
 //! ...); [`presets::table`] renders them for `satquic presets`.
 
+#![warn(missing_docs)]
+
 mod bod;
 mod delay;
 mod direction;

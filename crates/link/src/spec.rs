@@ -156,6 +156,11 @@ pub struct DelaySpec {
 }
 
 /// Per-packet jitter: an extra delay drawn uniformly from `[0, max]`.
+///
+/// Because the wire is FIFO (`arrival = max(previous arrival, departure + delay)`), packets
+/// sent closer together than `max` tend to arrive as if delayed by nearly `max`: at high
+/// packet rates jitter mostly raises the delay (by up to `max`) and smooths its variation,
+/// as on a real link where a packet cannot overtake the one in front of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JitterSpec {
@@ -795,9 +800,18 @@ impl LinkSpec {
         Ok(())
     }
 
-    /// Serializes to TOML (durations as `"300ms"`; traces inline).
-    pub fn to_toml_string(&self) -> String {
-        toml::to_string(self).expect("a LinkSpec always serializes")
+    /// Serializes to TOML (durations as `"300ms"`; traces inline). An error here would
+    /// come from the TOML writer; none is known for specs that pass validation.
+    pub fn to_toml_string(&self) -> Result<String, LinkError> {
+        toml::to_string(self).map_err(|e| {
+            LinkError::invalid(
+                "spec",
+                format!(
+                    "cannot be written as TOML: {}",
+                    e.to_string().replace('\n', " ")
+                ),
+            )
+        })
     }
 
     /// Checks every value; errors name the field (`down.queue.limit.bytes ...`).

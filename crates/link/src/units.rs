@@ -140,10 +140,12 @@ pub mod duration_str {
     use serde::{Deserialize, Deserializer, Serializer, de::Error};
     use std::time::Duration;
 
+    /// Writes `"300ms"`.
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format_duration(*d))
     }
 
+    /// Reads `"300ms"`; a bare number is an error naming the missing unit.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let v = DurationRepr::deserialize(d)?;
         v.into_duration().map_err(D::Error::custom)
@@ -179,6 +181,7 @@ pub mod duration_str {
         use serde::{Deserialize, Deserializer, Serializer, de::Error};
         use std::time::Duration;
 
+        /// Writes `"300ms"` (nothing for `None`).
         pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
             match d {
                 Some(d) => s.serialize_str(&format_duration(*d)),
@@ -186,6 +189,7 @@ pub mod duration_str {
             }
         }
 
+        /// Reads `"300ms"`.
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
             let v = Option::<DurationRepr>::deserialize(d)?;
             v.map(|v| v.into_duration().map_err(D::Error::custom))

@@ -115,7 +115,7 @@ fn conserved(d: &Direction<u64>) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn no_input_sequence_panics_and_invariants_hold(
@@ -213,7 +213,7 @@ proptest! {
         let mut d = DirectionSpec::simple(rate, Duration::from_nanos(delay_ns), QueueLimit::Bytes(limit));
         d.loss = LossSpec::Bernoulli { plr };
         let spec = LinkSpec { name: "p".into(), description: String::new(), source: String::new(), down: d.clone(), up: d };
-        let back = LinkSpec::from_toml_str(&spec.to_toml_string()).unwrap();
+        let back = LinkSpec::from_toml_str(&spec.to_toml_string().unwrap()).unwrap();
         prop_assert_eq!(back, spec);
     }
 }

@@ -32,14 +32,14 @@ fn handwritten_toml_matches_the_preset() {
 #[test]
 fn every_preset_round_trips_through_toml() {
     for spec in presets::all() {
-        let text = spec.to_toml_string();
+        let text = spec.to_toml_string().unwrap();
         let back =
             LinkSpec::from_toml_str(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", spec.name));
         assert_eq!(back, spec, "{}", spec.name);
     }
     let param = presets::lookup("thesis-asym-97.5:buffer=0.25,plr=0.001").unwrap();
     assert_eq!(
-        LinkSpec::from_toml_str(&param.to_toml_string()).unwrap(),
+        LinkSpec::from_toml_str(&param.to_toml_string().unwrap()).unwrap(),
         param
     );
 }
@@ -81,7 +81,7 @@ loss = { kind = "bernoulli", plr = 0.02 }
     );
     assert_eq!(spec.up.rate.nominal_rate_bps(), 4 * 1500 * 8 * 1000 / 5);
     assert_eq!(
-        LinkSpec::from_toml_str(&spec.to_toml_string()).unwrap(),
+        LinkSpec::from_toml_str(&spec.to_toml_string().unwrap()).unwrap(),
         spec
     );
     // The BDP limit uses the up rate: 9.6 Mbit/s x 40 ms x 2.5 = 120 kB.
@@ -466,4 +466,15 @@ fn preset_table_lists_every_preset() {
         "{asym}"
     );
     assert!(table.contains("thesis-sat:buffer=0.5,plr=0.001"));
+}
+
+#[test]
+fn out_of_range_values_are_an_error_not_a_panic() {
+    let mut spec = presets::lookup("geo-viasat").unwrap();
+    spec.down.queue.limit = QueueLimit::Bytes(u64::MAX);
+    assert!(spec.validate().is_err());
+    if let Ok(text) = spec.to_toml_string() {
+        let e = LinkSpec::from_toml_str(&text).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e}");
+    }
 }
