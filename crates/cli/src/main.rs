@@ -4,7 +4,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_client;
+mod cmd_link;
 mod cmd_presets;
+mod cmd_run;
+mod cmd_server;
 mod cmd_sim;
 
 /// QUIC over satellite links: congestion control, link model, simulator and lab.
@@ -21,6 +25,14 @@ enum Command {
     Presets(cmd_presets::Args),
     /// Run downloads over a simulated link in virtual time (real quinn-proto endpoints).
     Sim(cmd_sim::Args),
+    /// Serve downloads and uploads over QUIC on a real UDP socket (perf, hq-interop, h3).
+    Server(cmd_server::Args),
+    /// Download from (or upload to) a QUIC server and report like iperf3/qperf.
+    Client(cmd_client::Args),
+    /// Relay UDP through the link model in real time (a userspace satellite emulator).
+    Link(cmd_link::Args),
+    /// Server, relay and client in one process on loopback: an emulated run.
+    Run(cmd_run::Args),
 }
 
 /// How a command ended: a usage error exits 2, any other error 1.
@@ -47,6 +59,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Presets(args) => cmd_presets::run(args),
         Command::Sim(args) => cmd_sim::run(args),
+        Command::Server(args) => cmd_server::run(args),
+        Command::Client(args) => cmd_client::run(args),
+        Command::Link(args) => cmd_link::run(args),
+        Command::Run(args) => cmd_run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

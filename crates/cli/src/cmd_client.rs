@@ -1,0 +1,10 @@
+//! `satquic client`.
+
+use crate::Failure;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> Result<(), Failure> {
+    Err(Failure::Usage("client: not built yet".into()))
+}

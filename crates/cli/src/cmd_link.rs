@@ -1,0 +1,10 @@
+//! `satquic link`.
+
+use crate::Failure;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> Result<(), Failure> {
+    Err(Failure::Usage("link: not built yet".into()))
+}
