@@ -41,7 +41,7 @@ pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use slow_start::{
-    AckSample, Classic, ExitAction, HyStartConfig, HyStartPlusPlus, HyblaSlowStart, Search,
-    SearchConfig, SearchMode, SearchVersion, SlowStart, SlowStartConfig, SsDecision,
+    AckSample, Classic, ExitAction, HyStartConfig, HyStartPlusPlus, HyblaSlowStart, LookbackRtt,
+    Search, SearchConfig, SearchMode, SearchVersion, SlowStart, SlowStartConfig, SsDecision,
 };
 pub use spec::SpecError;

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr` |
 //! | slow start | `classic` (alias `ss`), `hystart++` (alias `hspp`), `hybla`, `search` |
-//! | `search` options | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count` |
+//! | `search` options | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=latest`, `smoothed` or `min` |
 //! | `hystart++` options | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
 //! | `hybla` options | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`) |
 //!
@@ -20,8 +20,8 @@ use std::time::Duration;
 use crate::avoidance::CubicConfig;
 use crate::config::{AvoidanceConfig, CongestionConfig};
 use crate::slow_start::{
-    ExitAction, HYBLA_RTT0, HyStartConfig, PrevPoint, Search, SearchConfig, SearchMode,
-    SearchVersion, SlowStartConfig,
+    ExitAction, HYBLA_RTT0, HyStartConfig, LookbackRtt, PrevPoint, Search, SearchConfig,
+    SearchMode, SearchVersion, SlowStartConfig,
 };
 
 /// A spec string that could not be parsed. Its message is one line naming what was
@@ -41,7 +41,7 @@ const AVOIDANCES: &str = "newreno, cubic, hybla, bbr";
 const SLOW_STARTS: &str = "classic, hystart++, hybla, search";
 const SEARCH_OPTIONS: &str = "v2, v3, draft, set-ssthresh, lower-cwnd, drain, exit, shadow, \
      round, interp, interp-forward, thresh=F, window=F, bins=N, extra=N, reset=N, no-reset, \
-     app-limited=skip|count";
+     app-limited=skip|count, lookback=latest|smoothed|min";
 const HYSTART_OPTIONS: &str = "n-rtt-sample=N, css-rounds=N, css-divisor=N, divisor=N, \
      min-thresh=MS, max-thresh=MS, ack-limit=N";
 
@@ -220,6 +220,21 @@ fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
                     "bins" => c.bins = bounded(spec, key, value, 1, 1000)?,
                     "extra" => c.extra_bins = bounded(spec, key, value, 1, 1000)?,
                     "reset" => c.missed_bins_reset = Some(number(spec, key, value)?),
+                    "lookback" => {
+                        c.lookback_rtt = match value {
+                            "latest" => LookbackRtt::Latest,
+                            "smoothed" => LookbackRtt::Smoothed,
+                            "min" => LookbackRtt::Min,
+                            _ => {
+                                return Err(err(
+                                    spec,
+                                    format!(
+                                        "lookback={value}: valid values are latest, smoothed, min"
+                                    ),
+                                ));
+                            }
+                        }
+                    }
                     "app-limited" => {
                         c.skip_app_limited = match value {
                             "skip" => true,
@@ -388,6 +403,9 @@ pub(crate) fn write_spec(
                     None => "no-reset".into(),
                 });
             }
+            if c.lookback_rtt != d.lookback_rtt {
+                opts.push(format!("lookback={}", c.lookback_rtt.as_str()));
+            }
             if c.skip_app_limited != d.skip_app_limited {
                 let v = if c.skip_app_limited { "skip" } else { "count" };
                 opts.push(format!("app-limited={v}"));
@@ -487,6 +505,7 @@ mod tests {
             "cubic+search:v2,lower-cwnd,thresh=0.3",
             "cubic+search:draft,drain,shadow",
             "cubic+search:v2,interp,extra=10,no-reset",
+            "cubic+search:draft,lookback=min",
             "newreno+hystart++:css-rounds=3,min-thresh=2.5",
             "hybla",
             "hybla:rtt0=50",

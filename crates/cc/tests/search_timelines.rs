@@ -198,3 +198,34 @@ fn shadow_mode_reports_but_keeps_growing() {
     assert_eq!(shadow_exits, 1);
     assert!(trace.controller.in_slow_start());
 }
+
+/// The same physical bottleneck with the look-back placed by the minimum RTT
+/// (`lookback=min`, an option; the sources use the latest RTT): the geometry of the
+/// fixed-RTT theory is kept, and every version exits before the queueing delay reaches
+/// 3 x base RTT.
+#[test]
+fn physical_bottleneck_with_min_rtt_lookback_exits_before_three_rtts_of_queue() {
+    let path = PathModel::bottleneck(RATE_BPS, RttSeen::Measured);
+    let mut results = Vec::new();
+    for (name, mut search) in versions() {
+        search.lookback_rtt = satquic_cc::LookbackRtt::Min;
+        let trace = run(cc(search), &path, BASE_RTT * 60, BASE_RTT);
+        let (exit_at, reason, ..) = trace.exit.expect("exit");
+        let capacity = trace.capacity_at_exit.expect("queue was busy at exit");
+        println!(
+            "{name} lookback=min: physical bottleneck: exit {:.2} base RTTs after capacity, queueing delay at exit {:.0} ms ({:.2} base RTTs)",
+            rtts(exit_at - capacity),
+            trace.queue_delay_at_exit.as_secs_f64() * 1e3,
+            rtts(trace.queue_delay_at_exit),
+        );
+        results.push((name, reason, exit_at, capacity, trace.queue_delay_at_exit));
+    }
+    for (name, reason, exit_at, capacity, queue_delay) in results {
+        assert_eq!(reason, ExitReason::Search, "{name}");
+        assert!(exit_at > capacity, "{name}");
+        assert!(
+            queue_delay < BASE_RTT * 3,
+            "{name}: {queue_delay:?} of queue at exit"
+        );
+    }
+}

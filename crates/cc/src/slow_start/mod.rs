@@ -19,7 +19,9 @@ pub mod search;
 pub use classic::Classic;
 pub use hybla::{HYBLA_RTT0, HyblaSlowStart};
 pub use hystart::{HyStartConfig, HyStartPlusPlus};
-pub use search::{ExitAction, PrevPoint, Search, SearchConfig, SearchMode, SearchVersion};
+pub use search::{
+    ExitAction, LookbackRtt, PrevPoint, Search, SearchConfig, SearchMode, SearchVersion,
+};
 
 /// What a slow start learns from one acknowledged packet.
 #[derive(Debug, Clone, Copy)]

@@ -153,6 +153,35 @@ pub struct SearchConfig {
     /// the sender back. Off for 2.0/3.0 as published; on for the draft, whose app-limited
     /// handling this is (with the missed-bins reset).
     pub skip_app_limited: bool,
+    /// Which RTT estimate places the look-back point. The sources use the latest sample
+    /// (quicly's `rtt.latest`, neqo's `latest_rtt()`); seed 003's Algorithm 1 just says
+    /// "RTT". With a deep queue the latest RTT inflates and SEARCH looks further back,
+    /// which delays the exit (see the crate's timeline tests); the minimum RTT keeps the
+    /// fixed-RTT geometry of seed 003 Sec. IV-B. Default: latest, as the sources.
+    pub lookback_rtt: LookbackRtt,
+}
+
+/// The RTT estimate that places SEARCH's look-back point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LookbackRtt {
+    /// The latest RTT sample (quicly, neqo).
+    #[default]
+    Latest,
+    /// The smoothed RTT.
+    Smoothed,
+    /// The minimum RTT seen.
+    Min,
+}
+
+impl LookbackRtt {
+    /// Short name used in spec strings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Latest => "latest",
+            Self::Smoothed => "smoothed",
+            Self::Min => "min",
+        }
+    }
 }
 
 impl SearchConfig {
@@ -172,6 +201,7 @@ impl SearchConfig {
                 missed_bins_reset: Some(w + extra),
                 lower_cwnd_rtts: 2.0,
                 skip_app_limited: false,
+                lookback_rtt: LookbackRtt::Latest,
             },
             SearchVersion::V3 => Self {
                 version,
@@ -185,6 +215,7 @@ impl SearchConfig {
                 missed_bins_reset: Some(w + extra),
                 lower_cwnd_rtts: 2.0,
                 skip_app_limited: false,
+                lookback_rtt: LookbackRtt::Latest,
             },
             SearchVersion::Draft => Self {
                 version,
@@ -198,6 +229,7 @@ impl SearchConfig {
                 missed_bins_reset: Some(w),
                 lower_cwnd_rtts: 2.0,
                 skip_app_limited: true,
+                lookback_rtt: LookbackRtt::Latest,
             },
         }
     }
@@ -632,7 +664,12 @@ impl Search {
         if ack.app_limited && self.config.skip_app_limited {
             return grow;
         }
-        let eval = self.evaluate(curr, ack.rtt);
+        let rtt = match self.config.lookback_rtt {
+            LookbackRtt::Latest => ack.rtt,
+            LookbackRtt::Smoothed => ack.smoothed_rtt,
+            LookbackRtt::Min => ack.min_rtt,
+        };
+        let eval = self.evaluate(curr, rtt);
         events.emit(|| CcEvent::SearchEval {
             at: ack.now,
             bin: curr,
