@@ -4,9 +4,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_campaign;
 mod cmd_client;
 mod cmd_link;
 mod cmd_presets;
+mod cmd_report;
+mod cmd_reproduce;
 mod cmd_run;
 mod cmd_server;
 mod cmd_sim;
@@ -33,6 +36,12 @@ enum Command {
     Link(cmd_link::Args),
     /// Server, relay and client in one process on loopback: an emulated run.
     Run(cmd_run::Args),
+    /// Plan, run or shard a campaign of runs from a TOML spec.
+    Campaign(cmd_campaign::Args),
+    /// Write the HTML report of a campaign directory.
+    Report(cmd_report::Args),
+    /// Run the built-in campaigns that reproduce the seeds' tables and figures.
+    Reproduce(cmd_reproduce::Args),
 }
 
 /// How a command ended: a usage error exits 2, any other error 1.
@@ -63,6 +72,9 @@ fn main() -> ExitCode {
         Command::Client(args) => cmd_client::run(args),
         Command::Link(args) => cmd_link::run(args),
         Command::Run(args) => cmd_run::run(args),
+        Command::Campaign(args) => cmd_campaign::run(args),
+        Command::Report(args) => cmd_report::run(args),
+        Command::Reproduce(args) => cmd_reproduce::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
