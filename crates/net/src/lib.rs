@@ -1,1 +1,58 @@
-//! satquic-net: see DESIGN.md; filled in by its own issue.
+//! # satquic-net: real sockets
+//!
+//! - [`server`]: `satquic server`, a QUIC server (tokio + quinn) serving the perf protocol,
+//!   `hq-interop` and `h3`, with the congestion controllers of satquic-cc;
+//! - [`client`]: `satquic client`, iperf3/qperf-style downloads and uploads, and fetches from
+//!   any hq-interop or HTTP/3 server;
+//! - [`relay`]: `satquic link`, a UDP relay that applies the satquic-link model in real
+//!   time (a userspace satellite-link emulator: no root, no netem);
+//! - [`emulated`]: `satquic run`, server + relay + client in one process on loopback,
+//!   writing the simulator's run record;
+//! - [`perf`], [`http`], [`tls`], [`transport`], [`qlog`], [`units`]: the pieces.
+//!
+//! The link model and the congestion controllers are the other crates' code, driven here
+//! by wall-clock time; nothing here re-implements queues, delays or slow start.
+
+pub mod client;
+pub mod emulated;
+pub mod http;
+pub mod perf;
+pub mod qlog;
+pub mod relay;
+pub mod server;
+pub mod tls;
+pub mod transport;
+pub mod units;
+
+pub use client::{Alpn, ClientOptions, ClientResult, IntervalRow, run_client};
+pub use relay::{Relay, RelayOptions, RelaySnapshot};
+pub use server::{Server, ServerOptions, ServerStats};
+pub use transport::NetTransport;
+
+/// Why a command could not do its job. `Usage` errors come from what the user typed
+/// (exit code 2 on the command line); the others from the network or the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetError {
+    /// Bad input: a flag, a size, a spec, a file. One line.
+    Usage(String),
+    /// The machine refused something (a socket, a thread, TLS setup).
+    Setup(String),
+    /// The transfer failed (handshake, stream, peer).
+    Transfer(String),
+}
+
+impl std::fmt::Display for NetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NetError::Usage(m) | NetError::Setup(m) | NetError::Transfer(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for NetError {}
+
+/// Installs ring as rustls' process-wide provider (quinn's defaults want one); harmless
+/// if already done.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

@@ -1,0 +1,620 @@
+//! `satquic client`: downloads (or uploads with `reverse`) over the perf protocol, or
+//! fetches a path over `hq-interop` or `h3` from any QUIC server, and reports like
+//! iperf3/qperf: interval rows, the time to each MB, connection setup and first byte.
+//!
+//! All times are measured from the flow's start: the moment the client starts its
+//! handshake (as in the simulator's record).
+//!
+//! Perf downloads are read unordered and the in-order prefix is tracked here
+//! ([`InOrder`]): quinn 0.11's ordered reassembly gives up on a stream with more than 1024
+//! gaps, which a lossy satellite link (the Viasat AQM drops one arrival in four above its
+//! threshold) produces within a second. The per-MB times count only in-order bytes.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use quinn::crypto::rustls::QuicClientConfig;
+use quinn::{ClientConfig, Connection, Endpoint, VarInt};
+use satquic_cc::EventSink;
+use satquic_sim::Workload;
+use satquic_sim::probe::{ProbeHandle, read_probe};
+use serde::Serialize;
+
+use crate::NetError;
+use crate::perf::{self, Receipt, Request, ServerReport};
+use crate::server::{EventStore, ZEROS};
+use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, PinVerifier, Verify};
+use crate::transport::NetTransport;
+
+/// Which application protocol the client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alpn {
+    /// satquic's perf protocol (downloads, uploads, server report).
+    Perf,
+    /// HTTP/0.9 of the QUIC interop runner.
+    Hq,
+    /// HTTP/3.
+    H3,
+}
+
+impl Alpn {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "perf" | "satquic-perf" => Ok(Alpn::Perf),
+            "hq-interop" | "hq" => Ok(Alpn::Hq),
+            "h3" => Ok(Alpn::H3),
+            other => Err(format!(
+                "unknown --alpn '{other}'; valid: perf, hq-interop, h3"
+            )),
+        }
+    }
+
+    fn id(self) -> &'static [u8] {
+        match self {
+            Alpn::Perf => ALPN_PERF,
+            Alpn::Hq => ALPN_HQ,
+            Alpn::H3 => ALPN_H3,
+        }
+    }
+}
+
+/// What the client does.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub server: SocketAddr,
+    /// TLS server name (SNI).
+    pub server_name: String,
+    pub alpn: Alpn,
+    /// `Download { bytes }` (`-n`) or `Timed { duration }` (`-t`).
+    pub workload: Workload,
+    /// Upload instead of download (perf protocol only).
+    pub upload: bool,
+    /// Path for hq-interop/h3 (default `/<bytes>`, the synthetic object of that size).
+    pub path: Option<String>,
+    pub transport: NetTransport,
+    pub verify: Verify,
+    /// Interval of the progress rows; `None`: no rows.
+    pub interval: Option<Duration>,
+    /// Give up after this long (reported as `capped`).
+    pub time_cap: Option<Duration>,
+    /// Wait for the server's report after a perf download.
+    pub want_server_report: bool,
+    /// Write a qlog (JSON-SEQ) file into this directory.
+    pub qlog_dir: Option<PathBuf>,
+}
+
+impl ClientOptions {
+    /// A plain download of `bytes` from `server` with default settings.
+    pub fn download(server: SocketAddr, bytes: u64) -> Self {
+        ClientOptions {
+            server,
+            server_name: "localhost".into(),
+            alpn: Alpn::Perf,
+            workload: Workload::Download { bytes },
+            upload: false,
+            path: None,
+            transport: NetTransport::default(),
+            verify: Verify::Any,
+            interval: None,
+            time_cap: None,
+            want_server_report: true,
+            qlog_dir: None,
+        }
+    }
+}
+
+/// One interval row (iperf3's table).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalRow {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Application bytes moved in the interval (in order, for downloads).
+    pub bytes: u64,
+    pub rate_bps: f64,
+    /// The client connection's smoothed RTT.
+    pub rtt_s: Option<f64>,
+    /// The client's congestion window (meaningful when it sends: uploads).
+    pub cwnd_bytes: Option<u64>,
+    /// Packets the client's connection declared lost in the interval.
+    pub lost_packets: u64,
+}
+
+/// How a client run ended.
+#[derive(Debug, Clone)]
+pub struct ClientResult {
+    /// `completed`, `capped` or `failed`.
+    pub status: String,
+    pub error: Option<String>,
+    pub upload: bool,
+    pub requested_bytes: Option<u64>,
+    /// Application bytes moved (in order).
+    pub bytes: u64,
+    /// Handshake done, since the flow's start.
+    pub connected_at: Option<Duration>,
+    /// First application byte received (downloads) or acknowledged (uploads).
+    pub first_byte_at: Option<Duration>,
+    pub completed_at: Option<Duration>,
+    pub ended_at: Duration,
+    /// When the client had `k + 1` MB (10^6 bytes).
+    pub mb_times: Vec<Duration>,
+    pub intervals: Vec<IntervalRow>,
+    pub stats: Option<quinn::ConnectionStats>,
+    pub server_report: Option<ServerReport>,
+    /// SHA-256 of the certificate the server presented.
+    pub server_certificate: Option<String>,
+    /// The client's own congestion controller (uploads).
+    pub probe: Option<satquic_sim::probe::ProbeState>,
+    pub qlog_file: Option<PathBuf>,
+}
+
+/// Tracks the in-order prefix of a stream read out of order.
+#[derive(Debug, Default, Clone)]
+pub struct InOrder {
+    prefix: u64,
+    /// Received ranges beyond the prefix: start -> end.
+    ahead: BTreeMap<u64, u64>,
+}
+
+impl InOrder {
+    /// Records `[offset, offset + len)`; returns the new in-order prefix.
+    pub fn insert(&mut self, offset: u64, len: u64) -> u64 {
+        let end = offset + len;
+        if end <= self.prefix {
+            return self.prefix;
+        }
+        if offset <= self.prefix {
+            self.prefix = end;
+        } else {
+            let e = self.ahead.entry(offset).or_insert(end);
+            *e = (*e).max(end);
+        }
+        while let Some((&start, &stop)) = self.ahead.iter().next() {
+            if start > self.prefix {
+                break;
+            }
+            self.ahead.remove(&start);
+            self.prefix = self.prefix.max(stop);
+        }
+        self.prefix
+    }
+
+    pub fn prefix(&self) -> u64 {
+        self.prefix
+    }
+}
+
+/// Shared progress of a transfer.
+struct Progress {
+    start: Instant,
+    bytes: AtomicU64,
+    first_byte: Mutex<Option<Duration>>,
+    mb_times: Mutex<Vec<Duration>>,
+}
+
+impl Progress {
+    fn set(&self, total: u64) {
+        let now = self.start.elapsed();
+        let old = self.bytes.swap(total, Ordering::Relaxed);
+        if old == 0 && total > 0 {
+            lock(&self.first_byte).get_or_insert(now);
+        }
+        let mb = total / satquic_sim::MB;
+        let mut times = lock(&self.mb_times);
+        while (times.len() as u64) < mb {
+            times.push(now);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Validates the options without touching the network.
+pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
+    options.transport.validate()?;
+    if options.upload && options.alpn != Alpn::Perf {
+        return Err(NetError::Usage(
+            "uploads (-R) need the perf protocol, not hq-interop or h3".into(),
+        ));
+    }
+    if options.alpn != Alpn::Perf && matches!(options.workload, Workload::Timed { .. }) {
+        return Err(NetError::Usage(
+            "-t needs the perf protocol; use -n or a path with hq-interop/h3".into(),
+        ));
+    }
+    if let Some(p) = &options.path
+        && !p.starts_with('/')
+    {
+        return Err(NetError::Usage(format!("path '{p}' must start with '/'")));
+    }
+    match options.workload {
+        Workload::Download { bytes: 0 } => {
+            Err(NetError::Usage("size must be at least 1 byte".into()))
+        }
+        Workload::Timed { duration } if duration.is_zero() => {
+            Err(NetError::Usage("-t must be above 0 seconds".into()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Runs one transfer. `on_interval` sees each interval row as it is made (for live
+/// printing). Setup problems (bad options, no socket, handshake failure) are errors; a
+/// transfer that breaks off after the handshake is a result with status `failed`.
+pub async fn run_client(
+    options: ClientOptions,
+    on_interval: Option<Box<dyn FnMut(&IntervalRow) + Send>>,
+) -> Result<ClientResult, NetError> {
+    validate(&options)?;
+    let start = Instant::now();
+    let events = Arc::new(EventStore::default());
+    let (transport, probe) = options
+        .transport
+        .build(Some(events.clone() as Arc<dyn EventSink>), start)?;
+    let verifier = PinVerifier::new(options.verify.clone());
+    let crypto = crate::tls::client_crypto(verifier.clone(), options.alpn.id())?;
+    let mut config = ClientConfig::new(Arc::new(
+        QuicClientConfig::try_from(crypto).map_err(|e| NetError::Setup(e.to_string()))?,
+    ));
+    config.transport_config(Arc::new(transport));
+    let bind: SocketAddr = if options.server.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    };
+    let endpoint = Endpoint::client(bind)
+        .map_err(|e| NetError::Setup(format!("cannot open a UDP socket: {e}")))?;
+    let connecting = endpoint
+        .connect_with(config, options.server, &options.server_name)
+        .map_err(|e| NetError::Usage(format!("cannot connect to {}: {e}", options.server)))?;
+    let cap = options.time_cap.unwrap_or(Duration::from_secs(365 * 86400));
+    let handshake_limit = cap.min(Duration::from_secs(30));
+    let conn = match tokio::time::timeout(handshake_limit, connecting).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            let seen = verifier
+                .seen()
+                .map(|fp| format!(" (server certificate sha256 {fp})"))
+                .unwrap_or_default();
+            return Err(NetError::Transfer(format!(
+                "handshake with {} failed: {e}{seen}",
+                options.server
+            )));
+        }
+        Err(_) => {
+            return Err(NetError::Transfer(format!(
+                "no handshake with {} within {} s",
+                options.server,
+                handshake_limit.as_secs()
+            )));
+        }
+    };
+    let connected_at = start.elapsed();
+
+    let progress = Arc::new(Progress {
+        start,
+        bytes: AtomicU64::new(0),
+        first_byte: Mutex::new(None),
+        mb_times: Mutex::new(Vec::new()),
+    });
+    let done = Arc::new(AtomicBool::new(false));
+    let intervals = Arc::new(Mutex::new(Vec::new()));
+    let ticker = options.interval.map(|every| {
+        tokio::spawn(ticker(
+            every,
+            conn.clone(),
+            progress.clone(),
+            done.clone(),
+            intervals.clone(),
+            probe.clone(),
+            on_interval,
+        ))
+    });
+
+    let transfer = transfer(&options, &conn, &progress, &probe);
+    let outcome = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer).await;
+    let ended = start.elapsed();
+    let (status, error, completed_at) = match outcome {
+        Ok(Ok(())) => ("completed", None, Some(ended)),
+        Ok(Err(e)) => ("failed", Some(e.to_string()), None),
+        Err(_) => ("capped", None, None),
+    };
+    done.store(true, Ordering::Relaxed);
+    if let Some(t) = ticker {
+        let _ = t.await;
+    }
+    let mut server_report = None;
+    if status == "completed" && options.alpn == Alpn::Perf && !options.upload {
+        if options.want_server_report && matches!(options.workload, Workload::Download { .. }) {
+            let wait = (conn.rtt() * 4).max(Duration::from_secs(2));
+            server_report = tokio::time::timeout(wait, read_report(&conn))
+                .await
+                .ok()
+                .flatten();
+        }
+    }
+    let stats = conn.stats();
+    conn.close(VarInt::from_u32(perf::CLOSE_DONE), b"done");
+    // Let the close frame out, without waiting for the whole draining period.
+    let _ = tokio::time::timeout(Duration::from_millis(200), endpoint.wait_idle()).await;
+
+    let bytes = progress.bytes.load(Ordering::Relaxed);
+    let mut result = ClientResult {
+        status: status.into(),
+        error,
+        upload: options.upload,
+        requested_bytes: match options.workload {
+            Workload::Download { bytes } => Some(bytes),
+            Workload::Timed { .. } => None,
+        },
+        bytes,
+        connected_at: Some(connected_at),
+        first_byte_at: *lock(&progress.first_byte),
+        completed_at,
+        ended_at: ended,
+        mb_times: lock(&progress.mb_times).clone(),
+        intervals: std::mem::take(&mut *lock(&intervals)),
+        stats: Some(stats),
+        server_report,
+        server_certificate: verifier.seen(),
+        probe: Some(read_probe(&probe)),
+        qlog_file: None,
+    };
+    if let Some(dir) = &options.qlog_dir {
+        result.qlog_file = Some(crate::qlog::write_client_qlog(
+            dir,
+            &options,
+            &result,
+            &events.events(),
+        )?);
+    }
+    Ok(result)
+}
+
+async fn read_report(conn: &Connection) -> Option<ServerReport> {
+    let mut uni = conn.accept_uni().await.ok()?;
+    let bytes = uni.read_to_end(perf::MAX_REPORT_BYTES).await.ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+async fn ticker(
+    every: Duration,
+    conn: Connection,
+    progress: Arc<Progress>,
+    done: Arc<AtomicBool>,
+    rows: Arc<Mutex<Vec<IntervalRow>>>,
+    probe: ProbeHandle,
+    mut on_row: Option<Box<dyn FnMut(&IntervalRow) + Send>>,
+) {
+    let mut last_bytes = 0u64;
+    let mut last_lost = 0u64;
+    let mut last_t = Duration::ZERO;
+    let mut next = progress.start + every;
+    loop {
+        // Wake at the interval's end, or early when the transfer ends (checked often).
+        while Instant::now() < next {
+            if done.load(Ordering::Relaxed) {
+                break;
+            }
+            let step = next
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(20));
+            tokio::time::sleep(step).await;
+        }
+        let finished = done.load(Ordering::Relaxed);
+        let t = progress.start.elapsed();
+        let bytes = progress.bytes.load(Ordering::Relaxed);
+        let stats = conn.stats();
+        let span = t.saturating_sub(last_t);
+        if span >= Duration::from_millis(1) || !finished {
+            let delta = bytes - last_bytes.min(bytes);
+            let p = read_probe(&probe);
+            let row = IntervalRow {
+                start_s: secs(last_t),
+                end_s: secs(t),
+                bytes: delta,
+                rate_bps: if span.is_zero() {
+                    0.0
+                } else {
+                    delta as f64 * 8.0 / secs(span)
+                },
+                rtt_s: Some(secs(conn.rtt())),
+                cwnd_bytes: (p.sent_bytes > 0).then_some(stats.path.cwnd),
+                lost_packets: stats.path.lost_packets - last_lost.min(stats.path.lost_packets),
+            };
+            if let Some(f) = on_row.as_mut() {
+                f(&row);
+            }
+            lock(&rows).push(row);
+        }
+        if finished {
+            return;
+        }
+        last_bytes = bytes;
+        last_lost = stats.path.lost_packets;
+        last_t = t;
+        next += every;
+    }
+}
+
+async fn transfer(
+    options: &ClientOptions,
+    conn: &Connection,
+    progress: &Arc<Progress>,
+    probe: &ProbeHandle,
+) -> Result<(), NetError> {
+    let requested = options.workload.requested_bytes();
+    let deadline = match options.workload {
+        Workload::Timed { duration } => Some(progress.start + duration),
+        Workload::Download { .. } => None,
+    };
+    match options.alpn {
+        Alpn::Perf if options.upload => upload(conn, requested, deadline, progress, probe).await,
+        Alpn::Perf => download(conn, requested, deadline, progress).await,
+        Alpn::Hq | Alpn::H3 => {
+            let path = options
+                .path
+                .clone()
+                .unwrap_or_else(|| format!("/{requested}"));
+            let mut total = 0u64;
+            let count = |n: usize| {
+                total += n as u64;
+                progress.set(total);
+            };
+            let got = if options.alpn == Alpn::Hq {
+                crate::http::hq_download(conn, &path, count).await?
+            } else {
+                let authority = format!("{}:{}", options.server_name, options.server.port());
+                crate::http::h3_download(conn, &authority, &path, count).await?
+            };
+            if options.path.is_none() && got != requested {
+                return Err(NetError::Transfer(format!(
+                    "received {got} of {requested} bytes"
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn download(
+    conn: &Connection,
+    requested: u64,
+    deadline: Option<Instant>,
+    progress: &Arc<Progress>,
+) -> Result<(), NetError> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| NetError::Transfer(format!("{what}: {e}"));
+    let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("open stream", &e))?;
+    let request = Request {
+        size: requested,
+        upload: false,
+    };
+    send.write_all(&request.encode())
+        .await
+        .map_err(|e| fail("send request", &e))?;
+    let _ = send.finish();
+    let mut in_order = InOrder::default();
+    loop {
+        let read = recv.read_chunk(usize::MAX, false);
+        let chunk = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), read).await {
+                Ok(r) => r,
+                Err(_) => {
+                    let _ = recv.stop(VarInt::from_u32(0));
+                    return Ok(());
+                }
+            },
+            None => read.await,
+        };
+        match chunk {
+            Ok(Some(chunk)) => {
+                let prefix = in_order.insert(chunk.offset, chunk.bytes.len() as u64);
+                progress.set(prefix);
+            }
+            Ok(None) => break,
+            Err(quinn::ReadError::Reset(code)) => {
+                let why = match code.into_inner() as u32 {
+                    perf::ERR_TOO_LARGE => "the server refused the size (above its --max-bytes)",
+                    perf::ERR_BAD_REQUEST => "the server did not understand the request",
+                    _ => "the server reset the stream",
+                };
+                return Err(NetError::Transfer(why.into()));
+            }
+            Err(e) => return Err(fail("download", &e)),
+        }
+    }
+    let got = in_order.prefix();
+    if requested != u64::MAX && got != requested {
+        return Err(NetError::Transfer(format!(
+            "received {got} of {requested} bytes"
+        )));
+    }
+    Ok(())
+}
+
+async fn upload(
+    conn: &Connection,
+    requested: u64,
+    deadline: Option<Instant>,
+    progress: &Arc<Progress>,
+    probe: &ProbeHandle,
+) -> Result<(), NetError> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| NetError::Transfer(format!("{what}: {e}"));
+    let (mut send, mut recv) = conn.open_bi().await.map_err(|e| fail("open stream", &e))?;
+    let request = Request {
+        size: requested,
+        upload: true,
+    };
+    send.write_all(&request.encode())
+        .await
+        .map_err(|e| fail("send request", &e))?;
+    let mut written = 0u64;
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) || written >= requested {
+            break;
+        }
+        let n = (requested - written).min(ZEROS.len() as u64) as usize;
+        send.write_chunk(Bytes::from_static(&ZEROS[..n]))
+            .await
+            .map_err(|e| fail("upload", &e))?;
+        written += n as u64;
+        // quinn does not tell how much of a stream is acknowledged; the bytes of
+        // acknowledged packets (a few percent of headers included) are close enough for
+        // progress rows, and never more than what was written.
+        progress.set(written.min(read_probe(probe).acked_bytes));
+    }
+    let _ = send.finish();
+    let receipt = recv
+        .read_to_end(64)
+        .await
+        .map_err(|e| fail("upload receipt", &e))?;
+    let receipt =
+        Receipt::decode(&receipt).ok_or_else(|| NetError::Transfer("bad upload receipt".into()))?;
+    progress.set(receipt.bytes);
+    if receipt.bytes != written {
+        return Err(NetError::Transfer(format!(
+            "server received {} of {written} bytes",
+            receipt.bytes
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order_waits_for_holes() {
+        let mut o = InOrder::default();
+        assert_eq!(o.insert(10, 10), 0);
+        assert_eq!(o.insert(30, 5), 0);
+        assert_eq!(o.insert(0, 10), 20);
+        assert_eq!(o.insert(20, 10), 35);
+        assert_eq!(o.insert(5, 5), 35);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn in_order_matches_a_bitmap(chunks in proptest::collection::vec((0u64..200, 1u64..20), 0..60)) {
+            let mut o = InOrder::default();
+            let mut bits = vec![false; 256];
+            for (off, len) in chunks {
+                let got = o.insert(off, len);
+                for b in off..off + len { bits[b as usize] = true; }
+                let want = bits.iter().position(|b| !b).unwrap_or(bits.len()) as u64;
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
+    }
+}

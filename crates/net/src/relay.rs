@@ -1,0 +1,689 @@
+//! `satquic link`: a UDP relay that applies the satquic-link path model in real time.
+//!
+//! Clients send to `listen`; the relay forwards to `to` (the server) and back. Each client
+//! address gets its own upstream socket (like a NAT), so any UDP application works through
+//! it: QUIC, DNS, a game. All flows share one [`Path`]: one bottleneck per direction, as in
+//! the simulator. `up` is client -> server, `down` server -> client.
+//!
+//! # Timing
+//!
+//! The relay runs the *same* model as the simulator: time is `Instant::now() - start`
+//! handed to [`Direction::enqueue`](satquic_link::Direction::enqueue) when a datagram
+//! arrives (stamped by the receiving thread), and a scheduler thread sleeps until the
+//! model's [`poll_timeout`](Path::poll_timeout), then sends every packet whose modelled
+//! arrival has come. So a packet leaves at its modelled time plus the wake-up latency of
+//! the scheduler thread, which is what [`DelayErrorHistogram`] measures (10 us bins).
+//! Each datagram occupies its UDP payload plus [`IP_UDP_OVERHEAD_BYTES`] on the link,
+//! as in the simulator.
+//!
+//! Without a link spec the relay forwards at once (no model): that is the "no limits"
+//! mode whose forwarding rate BENCHMARKS.md reports.
+//!
+//! # Limits
+//!
+//! At most `max_flows` client addresses at once (new ones are ignored beyond that); a flow
+//! with no traffic for `flow_idle_timeout` is forgotten. If the scheduler falls behind by
+//! more than [`CHANNEL_CAPACITY`] datagrams, new arrivals are dropped and counted as
+//! `overload` (never silently): a fidelity check asserts that count is 0.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use satquic_link::{Admission, DirectionStats, DropReason, GroundTruthConfig, LinkSpec, Path};
+
+use crate::NetError;
+
+/// Bytes an IPv4 + UDP header adds to each datagram on the modelled link.
+pub const IP_UDP_OVERHEAD_BYTES: u32 = satquic_sim::engine::IP_UDP_OVERHEAD_BYTES;
+/// Datagrams that may wait between the receiving threads and the scheduler.
+pub const CHANNEL_CAPACITY: usize = 1 << 16;
+/// Socket buffer size asked for (the kernel caps it at `net.core.rmem_max`/`wmem_max`).
+pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+/// The scheduler spins instead of sleeping when the next event is this close.
+const SPIN_THRESHOLD: Duration = Duration::from_micros(50);
+
+/// What the relay is told.
+#[derive(Debug, Clone)]
+pub struct RelayOptions {
+    /// Where clients send to.
+    pub listen: SocketAddr,
+    /// The server.
+    pub to: SocketAddr,
+    /// The path model; `None` forwards at once.
+    pub link: Option<LinkSpec>,
+    /// Seed of the model's random processes.
+    pub seed: u64,
+    pub max_flows: usize,
+    pub flow_idle_timeout: Duration,
+    /// Width of the queue-occupancy bins the ground truth keeps (a long-running relay
+    /// wants coarse bins: memory grows by one bin per busy bin).
+    pub occupancy_resolution: Duration,
+}
+
+impl RelayOptions {
+    pub fn new(listen: SocketAddr, to: SocketAddr, link: Option<LinkSpec>) -> Self {
+        RelayOptions {
+            listen,
+            to,
+            link,
+            seed: 1,
+            max_flows: 1024,
+            flow_idle_timeout: Duration::from_secs(120),
+            occupancy_resolution: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Scheduling error of sent packets: actual send time minus modelled arrival, in 10 us
+/// bins up to 100 ms (larger errors land in the last bin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DelayErrorHistogram {
+    bins: Vec<u64>,
+}
+
+/// Width of a [`DelayErrorHistogram`] bin.
+pub const DELAY_ERROR_BIN: Duration = Duration::from_micros(10);
+const DELAY_ERROR_BINS: usize = 10_000;
+
+impl Default for DelayErrorHistogram {
+    fn default() -> Self {
+        DelayErrorHistogram {
+            bins: vec![0; DELAY_ERROR_BINS],
+        }
+    }
+}
+
+impl DelayErrorHistogram {
+    fn add(&mut self, error: Duration) {
+        let i = (error.as_nanos() / DELAY_ERROR_BIN.as_nanos()) as usize;
+        self.bins[i.min(DELAY_ERROR_BINS - 1)] += 1;
+    }
+
+    /// Packets measured.
+    pub fn count(&self) -> u64 {
+        self.bins.iter().sum()
+    }
+
+    /// The `q` quantile (0..=1), as the upper edge of its bin.
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let target = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, c) in self.bins.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                return Some(DELAY_ERROR_BIN * (i as u32 + 1));
+            }
+        }
+        None
+    }
+
+    /// Largest error seen (bin upper edge).
+    pub fn max(&self) -> Option<Duration> {
+        self.bins
+            .iter()
+            .rposition(|c| *c > 0)
+            .map(|i| DELAY_ERROR_BIN * (i as u32 + 1))
+    }
+}
+
+/// One direction's counters as published by the scheduler.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirectionSnapshot {
+    /// The model's counters (offered, queued, dropped by reason, delivered).
+    pub stats: DirectionStats,
+    /// Queue occupancy now, bytes (link bytes: payload + headers).
+    pub queue_bytes: u64,
+    /// Datagrams forwarded (sent on a socket).
+    pub forwarded_packets: u64,
+    /// UDP payload bytes forwarded.
+    pub forwarded_bytes: u64,
+    /// Datagrams the relay could not send (socket error).
+    pub send_errors: u64,
+    /// Datagrams dropped because the scheduler fell behind.
+    pub overload_drops: u64,
+    pub delay_error: DelayErrorHistogram,
+}
+
+impl DirectionSnapshot {
+    /// Drops by a modelled rule.
+    pub fn dropped(&self, reason: DropReason) -> u64 {
+        self.stats.dropped(reason).packets
+    }
+}
+
+/// Everything the relay reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RelaySnapshot {
+    /// Time since the relay started.
+    pub at: Duration,
+    pub down: DirectionSnapshot,
+    pub up: DirectionSnapshot,
+    pub flows: usize,
+    pub flows_refused: u64,
+}
+
+enum Event {
+    NewFlow {
+        id: u32,
+        client: SocketAddr,
+        upstream: UdpSocket,
+    },
+    FlowGone {
+        id: u32,
+    },
+    Packet {
+        flow: u32,
+        down: bool,
+        at: Instant,
+        data: Vec<u8>,
+    },
+}
+
+struct Shared {
+    start: Instant,
+    stop: AtomicBool,
+    published: Mutex<RelaySnapshot>,
+    overload_up: AtomicU64,
+    overload_down: AtomicU64,
+    flows_refused: AtomicU64,
+}
+
+/// A running relay.
+pub struct Relay {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    scheduler: Option<JoinHandle<Option<Path<Pkt>>>>,
+    io: Option<JoinHandle<()>>,
+    io_stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// A datagram inside the relay's model (opaque to callers).
+pub struct Pkt {
+    flow: u32,
+    data: Vec<u8>,
+}
+
+fn set_buffers(sock: &UdpSocket) {
+    if let Ok(state) = quinn::udp::UdpSocketState::new(sock.into()) {
+        let _ = state.set_recv_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
+        let _ = state.set_send_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
+    }
+}
+
+impl Relay {
+    /// Binds `listen`, builds the model and starts the relay's two threads.
+    pub fn start(options: RelayOptions) -> Result<Relay, NetError> {
+        if options.max_flows == 0 {
+            return Err(NetError::Usage("--max-flows must be at least 1".into()));
+        }
+        let path = match &options.link {
+            Some(spec) => Some(
+                Path::with_ground_truth(
+                    spec,
+                    options.seed,
+                    GroundTruthConfig {
+                        packet_log: false,
+                        occupancy_resolution: options.occupancy_resolution,
+                    },
+                )
+                .map_err(|e| NetError::Usage(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let listen = UdpSocket::bind(options.listen)
+            .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
+        set_buffers(&listen);
+        let local_addr = listen.local_addr().map_err(|e| NetError::Setup(e.to_string()))?;
+        listen
+            .set_nonblocking(true)
+            .map_err(|e| NetError::Setup(e.to_string()))?;
+        let listen_send = listen
+            .try_clone()
+            .map_err(|e| NetError::Setup(e.to_string()))?;
+        let shared = Arc::new(Shared {
+            start: Instant::now(),
+            stop: AtomicBool::new(false),
+            published: Mutex::new(RelaySnapshot::default()),
+            overload_up: AtomicU64::new(0),
+            overload_down: AtomicU64::new(0),
+            flows_refused: AtomicU64::new(0),
+        });
+        let (tx, rx) = std::sync::mpsc::sync_channel(CHANNEL_CAPACITY);
+        let (io_stop, io_stop_rx) = tokio::sync::oneshot::channel();
+        let io_shared = shared.clone();
+        let io_options = options.clone();
+        let io = std::thread::Builder::new()
+            .name("satquic-relay-io".into())
+            .spawn(move || io_thread(listen, io_options, io_shared, tx, io_stop_rx))
+            .map_err(|e| NetError::Setup(e.to_string()))?;
+        let sched_shared = shared.clone();
+        let scheduler = std::thread::Builder::new()
+            .name("satquic-relay-scheduler".into())
+            .spawn(move || scheduler_thread(path, listen_send, sched_shared, rx))
+            .map_err(|e| NetError::Setup(e.to_string()))?;
+        Ok(Relay {
+            local_addr,
+            shared,
+            scheduler: Some(scheduler),
+            io: Some(io),
+            io_stop: Some(io_stop),
+        })
+    }
+
+    /// The address clients send to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The latest counters (published by the scheduler at least every 10 ms).
+    pub fn snapshot(&self) -> RelaySnapshot {
+        let mut s = self
+            .shared
+            .published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        s.up.overload_drops = self.shared.overload_up.load(Ordering::Relaxed);
+        s.down.overload_drops = self.shared.overload_down.load(Ordering::Relaxed);
+        s.flows_refused = self.shared.flows_refused.load(Ordering::Relaxed);
+        s
+    }
+
+    /// When the relay started (the model's epoch).
+    pub fn epoch(&self) -> Instant {
+        self.shared.start
+    }
+
+    /// Stops both threads; returns the final counters and the model (for its ground
+    /// truth), if one was used.
+    pub fn stop(mut self) -> (RelaySnapshot, Option<Path<Pkt>>) {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> (RelaySnapshot, Option<Path<Pkt>>) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(s) = self.io_stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(io) = self.io.take() {
+            let _ = io.join();
+        }
+        let path = self
+            .scheduler
+            .take()
+            .and_then(|s| s.join().ok())
+            .flatten();
+        let snapshot = self.snapshot();
+        (snapshot, path)
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        if self.scheduler.is_some() {
+            let _ = self.shutdown();
+        }
+    }
+}
+
+fn io_thread(
+    listen: UdpSocket,
+    options: RelayOptions,
+    shared: Arc<Shared>,
+    tx: SyncSender<Event>,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        shared.stop.store(true, Ordering::Relaxed);
+        return;
+    };
+    rt.block_on(async move {
+        let Ok(listen) = tokio::net::UdpSocket::from_std(listen) else {
+            shared.stop.store(true, Ordering::Relaxed);
+            return;
+        };
+        let flows: Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>)>>> =
+            Arc::new(Mutex::new(HashMap::new()));
+        let mut next_id = 0u32;
+        let mut buf = vec![0u8; 65536];
+        let mut stop = stop;
+        loop {
+            let (n, from) = tokio::select! {
+                _ = &mut stop => return,
+                r = listen.recv_from(&mut buf) => match r {
+                    Ok(x) => x,
+                    // ICMP errors surface here on Linux; keep relaying.
+                    Err(_) => continue,
+                },
+            };
+            let at = Instant::now();
+            let existing = flows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&from)
+                .map(|(id, seen)| (*id, seen.clone()));
+            let (id, seen) = match existing {
+                Some(f) => f,
+                None => {
+                    let count = flows.lock().unwrap_or_else(|e| e.into_inner()).len();
+                    if count >= options.max_flows {
+                        shared.flows_refused.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    let Some((std_sock, tokio_sock)) = upstream_socket(options.to) else {
+                        continue;
+                    };
+                    let id = next_id;
+                    next_id = next_id.wrapping_add(1);
+                    let seen = Arc::new(AtomicU64::new(0));
+                    flows
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(from, (id, seen.clone()));
+                    if tx
+                        .send(Event::NewFlow {
+                            id,
+                            client: from,
+                            upstream: std_sock,
+                        })
+                        .is_err()
+                    {
+                        return;
+                    }
+                    tokio::spawn(upstream_task(
+                        id,
+                        from,
+                        tokio_sock,
+                        seen.clone(),
+                        flows.clone(),
+                        shared.clone(),
+                        tx.clone(),
+                        options.flow_idle_timeout,
+                    ));
+                    (id, seen)
+                }
+            };
+            seen.store(
+                shared.start.elapsed().as_millis() as u64,
+                Ordering::Relaxed,
+            );
+            let event = Event::Packet {
+                flow: id,
+                down: false,
+                at,
+                data: buf[..n].to_vec(),
+            };
+            match tx.try_send(event) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_)) => {
+                    shared.overload_up.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(TrySendError::Disconnected(_)) => return,
+            }
+        }
+    });
+}
+
+fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket)> {
+    let bind: SocketAddr = if to.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    };
+    let sock = UdpSocket::bind(bind).ok()?;
+    sock.connect(to).ok()?;
+    set_buffers(&sock);
+    sock.set_nonblocking(true).ok()?;
+    let clone = sock.try_clone().ok()?;
+    Some((clone, tokio::net::UdpSocket::from_std(sock).ok()?))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn upstream_task(
+    id: u32,
+    client: SocketAddr,
+    sock: tokio::net::UdpSocket,
+    seen: Arc<AtomicU64>,
+    flows: Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>)>>>,
+    shared: Arc<Shared>,
+    tx: SyncSender<Event>,
+    idle: Duration,
+) {
+    let mut buf = vec![0u8; 65536];
+    loop {
+        match tokio::time::timeout(idle.min(Duration::from_secs(1)), sock.recv(&mut buf)).await {
+            Ok(Ok(n)) => {
+                let at = Instant::now();
+                seen.store(
+                    shared.start.elapsed().as_millis() as u64,
+                    Ordering::Relaxed,
+                );
+                let event = Event::Packet {
+                    flow: id,
+                    down: true,
+                    at,
+                    data: buf[..n].to_vec(),
+                };
+                match tx.try_send(event) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(_)) => {
+                        shared.overload_down.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(TrySendError::Disconnected(_)) => return,
+                }
+            }
+            // The server's port is closed (ICMP): keep the flow until it idles out.
+            Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(10)).await,
+            Err(_) => {}
+        }
+        let now_ms = shared.start.elapsed().as_millis() as u64;
+        if now_ms.saturating_sub(seen.load(Ordering::Relaxed)) >= idle.as_millis() as u64 {
+            flows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&client);
+            let _ = tx.send(Event::FlowGone { id });
+            return;
+        }
+    }
+}
+
+struct Flow {
+    client: SocketAddr,
+    upstream: UdpSocket,
+}
+
+fn send_retry(f: impl Fn() -> std::io::Result<usize>) -> bool {
+    for _ in 0..1000 {
+        match f() {
+            Ok(_) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::yield_now(),
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+struct Scheduler {
+    path: Option<Path<Pkt>>,
+    listen: UdpSocket,
+    flows: HashMap<u32, Flow>,
+    shared: Arc<Shared>,
+    down: DirectionSnapshot,
+    up: DirectionSnapshot,
+    last_publish: Instant,
+}
+
+impl Scheduler {
+    fn now(&self) -> Duration {
+        self.shared.start.elapsed()
+    }
+
+    fn forward(&mut self, flow: u32, down: bool, data: &[u8], modelled: Option<Duration>) {
+        let sent_at = self.now();
+        let Some(f) = self.flows.get(&flow) else {
+            return;
+        };
+        let ok = if down {
+            send_retry(|| self.listen.send_to(data, f.client))
+        } else {
+            send_retry(|| f.upstream.send(data))
+        };
+        let d = if down { &mut self.down } else { &mut self.up };
+        if ok {
+            d.forwarded_packets += 1;
+            d.forwarded_bytes += data.len() as u64;
+        } else {
+            d.send_errors += 1;
+        }
+        if let Some(arrival) = modelled {
+            d.delay_error.add(sent_at.saturating_sub(arrival));
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::NewFlow {
+                id,
+                client,
+                upstream,
+            } => {
+                self.flows.insert(id, Flow { client, upstream });
+            }
+            Event::FlowGone { id } => {
+                self.flows.remove(&id);
+            }
+            Event::Packet {
+                flow,
+                down,
+                at,
+                data,
+            } => {
+                let Some(path) = self.path.as_mut() else {
+                    self.forward(flow, down, &data, None);
+                    return;
+                };
+                let t = at.saturating_duration_since(self.shared.start);
+                let size = data.len() as u32 + IP_UDP_OVERHEAD_BYTES;
+                let dir = if down { &mut path.down } else { &mut path.up };
+                let _: Admission = dir.enqueue(t, size, Pkt { flow, data });
+            }
+        }
+    }
+
+    fn deliver_due(&mut self) {
+        let Some(mut path) = self.path.take() else {
+            return;
+        };
+        let now = self.now();
+        while let Some(p) = path.down.poll_deliver(now) {
+            self.forward(p.payload.flow, true, &p.payload.data, Some(p.arrival));
+        }
+        while let Some(p) = path.up.poll_deliver(now) {
+            self.forward(p.payload.flow, false, &p.payload.data, Some(p.arrival));
+        }
+        self.path = Some(path);
+    }
+
+    fn publish(&mut self, force: bool) {
+        if !force && self.last_publish.elapsed() < Duration::from_millis(10) {
+            return;
+        }
+        self.last_publish = Instant::now();
+        if let Some(path) = self.path.as_mut() {
+            let now = self.shared.start.elapsed();
+            path.down.handle_timeout(now);
+            path.up.handle_timeout(now);
+            self.down.stats = path.down.stats().clone();
+            self.down.queue_bytes = path.down.queue_bytes();
+            self.up.stats = path.up.stats().clone();
+            self.up.queue_bytes = path.up.queue_bytes();
+        }
+        let snapshot = RelaySnapshot {
+            at: self.now(),
+            down: self.down.clone(),
+            up: self.up.clone(),
+            flows: self.flows.len(),
+            flows_refused: 0,
+        };
+        *self
+            .shared
+            .published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = snapshot;
+    }
+}
+
+fn scheduler_thread(
+    path: Option<Path<Pkt>>,
+    listen: UdpSocket,
+    shared: Arc<Shared>,
+    rx: Receiver<Event>,
+) -> Option<Path<Pkt>> {
+    let mut s = Scheduler {
+        path,
+        listen,
+        flows: HashMap::new(),
+        shared,
+        down: DirectionSnapshot::default(),
+        up: DirectionSnapshot::default(),
+        last_publish: Instant::now(),
+    };
+    while !s.shared.stop.load(Ordering::Relaxed) {
+        let next = s
+            .path
+            .as_ref()
+            .and_then(|p| p.poll_timeout())
+            .map(|t| s.shared.start + t);
+        let wait = match next {
+            Some(t) => t.saturating_duration_since(Instant::now()),
+            None => Duration::from_millis(10),
+        }
+        .min(Duration::from_millis(10));
+        let first = if wait > SPIN_THRESHOLD {
+            match rx.recv_timeout(wait - SPIN_THRESHOLD / 2) {
+                Ok(e) => Some(e),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            // Close to a departure: spin on the channel rather than risk oversleeping.
+            let deadline = Instant::now() + wait;
+            loop {
+                if let Ok(e) = rx.try_recv() {
+                    break Some(e);
+                }
+                if Instant::now() >= deadline {
+                    break None;
+                }
+                std::hint::spin_loop();
+            }
+        };
+        if let Some(e) = first {
+            s.handle(e);
+            // Take what else is waiting, but never for long: deliveries must not wait.
+            for _ in 0..256 {
+                match rx.try_recv() {
+                    Ok(e) => s.handle(e),
+                    Err(_) => break,
+                }
+            }
+        }
+        s.deliver_due();
+        s.publish(false);
+    }
+    s.publish(true);
+    s.path.take()
+}

@@ -1,0 +1,247 @@
+//! TLS for the real-socket tools: the server's certificate (self-signed at start, or a
+//! PEM pair), how the client checks it (a SHA-256 pin, or not at all for lab servers),
+//! ALPN identifiers, and `SSLKEYLOGFILE` key logging for Wireshark.
+//!
+//! The client has no CA store: lab servers are self-signed. Without `--pin` it accepts any
+//! certificate (the command line warns unless `--insecure` says this is intended) and
+//! reports the fingerprint it saw, so the next run can pin it.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+
+use crate::NetError;
+
+/// satquic's own perf protocol (see [`crate::perf`]).
+pub const ALPN_PERF: &[u8] = b"satquic-perf";
+/// The QUIC interop runner's HTTP/0.9 (`GET /path\r\n`).
+pub const ALPN_HQ: &[u8] = b"hq-interop";
+/// HTTP/3.
+pub const ALPN_H3: &[u8] = b"h3";
+
+/// The ring crypto provider every satquic endpoint uses.
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A certificate chain and its private key.
+pub struct Identity {
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Identity {
+    /// A self-signed certificate for `localhost` and the given extra names.
+    pub fn self_signed(extra_names: &[String]) -> Result<Self, NetError> {
+        let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".into()];
+        names.extend(extra_names.iter().cloned());
+        let cert = rcgen::generate_simple_self_signed(names)
+            .map_err(|e| NetError::Setup(format!("cannot generate a certificate: {e}")))?;
+        Ok(Identity {
+            chain: vec![cert.cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+                cert.signing_key.serialize_der(),
+            )),
+        })
+    }
+
+    /// Reads a PEM certificate chain and a PEM private key.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, NetError> {
+        let chain = CertificateDer::pem_file_iter(cert)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| NetError::Usage(format!("cannot read certificate {}: {e}", cert.display())))?;
+        if chain.is_empty() {
+            return Err(NetError::Usage(format!(
+                "no certificate found in {}",
+                cert.display()
+            )));
+        }
+        let key = PrivateKeyDer::from_pem_file(key)
+            .map_err(|e| NetError::Usage(format!("cannot read private key {}: {e}", key.display())))?;
+        Ok(Identity { chain, key })
+    }
+
+    /// SHA-256 of the leaf certificate, lowercase hex.
+    pub fn fingerprint(&self) -> String {
+        sha256_hex(self.chain[0].as_ref())
+    }
+}
+
+/// SHA-256 of `data` as lowercase hex, computed with the TLS provider's hash.
+pub fn sha256_hex(data: &[u8]) -> String {
+    let suite = rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256;
+    let hash = suite
+        .tls13()
+        .expect("a TLS 1.3 suite")
+        .common
+        .hash_provider
+        .hash(data);
+    let mut out = String::with_capacity(64);
+    for b in hash.as_ref() {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// Parses a `--pin` value: 64 hex digits, colons allowed (`AB:CD:...`).
+pub fn parse_pin(text: &str) -> Result<String, String> {
+    let hex: String = text
+        .chars()
+        .filter(|c| *c != ':')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format!(
+            "invalid --pin '{text}': expected the certificate's SHA-256 as 64 hex digits"
+        ));
+    }
+    Ok(hex)
+}
+
+/// The rustls server configuration for `alpns` (first match wins).
+pub fn server_crypto(
+    identity: &Identity,
+    alpns: &[&[u8]],
+) -> Result<rustls::ServerConfig, NetError> {
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| NetError::Setup(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(identity.chain.clone(), identity.key.clone_key())
+        .map_err(|e| NetError::Usage(format!("certificate and key do not fit: {e}")))?;
+    config.alpn_protocols = alpns.iter().map(|a| a.to_vec()).collect();
+    config.max_early_data_size = 0;
+    config.key_log = Arc::new(rustls::KeyLogFile::new());
+    Ok(config)
+}
+
+/// How the client checks the server's certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verify {
+    /// Accept any certificate (lab servers with a fresh self-signed certificate).
+    Any,
+    /// Accept only a leaf certificate with this SHA-256 (lowercase hex).
+    Pin(String),
+}
+
+/// Accepts the certificate per [`Verify`], checks handshake signatures properly, and
+/// remembers the fingerprint it saw.
+#[derive(Debug)]
+pub struct PinVerifier {
+    verify: Verify,
+    provider: Arc<CryptoProvider>,
+    seen: Mutex<Option<String>>,
+}
+
+impl PinVerifier {
+    pub fn new(verify: Verify) -> Arc<Self> {
+        Arc::new(PinVerifier {
+            verify,
+            provider: provider(),
+            seen: Mutex::new(None),
+        })
+    }
+
+    /// SHA-256 of the last server certificate seen.
+    pub fn seen(&self) -> Option<String> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl ServerCertVerifier for PinVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let fp = sha256_hex(end_entity.as_ref());
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(fp.clone());
+        match &self.verify {
+            Verify::Any => Ok(ServerCertVerified::assertion()),
+            Verify::Pin(pin) if *pin == fp => Ok(ServerCertVerified::assertion()),
+            Verify::Pin(_) => Err(rustls::Error::General(format!(
+                "server certificate sha256 {fp} does not match --pin"
+            ))),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// The rustls client configuration: TLS 1.3, one ALPN, `SSLKEYLOGFILE` honoured.
+pub fn client_crypto(
+    verifier: Arc<PinVerifier>,
+    alpn: &[u8],
+) -> Result<rustls::ClientConfig, NetError> {
+    let mut config = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| NetError::Setup(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    config.key_log = Arc::new(rustls::KeyLogFile::new());
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_of_abc() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn pins() {
+        let fp = sha256_hex(b"abc");
+        assert_eq!(parse_pin(&fp.to_uppercase()).unwrap(), fp);
+        assert!(parse_pin("abc").is_err());
+        assert!(parse_pin(&"zz".repeat(32)).is_err());
+    }
+}
