@@ -1,10 +1,409 @@
-//! `satquic client`.
+//! `satquic client HOST[:PORT]`: iperf3/qperf-style transfers against `satquic server`, or
+//! fetches from any hq-interop / HTTP/3 server.
+
+use std::io::Write as _;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use satquic_net::client::{Alpn, ClientOptions, IntervalRow, run_client};
+use satquic_net::tls::{Verify, parse_pin};
+use satquic_net::units::{format_bytes, parse_size};
+use satquic_net::{NetError, NetTransport};
+use satquic_sim::Workload;
 
 use crate::Failure;
 
-#[derive(clap::Args)]
-pub struct Args {}
+/// Default UDP port of `satquic server`.
+pub const DEFAULT_PORT: u16 = 4433;
 
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::Usage("client: not built yet".into()))
+/// Transport flags shared by `server`, `client` and `run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TransportArgs {
+    /// Congestion control of this side's sending direction, a satquic-cc spec
+    /// (`cubic`, `cubic+search`, `newreno+hystart++`, `bbr`, ...).
+    #[arg(long, value_name = "SPEC", default_value = "cubic")]
+    pub cc: String,
+    /// Slow start to combine with --cc (`classic`, `hystart++`, `hybla`, `search`).
+    #[arg(long, value_name = "SS")]
+    pub ss: Option<String>,
+    /// With SEARCH: exit slow start (`exit`) or only log where it would (`shadow`).
+    #[arg(long, value_name = "MODE")]
+    pub search_mode: Option<String>,
+    /// Initial congestion window, bytes (k/M suffixes allowed).
+    #[arg(long, value_name = "BYTES")]
+    pub iw: Option<String>,
+    /// Flow-control windows (connection and stream receive windows, send window).
+    #[arg(long, value_name = "SIZE", default_value = "256Mi")]
+    pub max_window: String,
+    /// RTT assumed before the first sample (`600ms`, `1s`).
+    #[arg(long, value_name = "DURATION")]
+    pub initial_rtt: Option<String>,
+    /// Do not hand batches of datagrams to the kernel (UDP GSO).
+    #[arg(long)]
+    pub no_gso: bool,
+    /// Close a connection after this many seconds without a packet.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub idle_timeout: f64,
+}
+
+/// Combines `--cc`, `--ss` and `--search-mode` into one satquic-cc spec.
+pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<String, String> {
+    let mut spec = cc.trim().to_string();
+    if let Some(ss) = ss {
+        if spec.contains('+') {
+            return Err(format!(
+                "--cc '{cc}' already names a slow start; drop --ss or use --cc AVOIDANCE"
+            ));
+        }
+        spec = format!("{spec}+{ss}");
+    }
+    if let Some(mode) = mode {
+        if !matches!(mode, "exit" | "shadow") {
+            return Err(format!("invalid --search-mode '{mode}': use exit or shadow"));
+        }
+        if !spec.to_ascii_lowercase().contains("search") {
+            return Err("--search-mode needs SEARCH: add --ss search".into());
+        }
+        spec.push(if spec.contains(':') { ',' } else { ':' });
+        spec.push_str(mode);
+    }
+    satquic_cc::CongestionConfig::from_spec(&spec).map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+fn seconds(flag: &str, v: f64) -> Result<Duration, Failure> {
+    if !v.is_finite() || v <= 0.0 || v > 1e7 {
+        return Err(Failure::Usage(format!("{flag} must be a positive number of seconds")));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+impl TransportArgs {
+    /// The transport these flags describe.
+    pub fn to_transport(&self) -> Result<NetTransport, Failure> {
+        let mut t = NetTransport::default();
+        t.spec.cc = compose_cc(&self.cc, self.ss.as_deref(), self.search_mode.as_deref())
+            .map_err(Failure::Usage)?;
+        if let Some(iw) = &self.iw {
+            let iw = parse_size(iw).map_err(|e| Failure::Usage(format!("--iw: {e}")))?;
+            if iw < 1200 {
+                return Err(Failure::Usage("--iw must be at least 1200 bytes".into()));
+            }
+            t.spec.initial_window = Some(iw);
+        }
+        let window = parse_size(&self.max_window)
+            .map_err(|e| Failure::Usage(format!("--max-window: {e}")))?;
+        if !(1200..=(1u64 << 62)).contains(&window) {
+            return Err(Failure::Usage(
+                "--max-window must be between 1200 bytes and 4 EiB".into(),
+            ));
+        }
+        t.spec.receive_window = window;
+        t.spec.stream_receive_window = window;
+        t.spec.send_window = window;
+        if let Some(rtt) = &self.initial_rtt {
+            t.spec.initial_rtt = Some(
+                satquic_link::units::parse_duration(rtt)
+                    .map_err(|e| Failure::Usage(format!("--initial-rtt: {e}")))?,
+            );
+        }
+        t.gso = !self.no_gso;
+        t.idle_timeout = seconds("--idle-timeout", self.idle_timeout)?;
+        t.validate().map_err(net_failure)?;
+        Ok(t)
+    }
+}
+
+/// Maps a library error to the command's failure (usage errors exit 2).
+pub fn net_failure(e: NetError) -> Failure {
+    match e {
+        NetError::Usage(m) => Failure::Usage(m),
+        other => Failure::Other(other.to_string()),
+    }
+}
+
+/// Resolves `HOST[:PORT]` (IPv6 as `[::1]:4433`); returns the address and the host name.
+pub fn resolve_host(text: &str, default_port: u16) -> Result<(SocketAddr, String), Failure> {
+    let bad = |why: String| Failure::Usage(format!("invalid host '{text}': {why}"));
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok((addr, addr.ip().to_string()));
+    }
+    if let Ok(ip) = text.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+        return Ok((SocketAddr::new(ip, default_port), ip.to_string()));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse::<u16>()
+                .map_err(|_| bad(format!("port '{p}' is not a number 0-65535")))?,
+        ),
+        None => (text, default_port),
+    };
+    if host.is_empty() {
+        return Err(bad("no host name".into()));
+    }
+    let addr = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("no address".into()))?;
+    Ok((addr, host.to_string()))
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Server: HOST, HOST:PORT or [IPv6]:PORT (default port 4433).
+    #[arg(value_name = "HOST[:PORT]")]
+    host: String,
+    /// Server port, if not in HOST.
+    #[arg(short = 'p', long)]
+    port: Option<u16>,
+    /// Bytes to transfer (k/M/G decimal, Ki/Mi/Gi binary): 200M, 10MiB.
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", conflicts_with = "time")]
+    bytes: Option<String>,
+    /// Transfer for this many seconds instead of a size.
+    #[arg(short = 't', long = "time", value_name = "SECONDS")]
+    time: Option<f64>,
+    /// Reverse: upload to the server (the client sends; its --cc applies).
+    #[arg(short = 'R', long)]
+    reverse: bool,
+    /// Interval report every SECONDS (Mbit/s, bytes, RTT, cwnd when known).
+    #[arg(short = 'i', long, value_name = "SECONDS")]
+    interval: Option<f64>,
+    /// JSON output: the run record's structure (flows, chunks, events) plus intervals.
+    #[arg(short = 'J', long)]
+    json: bool,
+    /// Print connection setup time and time to first byte (qperf -e).
+    #[arg(short = 'e', long)]
+    establishment: bool,
+    /// Application protocol: perf (satquic server), hq-interop or h3 (any server).
+    #[arg(long, default_value = "perf")]
+    alpn: String,
+    /// Path to fetch over hq-interop/h3 (default `/<SIZE>`, satquic's synthetic object).
+    #[arg(long, value_name = "PATH")]
+    path: Option<String>,
+    /// TLS server name (default: the host).
+    #[arg(long, value_name = "NAME")]
+    sni: Option<String>,
+    /// Accept the server's certificate without checking it (lab servers), quietly.
+    #[arg(long, conflicts_with = "pin")]
+    insecure: bool,
+    /// Accept only a server certificate with this SHA-256 (printed by satquic server).
+    #[arg(long, value_name = "SHA256")]
+    pin: Option<String>,
+    /// Write a qlog (JSON-SEQ) file into DIR.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<std::path::PathBuf>,
+    /// Give up after this many seconds (default: no limit with -n, -t + 30 with -t).
+    #[arg(long, value_name = "SECONDS")]
+    time_cap: Option<f64>,
+    #[command(flatten)]
+    transport: TransportArgs,
+}
+
+fn options(args: &Args) -> Result<ClientOptions, Failure> {
+    let (mut server, host) = resolve_host(&args.host, DEFAULT_PORT)?;
+    if let Some(p) = args.port {
+        server.set_port(p);
+    }
+    let workload = match (&args.bytes, args.time) {
+        (Some(n), None) => {
+            let bytes = parse_size(n).map_err(|e| Failure::Usage(format!("-n: {e}")))?;
+            if bytes == 0 {
+                return Err(Failure::Usage("-n must be at least 1 byte".into()));
+            }
+            Workload::Download { bytes }
+        }
+        (None, Some(t)) => Workload::Timed {
+            duration: seconds("-t", t)?,
+        },
+        (None, None) => Workload::Timed {
+            duration: Duration::from_secs(10),
+        },
+        (Some(_), Some(_)) => return Err(Failure::Usage("give -n or -t, not both".into())),
+    };
+    let verify = match &args.pin {
+        Some(p) => Verify::Pin(parse_pin(p).map_err(Failure::Usage)?),
+        None => Verify::Any,
+    };
+    let time_cap = match (args.time_cap, &workload) {
+        (Some(c), _) => Some(seconds("--time-cap", c)?),
+        (None, Workload::Timed { duration }) => Some(*duration + Duration::from_secs(30)),
+        (None, Workload::Download { .. }) => None,
+    };
+    let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
+    let interval = args.interval.map(|i| seconds("-i", i)).transpose()?;
+    Ok(ClientOptions {
+        server,
+        server_name: args.sni.clone().unwrap_or(host),
+        alpn,
+        workload,
+        upload: args.reverse,
+        path: args.path.clone(),
+        transport: args.transport.to_transport()?,
+        verify,
+        interval,
+        time_cap,
+        want_server_report: true,
+        qlog_dir: args.qlog.clone(),
+    })
+}
+
+/// `start-end s  bytes  rate  rtt  cwnd`.
+pub fn format_interval(row: &IntervalRow) -> String {
+    let rtt = row
+        .rtt_s
+        .map(|r| format!("{:.1} ms", r * 1e3))
+        .unwrap_or_else(|| "-".into());
+    let cwnd = row
+        .cwnd_bytes
+        .map(format_bytes)
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "[  0] {:6.2}-{:<6.2} s  {:>10}  {:>9.2} Mbit/s  rtt {:>9}  cwnd {:>9}  lost {}",
+        row.start_s,
+        row.end_s,
+        format_bytes(row.bytes),
+        row.rate_bps / 1e6,
+        rtt,
+        cwnd,
+        row.lost_packets
+    )
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let options = options(&args)?;
+    satquic_net::client::validate(&options).map_err(net_failure)?;
+    satquic_net::install_crypto_provider();
+    if options.verify == Verify::Any && !args.insecure && !args.json {
+        eprintln!(
+            "satquic: warning: not verifying the server certificate (use --pin SHA256 to check it, --insecure to silence this)"
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Other(e.to_string()))?;
+    let quiet = args.json;
+    if !quiet {
+        println!(
+            "Connecting to {} ({}, {}, cc {} for the client's sending direction)",
+            options.server,
+            args.alpn,
+            if options.upload { "upload" } else { "download" },
+            options.transport.spec.cc
+        );
+    }
+    let on_interval: Option<Box<dyn FnMut(&IntervalRow) + Send>> = if quiet {
+        None
+    } else {
+        Some(Box::new(|row: &IntervalRow| {
+            println!("{}", format_interval(row));
+            let _ = std::io::stdout().flush();
+        }))
+    };
+    let result = rt
+        .block_on(run_client(options.clone(), on_interval))
+        .map_err(net_failure)?;
+    if args.json {
+        let value = satquic_net::record::client_json(&options, &result);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?
+        );
+    } else {
+        print_text(&args, &result);
+    }
+    match result.status.as_str() {
+        "failed" => Err(Failure::Other(
+            result.error.unwrap_or_else(|| "transfer failed".into()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn print_text(args: &Args, r: &satquic_net::ClientResult) {
+    if args.establishment {
+        if let Some(t) = r.connected_at {
+            println!("connection establishment time: {:.1} ms", t.as_secs_f64() * 1e3);
+        }
+        if let Some(t) = r.first_byte_at {
+            println!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3);
+        }
+    }
+    for (i, t) in r.mb_times.iter().enumerate() {
+        println!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64());
+    }
+    let elapsed = r.completed_at.unwrap_or(r.ended_at).as_secs_f64();
+    let rate = if elapsed > 0.0 {
+        r.bytes as f64 * 8.0 / elapsed / 1e6
+    } else {
+        0.0
+    };
+    println!("- - - - - - - - - - - - - - - - - - - - - - - - -");
+    println!(
+        "{} {} in {:.3} s: {:.2} Mbit/s ({}{})",
+        if r.upload { "sent" } else { "received" },
+        format_bytes(r.bytes),
+        elapsed,
+        rate,
+        r.status,
+        r.connected_at
+            .map(|t| format!(", setup {:.1} ms", t.as_secs_f64() * 1e3))
+            .unwrap_or_default()
+    );
+    if let Some(report) = &r.server_report {
+        let exit = report
+            .events
+            .iter()
+            .find(|e| e.get("type").and_then(|t| t.as_str()) == Some("slow_start_exit"));
+        println!(
+            "server: cc {}, {} packets sent, {} lost, {} congestion events{}",
+            report.cc,
+            report.packets_sent,
+            report.packets_lost,
+            report.congestion_events,
+            exit.map(|e| format!(
+                ", slow start exit at {:.3} s ({})",
+                e.get("at").and_then(|v| v.as_f64()).unwrap_or(0.0),
+                e.get("reason").and_then(|v| v.as_str()).unwrap_or("?")
+            ))
+            .unwrap_or_default()
+        );
+    }
+    if let Some(q) = &r.qlog_file {
+        println!("qlog: {}", q.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cc_composition() {
+        assert_eq!(compose_cc("cubic", Some("search"), None).unwrap(), "cubic+search");
+        assert_eq!(
+            compose_cc("cubic", Some("search"), Some("shadow")).unwrap(),
+            "cubic+search:shadow"
+        );
+        assert_eq!(
+            compose_cc("cubic+search:v2", None, Some("exit")).unwrap(),
+            "cubic+search:v2,exit"
+        );
+        assert!(compose_cc("cubic+search", Some("hystart++"), None).is_err());
+        assert!(compose_cc("cubic", None, Some("shadow")).is_err());
+        assert!(compose_cc("warp", None, None).is_err());
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(resolve_host("127.0.0.1", 4433).unwrap().0.port(), 4433);
+        assert_eq!(resolve_host("127.0.0.1:9", 4433).unwrap().0.port(), 9);
+        assert_eq!(resolve_host("[::1]:9", 4433).unwrap().0.port(), 9);
+        assert_eq!(resolve_host("::1", 4433).unwrap().0.port(), 4433);
+        assert!(resolve_host("127.0.0.1:x", 4433).is_err());
+        assert!(resolve_host(":9", 4433).is_err());
+    }
 }

@@ -1,10 +1,250 @@
-//! `satquic link`.
+//! `satquic link`: a UDP relay applying the satquic-link model in real time.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use satquic_link::units::parse_duration;
+use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
+use satquic_net::relay::{DirectionSnapshot, Relay, RelayOptions};
+use satquic_net::units::{parse_rate_bps, parse_size};
 
 use crate::Failure;
+use crate::cmd_client::net_failure;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Where clients send to (e.g. 127.0.0.1:4434).
+    #[arg(long, value_name = "ADDR")]
+    listen: SocketAddr,
+    /// The server behind the link (e.g. 127.0.0.1:4433).
+    #[arg(long, value_name = "ADDR")]
+    to: SocketAddr,
+    /// A link preset (`satquic presets` lists them), e.g. qir-sat, geo-viasat.
+    #[arg(long, value_name = "NAME", conflicts_with = "toml")]
+    preset: Option<String>,
+    /// A link TOML file (`satquic presets --toml NAME` prints one to start from).
+    #[arg(long, value_name = "FILE")]
+    toml: Option<PathBuf>,
+    /// Rate of both directions (150M, 20Mbit); overrides the preset's.
+    #[arg(long, value_name = "RATE")]
+    rate: Option<String>,
+    /// Rate server -> client.
+    #[arg(long, value_name = "RATE")]
+    down_rate: Option<String>,
+    /// Rate client -> server.
+    #[arg(long, value_name = "RATE")]
+    up_rate: Option<String>,
+    /// One-way delay of both directions (300ms).
+    #[arg(long, value_name = "DURATION")]
+    delay: Option<String>,
+    #[arg(long, value_name = "DURATION")]
+    down_delay: Option<String>,
+    #[arg(long, value_name = "DURATION")]
+    up_delay: Option<String>,
+    /// Queue limit of both directions in bytes (36M), or `2bdp` for a multiple of the BDP.
+    #[arg(long, value_name = "SIZE")]
+    queue: Option<String>,
+    /// Random loss of both directions, a fraction (0.01 = 1 %).
+    #[arg(long, value_name = "PLR")]
+    loss: Option<f64>,
+    /// Seed of the model's random processes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Most client addresses relayed at once.
+    #[arg(long, default_value_t = 1024)]
+    max_flows: usize,
+    /// Do not print per-second statistics.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Stop after this many seconds (default: run until killed).
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+}
 
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::Usage("link: not built yet".into()))
+fn usage(flag: &str) -> impl Fn(String) -> Failure + '_ {
+    move |e| Failure::Usage(format!("{flag}: {e}"))
+}
+
+fn queue_limit(text: &str) -> Result<QueueLimit, Failure> {
+    let lower = text.trim().to_ascii_lowercase();
+    if let Some(x) = lower.strip_suffix("bdp") {
+        let m: f64 = x
+            .trim()
+            .parse()
+            .map_err(|_| Failure::Usage(format!("--queue: invalid BDP multiple '{text}'")))?;
+        return Ok(QueueLimit::Bdp(m));
+    }
+    if let Some(x) = lower.strip_suffix("p") {
+        let p: u64 = x
+            .trim()
+            .parse()
+            .map_err(|_| Failure::Usage(format!("--queue: invalid packet count '{text}'")))?;
+        return Ok(QueueLimit::Packets(p));
+    }
+    Ok(QueueLimit::Bytes(parse_size(text).map_err(usage("--queue"))?))
+}
+
+/// The link these flags describe; `None`: no limits (forward at once).
+fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
+    let explicit = args.rate.is_some()
+        || args.down_rate.is_some()
+        || args.up_rate.is_some()
+        || args.delay.is_some()
+        || args.down_delay.is_some()
+        || args.up_delay.is_some()
+        || args.queue.is_some()
+        || args.loss.is_some();
+    let mut spec = match (&args.preset, &args.toml) {
+        (Some(name), _) => {
+            satquic_link::presets::lookup(name).map_err(|e| Failure::Usage(e.to_string()))?
+        }
+        (None, Some(file)) => {
+            LinkSpec::from_toml_file(file).map_err(|e| Failure::Usage(e.to_string()))?
+        }
+        (None, None) if !explicit => return Ok(None),
+        (None, None) => {
+            // A plain link: 1 Gbit/s, no delay, 1 BDP queue unless flags say otherwise.
+            let d = DirectionSpec::simple(1_000_000_000, Duration::ZERO, QueueLimit::Bytes(4_000_000));
+            LinkSpec {
+                name: "custom".into(),
+                description: "satquic link flags".into(),
+                source: String::new(),
+                down: d.clone(),
+                up: d,
+            }
+        }
+    };
+    let rate = |s: &Option<String>, flag: &str| -> Result<Option<u64>, Failure> {
+        s.as_deref()
+            .map(|r| parse_rate_bps(r).map_err(|e| Failure::Usage(format!("{flag}: {e}"))))
+            .transpose()
+    };
+    let delay = |s: &Option<String>, flag: &str| -> Result<Option<Duration>, Failure> {
+        s.as_deref()
+            .map(|d| parse_duration(d).map_err(|e| Failure::Usage(format!("{flag}: {e}"))))
+            .transpose()
+    };
+    let both_rate = rate(&args.rate, "--rate")?;
+    let both_delay = delay(&args.delay, "--delay")?;
+    for (dir, r, d) in [
+        (&mut spec.down, rate(&args.down_rate, "--down-rate")?, delay(&args.down_delay, "--down-delay")?),
+        (&mut spec.up, rate(&args.up_rate, "--up-rate")?, delay(&args.up_delay, "--up-delay")?),
+    ] {
+        if let Some(r) = r.or(both_rate) {
+            dir.rate = satquic_link::RateSpec::constant(r);
+            dir.bod = None;
+        }
+        if let Some(d) = d.or(both_delay) {
+            dir.delay.base = d;
+        }
+        if let Some(q) = &args.queue {
+            dir.queue.limit = queue_limit(q)?;
+        }
+        if let Some(plr) = args.loss {
+            if !(0.0..=1.0).contains(&plr) {
+                return Err(Failure::Usage("--loss must be a fraction between 0 and 1".into()));
+            }
+            dir.loss = if plr == 0.0 {
+                LossSpec::None
+            } else {
+                LossSpec::Bernoulli { plr }
+            };
+        }
+    }
+    spec.validate().map_err(|e| Failure::Usage(e.to_string()))?;
+    Ok(Some(spec))
+}
+
+fn drops_text(now: &DirectionSnapshot, before: &DirectionSnapshot) -> String {
+    let mut parts = Vec::new();
+    for r in DropReason::ALL {
+        let n = now.dropped(r) - before.dropped(r).min(now.dropped(r));
+        if n > 0 {
+            parts.push(format!("{} {n}", r.as_str()));
+        }
+    }
+    let overload = now.overload_drops - before.overload_drops.min(now.overload_drops);
+    if overload > 0 {
+        parts.push(format!("overload {overload}"));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn direction_line(name: &str, now: &DirectionSnapshot, before: &DirectionSnapshot, secs: f64) -> String {
+    let bytes = now.forwarded_bytes - before.forwarded_bytes.min(now.forwarded_bytes);
+    format!(
+        "{name:>4} {:>9.2} Mbit/s  queue {:>10} B  drops {}",
+        bytes as f64 * 8.0 / secs / 1e6,
+        now.queue_bytes,
+        drops_text(now, before)
+    )
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let link = link_spec(&args)?;
+    let duration = match args.duration {
+        Some(d) if !d.is_finite() || d <= 0.0 => {
+            return Err(Failure::Usage("--duration must be positive".into()));
+        }
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    let mut options = RelayOptions::new(args.listen, args.to, link.clone());
+    options.seed = args.seed;
+    options.max_flows = args.max_flows;
+    let relay = Relay::start(options).map_err(net_failure)?;
+    match &link {
+        Some(l) => println!(
+            "satquic link {} -> {}: {} (down {}, up {}; base RTT {})",
+            relay.local_addr(),
+            args.to,
+            l.name,
+            satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
+            satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
+            satquic_link::units::format_duration(l.base_rtt()),
+        ),
+        None => println!(
+            "satquic link {} -> {}: no limits (forwarding at once)",
+            relay.local_addr(),
+            args.to
+        ),
+    }
+    let start = std::time::Instant::now();
+    let mut before = relay.snapshot();
+    let mut last = start;
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = relay.snapshot();
+        let secs = last.elapsed().as_secs_f64();
+        last = std::time::Instant::now();
+        if !args.quiet {
+            println!(
+                "[{:7.1} s] {} | {} | flows {}",
+                now.at.as_secs_f64(),
+                direction_line("down", &now.down, &before.down, secs),
+                direction_line("up", &now.up, &before.up, secs),
+                now.flows
+            );
+        }
+        before = now;
+        if duration.is_some_and(|d| start.elapsed() >= d) {
+            break;
+        }
+    }
+    let (last, _) = relay.stop();
+    for (name, d) in [("down", &last.down), ("up", &last.up)] {
+        println!(
+            "{name}: forwarded {} packets, modelled drops {}, delay error p50 {:?} p99 {:?}",
+            d.forwarded_packets,
+            d.stats.dropped_total().packets,
+            d.delay_error.quantile(0.5),
+            d.delay_error.quantile(0.99)
+        );
+    }
+    Ok(())
 }

@@ -1,10 +1,122 @@
-//! `satquic server`.
+//! `satquic server`: serves perf downloads/uploads, hq-interop and h3 on a UDP port.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use satquic_net::units::parse_size;
+use satquic_net::{Server, ServerOptions};
 
 use crate::Failure;
+use crate::cmd_client::{DEFAULT_PORT, TransportArgs, net_failure};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Address to listen on (default: all IPv4 addresses, port 4433).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Port to listen on (with the default address).
+    #[arg(short = 'p', long, conflicts_with = "listen")]
+    port: Option<u16>,
+    /// Serve files from this directory over hq-interop and h3.
+    #[arg(long, value_name = "DIR")]
+    www: Option<PathBuf>,
+    /// PEM certificate chain (default: a fresh self-signed certificate).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key for --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+    /// Most connections at once; further handshakes are refused.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    max_connections: usize,
+    /// Largest download or upload one request may ask for.
+    #[arg(long, value_name = "SIZE", default_value = "100G")]
+    max_bytes: String,
+    /// Skip address validation (no Retry round trip; saves one RTT per connection).
+    #[arg(long)]
+    no_retry: bool,
+    /// Seconds a handshake may take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    handshake_timeout: f64,
+    /// Print a line per second with the server's counters.
+    #[arg(short = 'i', long)]
+    stats: bool,
+    #[command(flatten)]
+    transport: TransportArgs,
+}
 
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::Usage("server: not built yet".into()))
+pub fn run(args: Args) -> Result<(), Failure> {
+    let listen = args
+        .listen
+        .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))));
+    if !args.handshake_timeout.is_finite()
+        || args.handshake_timeout <= 0.0
+        || args.handshake_timeout > 3600.0
+    {
+        return Err(Failure::Usage(
+            "--handshake-timeout must be between 0 and 3600 seconds".into(),
+        ));
+    }
+    let options = ServerOptions {
+        listen,
+        cert: args.cert.clone().zip(args.key.clone()),
+        transport: args.transport.to_transport()?,
+        www: args.www.clone(),
+        max_connections: args.max_connections,
+        max_request_bytes: parse_size(&args.max_bytes)
+            .map_err(|e| Failure::Usage(format!("--max-bytes: {e}")))?,
+        retry: !args.no_retry,
+        handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
+        keep_connections: 0,
+    };
+    satquic_net::install_crypto_provider();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Other(e.to_string()))?;
+    rt.block_on(async move {
+        let server = Server::bind(options.clone()).map_err(net_failure)?;
+        println!(
+            "satquic server listening on {} (ALPN satquic-perf, hq-interop, h3); cc {}; retry {}",
+            server.local_addr(),
+            options.transport.spec.cc,
+            if options.retry { "on" } else { "off" }
+        );
+        println!("certificate sha256 {}", server.fingerprint());
+        if let Some(www) = &options.www {
+            println!("serving {} (and synthetic /<size> objects)", www.display());
+        }
+        if args.stats {
+            let stats_server = &server;
+            let printer = async {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    let s = stats_server.stats();
+                    println!(
+                        "connections {} (accepted {}, refused {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
+                        s.active_connections,
+                        s.accepted,
+                        s.refused,
+                        s.retries_sent,
+                        s.handshake_failures,
+                        s.requests,
+                        s.bad_requests,
+                        s.bytes_sent,
+                        s.bytes_received
+                    );
+                }
+            };
+            tokio::select! {
+                _ = server.serve() => {},
+                _ = printer => {},
+            }
+        } else {
+            server.serve().await;
+        }
+        Ok(())
+    })
 }

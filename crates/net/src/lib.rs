@@ -18,6 +18,7 @@ pub mod emulated;
 pub mod http;
 pub mod perf;
 pub mod qlog;
+pub mod record;
 pub mod relay;
 pub mod server;
 pub mod tls;

@@ -212,10 +212,64 @@ pub struct Pkt {
     data: Vec<u8>,
 }
 
-fn set_buffers(sock: &UdpSocket) {
-    if let Ok(state) = quinn::udp::UdpSocketState::new(sock.into()) {
+
+/// Receives with quinn-udp: batches (recvmmsg) and GRO, so a sender using GSO (quinn
+/// does by default) is split back into its datagrams at `stride` boundaries.
+struct GroReceiver {
+    state: quinn::udp::UdpSocketState,
+    bufs: Vec<Vec<u8>>,
+    metas: Vec<quinn::udp::RecvMeta>,
+}
+
+const RECV_BATCH: usize = 8;
+const RECV_BUFFER: usize = 64 * 1024;
+
+impl GroReceiver {
+    fn new(sock: &UdpSocket) -> std::io::Result<Self> {
+        let state = quinn::udp::UdpSocketState::new(sock.into())?;
         let _ = state.set_recv_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
         let _ = state.set_send_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
+        let batch = RECV_BATCH.min(quinn::udp::BATCH_SIZE).max(1);
+        Ok(GroReceiver {
+            state,
+            bufs: vec![vec![0u8; RECV_BUFFER]; batch],
+            metas: vec![quinn::udp::RecvMeta::default(); batch],
+        })
+    }
+
+    /// Waits for datagrams and hands each one to `each` (source, bytes, receive time).
+    async fn recv(
+        &mut self,
+        sock: &tokio::net::UdpSocket,
+        mut each: impl FnMut(SocketAddr, &[u8], Instant),
+    ) -> std::io::Result<()> {
+        loop {
+            sock.readable().await?;
+            let mut slices: Vec<std::io::IoSliceMut<'_>> = self
+                .bufs
+                .iter_mut()
+                .map(|b| std::io::IoSliceMut::new(b))
+                .collect();
+            let state = &self.state;
+            let metas = &mut self.metas;
+            match sock.try_io(tokio::io::Interest::READABLE, || {
+                state.recv(sock.into(), &mut slices, metas)
+            }) {
+                Ok(n) => {
+                    let at = Instant::now();
+                    drop(slices);
+                    for (meta, buf) in self.metas.iter().zip(&self.bufs).take(n) {
+                        let stride = meta.stride.max(1);
+                        for chunk in buf[..meta.len].chunks(stride) {
+                            each(meta.addr, chunk, at);
+                        }
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
@@ -241,7 +295,6 @@ impl Relay {
         };
         let listen = UdpSocket::bind(options.listen)
             .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
-        set_buffers(&listen);
         let local_addr = listen.local_addr().map_err(|e| NetError::Setup(e.to_string()))?;
         listen
             .set_nonblocking(true)
@@ -350,93 +403,112 @@ fn io_thread(
         return;
     };
     rt.block_on(async move {
+        let Ok(mut receiver) = GroReceiver::new(&listen) else {
+            shared.stop.store(true, Ordering::Relaxed);
+            return;
+        };
         let Ok(listen) = tokio::net::UdpSocket::from_std(listen) else {
             shared.stop.store(true, Ordering::Relaxed);
             return;
         };
-        let flows: Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>)>>> =
-            Arc::new(Mutex::new(HashMap::new()));
+        let flows: FlowMap = Arc::new(Mutex::new(HashMap::new()));
         let mut next_id = 0u32;
-        let mut buf = vec![0u8; 65536];
         let mut stop = stop;
+        let mut batch: Vec<(SocketAddr, Vec<u8>, Instant)> = Vec::new();
         loop {
-            let (n, from) = tokio::select! {
+            batch.clear();
+            tokio::select! {
                 _ = &mut stop => return,
-                r = listen.recv_from(&mut buf) => match r {
-                    Ok(x) => x,
-                    // ICMP errors surface here on Linux; keep relaying.
-                    Err(_) => continue,
-                },
-            };
-            let at = Instant::now();
-            let existing = flows
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&from)
-                .map(|(id, seen)| (*id, seen.clone()));
-            let (id, seen) = match existing {
-                Some(f) => f,
-                None => {
-                    let count = flows.lock().unwrap_or_else(|e| e.into_inner()).len();
-                    if count >= options.max_flows {
-                        shared.flows_refused.fetch_add(1, Ordering::Relaxed);
+                r = receiver.recv(&listen, |from, data, at| batch.push((from, data.to_vec(), at))) => {
+                    // ICMP errors surface as receive errors on Linux; keep relaying.
+                    if r.is_err() {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
                         continue;
                     }
-                    let Some((std_sock, tokio_sock)) = upstream_socket(options.to) else {
-                        continue;
-                    };
-                    let id = next_id;
-                    next_id = next_id.wrapping_add(1);
-                    let seen = Arc::new(AtomicU64::new(0));
-                    flows
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(from, (id, seen.clone()));
-                    if tx
-                        .send(Event::NewFlow {
-                            id,
-                            client: from,
-                            upstream: std_sock,
-                        })
-                        .is_err()
-                    {
-                        return;
+                }
+            }
+            for (from, data, at) in batch.drain(..) {
+                let existing = flows
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&from)
+                    .map(|(id, seen)| (*id, seen.clone()));
+                let (id, seen) = match existing {
+                    Some(f) => f,
+                    None => {
+                        let count = flows.lock().unwrap_or_else(|e| e.into_inner()).len();
+                        if count >= options.max_flows {
+                            shared.flows_refused.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                        let Some((std_sock, tokio_sock, up_receiver)) =
+                            upstream_socket(options.to)
+                        else {
+                            continue;
+                        };
+                        let id = next_id;
+                        next_id = next_id.wrapping_add(1);
+                        let seen = Arc::new(AtomicU64::new(0));
+                        flows
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(from, (id, seen.clone()));
+                        if tx
+                            .send(Event::NewFlow {
+                                id,
+                                client: from,
+                                upstream: std_sock,
+                            })
+                            .is_err()
+                        {
+                            return;
+                        }
+                        tokio::spawn(upstream_task(
+                            UpstreamFlow {
+                                id,
+                                client: from,
+                                sock: tokio_sock,
+                                receiver: up_receiver,
+                                seen: seen.clone(),
+                            },
+                            flows.clone(),
+                            shared.clone(),
+                            tx.clone(),
+                            options.flow_idle_timeout,
+                        ));
+                        (id, seen)
                     }
-                    tokio::spawn(upstream_task(
-                        id,
-                        from,
-                        tokio_sock,
-                        seen.clone(),
-                        flows.clone(),
-                        shared.clone(),
-                        tx.clone(),
-                        options.flow_idle_timeout,
-                    ));
-                    (id, seen)
+                };
+                seen.store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+                let event = Event::Packet {
+                    flow: id,
+                    down: false,
+                    at,
+                    data,
+                };
+                match tx.try_send(event) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(_)) => {
+                        shared.overload_up.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(TrySendError::Disconnected(_)) => return,
                 }
-            };
-            seen.store(
-                shared.start.elapsed().as_millis() as u64,
-                Ordering::Relaxed,
-            );
-            let event = Event::Packet {
-                flow: id,
-                down: false,
-                at,
-                data: buf[..n].to_vec(),
-            };
-            match tx.try_send(event) {
-                Ok(()) => {}
-                Err(TrySendError::Full(_)) => {
-                    shared.overload_up.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(TrySendError::Disconnected(_)) => return,
             }
         }
     });
 }
 
-fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket)> {
+type FlowMap = Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>)>>>;
+
+struct UpstreamFlow {
+    id: u32,
+    client: SocketAddr,
+    sock: tokio::net::UdpSocket,
+    receiver: GroReceiver,
+    seen: Arc<AtomicU64>,
+}
+
+fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket, GroReceiver)> {
     let bind: SocketAddr = if to.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -444,44 +516,43 @@ fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket)>
     };
     let sock = UdpSocket::bind(bind).ok()?;
     sock.connect(to).ok()?;
-    set_buffers(&sock);
+    let receiver = GroReceiver::new(&sock).ok()?;
     sock.set_nonblocking(true).ok()?;
     let clone = sock.try_clone().ok()?;
-    Some((clone, tokio::net::UdpSocket::from_std(sock).ok()?))
+    Some((clone, tokio::net::UdpSocket::from_std(sock).ok()?, receiver))
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn upstream_task(
-    id: u32,
-    client: SocketAddr,
-    sock: tokio::net::UdpSocket,
-    seen: Arc<AtomicU64>,
-    flows: Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>)>>>,
+    mut flow: UpstreamFlow,
+    flows: FlowMap,
     shared: Arc<Shared>,
     tx: SyncSender<Event>,
     idle: Duration,
 ) {
-    let mut buf = vec![0u8; 65536];
+    let mut batch: Vec<(Vec<u8>, Instant)> = Vec::new();
     loop {
-        match tokio::time::timeout(idle.min(Duration::from_secs(1)), sock.recv(&mut buf)).await {
-            Ok(Ok(n)) => {
-                let at = Instant::now();
-                seen.store(
-                    shared.start.elapsed().as_millis() as u64,
-                    Ordering::Relaxed,
-                );
-                let event = Event::Packet {
-                    flow: id,
-                    down: true,
-                    at,
-                    data: buf[..n].to_vec(),
-                };
-                match tx.try_send(event) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) => {
-                        shared.overload_down.fetch_add(1, Ordering::Relaxed);
+        batch.clear();
+        let recv = flow
+            .receiver
+            .recv(&flow.sock, |_, data, at| batch.push((data.to_vec(), at)));
+        match tokio::time::timeout(idle.min(Duration::from_secs(1)), recv).await {
+            Ok(Ok(())) => {
+                flow.seen
+                    .store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+                for (data, at) in batch.drain(..) {
+                    let event = Event::Packet {
+                        flow: flow.id,
+                        down: true,
+                        at,
+                        data,
+                    };
+                    match tx.try_send(event) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full(_)) => {
+                            shared.overload_down.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(TrySendError::Disconnected(_)) => return,
                     }
-                    Err(TrySendError::Disconnected(_)) => return,
                 }
             }
             // The server's port is closed (ICMP): keep the flow until it idles out.
@@ -489,12 +560,12 @@ async fn upstream_task(
             Err(_) => {}
         }
         let now_ms = shared.start.elapsed().as_millis() as u64;
-        if now_ms.saturating_sub(seen.load(Ordering::Relaxed)) >= idle.as_millis() as u64 {
+        if now_ms.saturating_sub(flow.seen.load(Ordering::Relaxed)) >= idle.as_millis() as u64 {
             flows
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .remove(&client);
-            let _ = tx.send(Event::FlowGone { id });
+                .remove(&flow.client);
+            let _ = tx.send(Event::FlowGone { id: flow.id });
             return;
         }
     }
