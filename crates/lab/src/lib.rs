@@ -1,1 +1,80 @@
-//! satquic-lab: see DESIGN.md; filled in by its own issue.
+//! # satquic-lab: campaigns, the dataset, analysis, plots, the report and `reproduce`
+//!
+//! The lab turns a campaign spec (TOML, [`spec`]) into a plan of runs ([`plan`]), runs them
+//! on a local pool of workers or as one shard of a cluster job array, resumably
+//! ([`exec`]), keeps one directory per run plus a `runs.csv` with one row per run
+//! ([`dataset`]), analyses them the way the seeds did ([`analysis`]), draws the figures
+//! ([`plot`]) and writes a self-contained HTML report ([`report`]). [`reproduce`] holds the
+//! built-in campaigns that put our numbers next to the seeds'.
+//!
+//! ```no_run
+//! use satquic_lab::{exec, plan::Plan, spec::CampaignSpec};
+//! let spec = CampaignSpec::from_file("campaign.toml".as_ref()).unwrap();
+//! let plan = Plan::new(&spec).unwrap();
+//! exec::run_campaign(&spec, &plan, "out".as_ref(), &exec::ExecOptions::default(), &|_| {})
+//!     .unwrap();
+//! satquic_lab::report::write_report(&["out".into()], "out/report".as_ref(), None).unwrap();
+//! ```
+//!
+//! # runs.csv
+//!
+//! One header row, one row per finished run, plain comma-separated columns: it loads
+//! with `pandas.read_csv("runs.csv")` and no options. Empty cells are missing values. The
+//! columns are the fields of [`dataset::Row`], in this order:
+//!
+//! | group | columns |
+//! |---|---|
+//! | identity | `index` (plan order), `run_id` (directory under `runs/`), `campaign`, `mode` |
+//! | link | `link` (label), `link_source` (preset or file), `link_params` (`k=v;k=v`), `buffer_bdp`, `plr`, `down_rate_bps`, `up_rate_bps`, `base_rtt_s`, `down_queue_bytes`, `down_queue_packets` |
+//! | transport | `variant`, `cc`, `initial_window`, `receive_window`, `stream_receive_window`, `send_window`, `initial_rtt_s`, `mtu` |
+//! | workload | `workload`, `workload_kind` (`download`/`timed`), `bytes`, `duration_s`, `flows`, `stagger_s`, `rep`, `seed`, `time_cap_s` |
+//! | outcome | `status` (`completed`, `capped`, `failed`, `timeout`), `reason`, `sim_time_s` |
+//! | flow 0 | `delivered_bytes`, `completion_time_s`, `handshake_time_s`, `goodput_bps`, `efficiency`, `packets_sent`, `packets_lost`, `bytes_lost`, `congestion_events`, `first_rtt_s`, `min_rtt_s`, `first_drop_at_s`, `drops_congestion`, `drops_random`, `first_loss_detected_at_s` |
+//! | slow-start exit | `exit_at_s`, `exit_reason`, `exit_cwnd_before`, `exit_cwnd_after`, `exit_ssthresh`, `exit_rtt_s`, `cwnd_reduction_ratio`, `shadow_exit_at_s`, `shadow_exit_cwnd` |
+//! | classification | `capacity_at_s`, `capacity_source`, `exit_class`, `shadow_exit_class`, `exit_to_loss_ratio`, `shadow_exit_to_loss_ratio`, `owd_capacity_at_s`, `owd_exit_class`, `owd_shadow_exit_class`, `max_queue_bytes` |
+//! | all flows | `flows_completed`, `total_goodput_bps`, `utilization`, `jain_index` |
+//!
+//! Units are in the names (`_s` seconds, `_bps` bit/s, `_bytes`/`bytes` bytes); times are
+//! seconds since the start of the run, except `completion_time_s` and `handshake_time_s`
+//! (since the flow's start). Each run directory also holds satquic-sim's record files
+//! (`summary.json`, `chunks.csv` with the per-MB times, `events.jsonl`, `series.csv`),
+//! `timing.json` (wall-clock time: the only machine-dependent file) and `row.json`.
+//!
+//! The same spec and seeds give byte-identical runs.csv files, whatever `--jobs` and
+//! sharding, except for `bbr` runs (quinn's BBR draws from the thread RNG).
+
+pub mod analysis;
+pub mod dataset;
+pub mod exec;
+pub mod plan;
+pub mod plot;
+pub mod report;
+pub mod reproduce;
+pub mod spec;
+
+/// Why a lab operation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabError {
+    /// Bad input from the user (spec, arguments, directory): one line, exit code 2.
+    Usage(String),
+    /// Something the lab cannot do yet (emulated mode without satquic-net's run).
+    Unsupported(String),
+    /// A file could not be read or written.
+    Io(String),
+}
+
+impl std::fmt::Display for LabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabError::Usage(m) | LabError::Unsupported(m) | LabError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for LabError {}
+
+impl From<spec::SpecError> for LabError {
+    fn from(e: spec::SpecError) -> Self {
+        LabError::Usage(e.0)
+    }
+}

@@ -1,0 +1,634 @@
+//! Running a campaign: a local pool of workers, resumable, shardable.
+//!
+//! # Layout of a campaign directory
+//!
+//! ```text
+//! DIR/campaign.json          the spec as run, the plan's run ids, analysis settings
+//! DIR/runs.csv               one row per finished run, in plan order (crate::dataset)
+//! DIR/runs/<run_id>/         summary.json chunks.csv events.jsonl series.csv
+//!                            timing.json row.json (the run's runs.csv row)
+//! DIR/report/                written by `satquic report`
+//! ```
+//!
+//! # Resuming
+//!
+//! A run is done in `runs/.partial-<run_id>-<pid>/` and renamed to `runs/<run_id>/` when
+//! every file is written (a directory rename is atomic), so a run directory either is
+//! complete or does not exist. A restarted campaign skips the runs whose directory exists
+//! and never runs one twice; runs.csv is rebuilt from the directories after every run
+//! batch, so it can never hold a duplicate or lose a finished run. Failed and timed-out
+//! runs are finished runs too (a row with `status` and `reason`); `retry_failed` runs
+//! them again.
+//!
+//! # Shards
+//!
+//! `shard = Some((i, n))` runs the plan entries with `index % n == i`. Shards of a cluster
+//! job array write into the same directory on a shared file system (or into separate
+//! directories copied together afterwards); `satquic campaign collect DIR` (or `satquic
+//! report DIR`) rebuilds runs.csv from whatever run directories are there. A Slurm job
+//! array:
+//!
+//! ```sh
+//! #!/bin/sh
+//! #SBATCH --array=0-31
+//! #SBATCH --cpus-per-task=4
+//! satquic campaign shard campaign.toml --index "$SLURM_ARRAY_TASK_ID" --of 32 \
+//!     --out /shared/geo-search --jobs "$SLURM_CPUS_PER_TASK"
+//! ```
+//!
+//! then `satquic report /shared/geo-search` once the array is finished.
+//!
+//! # Timeouts
+//!
+//! With a spec `timeout`, each run executes on its own thread and the worker waits at
+//! most that long; a run that exceeds it becomes a `timeout` row and the worker moves on.
+//! The simulator cannot be interrupted, so the abandoned thread runs on in the background
+//! until its virtual time cap ends it (its result is discarded).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use satquic_sim::{RunRecord, Timing};
+
+use crate::LabError;
+use crate::dataset::{self, Row};
+use crate::plan::{Plan, PlannedRun};
+use crate::spec::{AnalysisSpec, CampaignSpec, Mode};
+
+/// What `campaign.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignMeta {
+    pub schema: String,
+    pub name: String,
+    pub description: String,
+    pub mode: Mode,
+    pub analysis: AnalysisSpec,
+    /// Labels in spec order.
+    pub links: Vec<String>,
+    pub variants: Vec<String>,
+    pub workloads: Vec<String>,
+    /// Run ids in plan order.
+    pub run_ids: Vec<String>,
+    /// The spec as parsed.
+    pub spec: CampaignSpec,
+}
+
+pub const CAMPAIGN_SCHEMA: &str = "satquic-campaign/1";
+
+impl CampaignMeta {
+    pub fn new(spec: &CampaignSpec, plan: &Plan) -> Self {
+        CampaignMeta {
+            schema: CAMPAIGN_SCHEMA.into(),
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            mode: spec.mode,
+            analysis: spec.analysis.clone(),
+            links: plan.links.iter().map(|l| l.label.clone()).collect(),
+            variants: plan.variants.iter().map(|v| v.label.clone()).collect(),
+            workloads: plan.workloads.iter().map(|w| w.label.clone()).collect(),
+            run_ids: plan.runs.iter().map(|r| r.run_id.clone()).collect(),
+            spec: spec.clone(),
+        }
+    }
+
+    pub fn read(dir: &Path) -> Result<Self, LabError> {
+        let path = dir.join("campaign.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            LabError::Usage(format!(
+                "{}: not a campaign directory (cannot read campaign.json: {e})",
+                dir.display()
+            ))
+        })?;
+        serde_json::from_str(&text).map_err(|e| LabError::Io(format!("{}: {e}", path.display())))
+    }
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    /// Worker threads (runs in parallel).
+    pub jobs: usize,
+    /// Run only shard `(index, count)`.
+    pub shard: Option<(usize, usize)>,
+    /// Run failed and timed-out runs again.
+    pub retry_failed: bool,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            shard: None,
+            retry_failed: false,
+        }
+    }
+}
+
+/// Reported after each run.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Runs to do in this invocation (finished ones excluded).
+    pub total: usize,
+    pub done: usize,
+    pub failed: usize,
+    /// Finished before this invocation started.
+    pub skipped: usize,
+    /// The run that just finished: id and status.
+    pub last: Option<(String, String)>,
+}
+
+/// What a campaign invocation did.
+#[derive(Debug, Clone)]
+pub struct CampaignOutcome {
+    pub planned: usize,
+    /// Runs of this shard (all runs without shards).
+    pub selected: usize,
+    pub skipped: usize,
+    pub ran: usize,
+    pub failed: usize,
+    /// Rows now in runs.csv.
+    pub rows: usize,
+    pub runs_csv: PathBuf,
+    pub wall: Duration,
+}
+
+/// Runs (the rest of) a campaign into `out`.
+pub fn run_campaign(
+    spec: &CampaignSpec,
+    plan: &Plan,
+    out: &Path,
+    opts: &ExecOptions,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<CampaignOutcome, LabError> {
+    let started = Instant::now();
+    if spec.mode == Mode::Emulated {
+        return Err(LabError::Unsupported(
+            "emulated mode needs satquic-net's emulated run (`satquic run`), which is not built yet; use mode = \"sim\"".into(),
+        ));
+    }
+    if let Some((i, n)) = opts.shard
+        && (n == 0 || i >= n)
+    {
+        return Err(LabError::Usage(format!(
+            "shard index {i} is not below the shard count {n}"
+        )));
+    }
+    let runs_dir = out.join("runs");
+    std::fs::create_dir_all(&runs_dir).map_err(|e| io_err(&runs_dir, e))?;
+    remove_stale_partials(&runs_dir);
+    let meta = CampaignMeta::new(spec, plan);
+    write_atomic_unique(
+        out,
+        "campaign.json",
+        &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
+    )
+    .map_err(|e| io_err(out, e))?;
+
+    let selected: Vec<&PlannedRun> = match opts.shard {
+        Some((i, n)) => plan.shard(i, n),
+        None => plan.runs.iter().collect(),
+    };
+    let mut todo = Vec::new();
+    let mut skipped = 0;
+    for run in &selected {
+        let dir = runs_dir.join(&run.run_id);
+        match read_row(&dir) {
+            Some(row) if !(opts.retry_failed && is_failure(&row.status)) => skipped += 1,
+            Some(_) => {
+                std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+                todo.push(*run);
+            }
+            None => todo.push(*run),
+        }
+    }
+
+    let state = Mutex::new(Progress {
+        total: todo.len(),
+        done: 0,
+        failed: 0,
+        skipped,
+        last: None,
+    });
+    progress(&state.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    let next = AtomicUsize::new(0);
+    let first_error: Mutex<Option<LabError>> = Mutex::new(None);
+    let jobs = opts.jobs.max(1).min(todo.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(run) = todo.get(i) else { break };
+                    if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
+                        break;
+                    }
+                    match execute_and_store(&spec.name, run, spec.timeout, &runs_dir) {
+                        Ok(row) => {
+                            let mut p = state.lock().unwrap_or_else(|e| e.into_inner());
+                            p.done += 1;
+                            if is_failure(&row.status) {
+                                p.failed += 1;
+                            }
+                            p.last = Some((row.run_id.clone(), row.status.clone()));
+                            progress(&p);
+                        }
+                        Err(e) => {
+                            let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                            slot.get_or_insert(e);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let rows = collect(out, plan.runs.iter().map(|r| r.run_id.as_str()))?;
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    let p = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(CampaignOutcome {
+        planned: plan.runs.len(),
+        selected: selected.len(),
+        skipped,
+        ran: p.done,
+        failed: p.failed,
+        rows: rows.len(),
+        runs_csv: out.join("runs.csv"),
+        wall: started.elapsed(),
+    })
+}
+
+fn is_failure(status: &str) -> bool {
+    matches!(status, "failed" | "timeout")
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> LabError {
+    LabError::Io(format!("{}: {e}", path.display()))
+}
+
+fn read_row(dir: &Path) -> Option<Row> {
+    let text = std::fs::read_to_string(dir.join("row.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Removes `.partial-*` directories left by processes that no longer exist (Linux: by
+/// their pid; elsewhere only those older than a day).
+fn remove_stale_partials(runs_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(runs_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(".partial-") else {
+            continue;
+        };
+        let pid = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
+        let stale = match pid {
+            Some(pid) if Path::new("/proc/self").exists() => {
+                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+            }
+            _ => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > Duration::from_secs(86_400)),
+        };
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The outcome of executing one run.
+enum Executed {
+    Record(Box<RunRecord>),
+    Failed(String),
+    TimedOut(Duration),
+}
+
+/// Runs one scenario on its own thread, waiting at most `timeout`.
+fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) {
+    let started = Instant::now();
+    let scenario = run.scenario.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(format!("satquic-run-{}", run.index))
+        .spawn(move || {
+            let result = std::panic::catch_unwind(|| satquic_sim::run(&scenario));
+            let _ = tx.send(result);
+        });
+    if let Err(e) = spawned {
+        return (
+            Executed::Failed(format!("cannot start a run thread: {e}")),
+            started.elapsed(),
+        );
+    }
+    let received = match timeout {
+        Some(t) => rx
+            .recv_timeout(t)
+            .map_err(|e| matches!(e, std::sync::mpsc::RecvTimeoutError::Timeout)),
+        None => rx.recv().map_err(|_| false),
+    };
+    let outcome = match received {
+        Ok(Ok(Ok(record))) => Executed::Record(Box::new(record)),
+        Ok(Ok(Err(e))) => Executed::Failed(format!("invalid scenario: {e}")),
+        Ok(Err(panic)) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Executed::Failed(format!("panic: {msg}"))
+        }
+        Err(true) => Executed::TimedOut(timeout.unwrap_or_default()),
+        Err(false) => Executed::Failed("the run thread ended without a result".into()),
+    };
+    (outcome, started.elapsed())
+}
+
+/// Executes a run and stores its directory atomically; returns its row.
+pub fn execute_and_store(
+    campaign: &str,
+    run: &PlannedRun,
+    timeout: Option<Duration>,
+    runs_dir: &Path,
+) -> Result<Row, LabError> {
+    let (executed, wall) = execute(run, timeout);
+    let partial = runs_dir.join(format!(".partial-{}-{}", run.run_id, std::process::id()));
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
+    }
+    std::fs::create_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
+    let row = match &executed {
+        Executed::Record(record) => {
+            record.write_to(&partial).map_err(|e| io_err(&partial, e))?;
+            Timing::new(wall, record.sim_time)
+                .write_to(&partial)
+                .map_err(|e| io_err(&partial, e))?;
+            dataset::record_row(campaign, run, record)
+        }
+        Executed::Failed(reason) => dataset::failed_row(campaign, run, "failed", reason),
+        Executed::TimedOut(limit) => dataset::failed_row(
+            campaign,
+            run,
+            "timeout",
+            &format!(
+                "no result within the {} s wall-clock timeout",
+                limit.as_secs_f64()
+            ),
+        ),
+    };
+    satquic_sim::record::write_atomic(
+        &partial,
+        "row.json",
+        &serde_json::to_vec_pretty(&row).expect("rows serialize"),
+    )
+    .map_err(|e| io_err(&partial, e))?;
+    let finished = runs_dir.join(&run.run_id);
+    if let Err(e) = std::fs::rename(&partial, &finished) {
+        // Another shard finished the same run first: keep its directory.
+        let _ = std::fs::remove_dir_all(&partial);
+        if !finished.join("row.json").exists() {
+            return Err(io_err(&finished, e));
+        }
+    }
+    Ok(row)
+}
+
+/// Rebuilds `runs.csv` from the run directories of `run_ids` (plan order) and returns the
+/// rows. Runs without a directory are left out.
+pub fn collect<'a>(
+    out: &Path,
+    run_ids: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Row>, LabError> {
+    let runs_dir = out.join("runs");
+    let mut rows = Vec::new();
+    for (index, id) in run_ids.into_iter().enumerate() {
+        if let Some(mut row) = read_row(&runs_dir.join(id)) {
+            row.index = index;
+            rows.push(row);
+        }
+    }
+    write_atomic_unique(out, "runs.csv", &dataset::to_csv(&rows)).map_err(|e| io_err(out, e))?;
+    Ok(rows)
+}
+
+/// Rebuilds runs.csv of a campaign directory from its `campaign.json` (merging shards).
+pub fn collect_dir(out: &Path) -> Result<Vec<Row>, LabError> {
+    let meta = CampaignMeta::read(out)?;
+    collect(out, meta.run_ids.iter().map(String::as_str))
+}
+
+/// Atomic write through a temporary name unique to this process and call, so that
+/// concurrent shards never share a temporary file.
+pub fn write_atomic_unique(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, dir.join(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A campaign of 2 variants x 2 seeds on a small link (about a second in debug).
+    const TINY: &str = r#"
+name = "tiny"
+repetitions = 2
+seed = 11
+[[link]]
+preset = "qir-terrestrial"
+[[variant]]
+label = "classic"
+cc = "cubic"
+[[variant]]
+label = "search"
+cc = "cubic+search"
+[[workload]]
+kind = "download"
+bytes = "2MB"
+"#;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("satquic-lab-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn tiny() -> (CampaignSpec, Plan) {
+        let spec = CampaignSpec::from_toml_str(TINY, None).unwrap();
+        let plan = Plan::new(&spec).unwrap();
+        (spec, plan)
+    }
+
+    fn finished_dirs(out: &Path) -> usize {
+        std::fs::read_dir(out.join("runs"))
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
+    /// Runs the tiny campaign when spawned by `killed_campaign_resumes_without_duplicates`
+    /// (it kills this process mid-way); does nothing when run directly.
+    #[test]
+    #[ignore = "helper process of killed_campaign_resumes_without_duplicates"]
+    fn child_campaign_for_kill_test() {
+        let Ok(out) = std::env::var("SATQUIC_LAB_KILL_TEST_OUT") else {
+            return;
+        };
+        let (spec, plan) = tiny();
+        let opts = ExecOptions {
+            jobs: 1,
+            ..ExecOptions::default()
+        };
+        run_campaign(&spec, &plan, Path::new(&out), &opts, &|_| {}).unwrap();
+    }
+
+    #[test]
+    fn killed_campaign_resumes_without_duplicates() {
+        let out = temp_dir("kill");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "exec::tests::child_campaign_for_kill_test",
+                "--test-threads=1",
+            ])
+            .env("SATQUIC_LAB_KILL_TEST_OUT", &out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while finished_dirs(&out) < 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let before = finished_dirs(&out);
+        assert!(
+            (1..4).contains(&before),
+            "killed mid-way: {before} of 4 runs finished"
+        );
+        let (spec, plan) = tiny();
+        let seen = Mutex::new(Vec::new());
+        let outcome = run_campaign(
+            &spec,
+            &plan,
+            &out,
+            &ExecOptions {
+                jobs: 2,
+                ..ExecOptions::default()
+            },
+            &|p| seen.lock().unwrap().push(p.clone()),
+        )
+        .unwrap();
+        assert_eq!(outcome.skipped, before);
+        assert_eq!(outcome.ran, 4 - before);
+        assert_eq!(outcome.rows, 4);
+        let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
+        let mut ids: Vec<_> = rows.iter().map(|r| r.run_id.clone()).collect();
+        assert_eq!(rows.len(), 4);
+        ids.dedup();
+        assert_eq!(ids.len(), 4);
+        assert_eq!(
+            rows.iter().map(|r| r.index).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        assert!(rows.iter().all(|r| r.status == "completed"), "{rows:?}");
+        assert_eq!(seen.lock().unwrap().last().unwrap().done, 4 - before);
+        // A third invocation has nothing to do.
+        let again = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
+        assert_eq!((again.ran, again.skipped, again.rows), (0, 4, 4));
+        assert!(
+            std::fs::read_dir(out.join("runs"))
+                .unwrap()
+                .flatten()
+                .all(|e| !e.file_name().to_string_lossy().starts_with(".partial")),
+            "stale partial directories are removed"
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn same_spec_gives_the_same_runs_csv_and_shards_merge() {
+        let (spec, plan) = tiny();
+        let a = temp_dir("det-a");
+        run_campaign(&spec, &plan, &a, &ExecOptions::default(), &|_| {}).unwrap();
+        let b = temp_dir("det-b");
+        for i in 0..2 {
+            let opts = ExecOptions {
+                jobs: 1,
+                shard: Some((i, 2)),
+                retry_failed: false,
+            };
+            let o = run_campaign(&spec, &plan, &b, &opts, &|_| {}).unwrap();
+            assert_eq!(o.selected, 2);
+        }
+        collect_dir(&b).unwrap();
+        let csv_a = std::fs::read(a.join("runs.csv")).unwrap();
+        let csv_b = std::fs::read(b.join("runs.csv")).unwrap();
+        assert_eq!(
+            String::from_utf8(csv_a).unwrap(),
+            String::from_utf8(csv_b).unwrap()
+        );
+        for dir in [a, b] {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn failures_and_timeouts_are_rows_with_a_reason() {
+        let (mut spec, _) = tiny();
+        spec.timeout = Some(Duration::from_micros(1));
+        spec.repetitions = 1;
+        let plan = Plan::new(&spec).unwrap();
+        let out = temp_dir("timeout");
+        let o = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
+        assert_eq!((o.rows, o.failed), (2, 2));
+        let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
+        assert!(
+            rows.iter()
+                .all(|r| r.status == "timeout" && r.reason.contains("timeout"))
+        );
+        // A retry without the timeout turns them into completed runs, still one row each.
+        spec.timeout = None;
+        let plan = Plan::new(&spec).unwrap();
+        let opts = ExecOptions {
+            retry_failed: true,
+            ..ExecOptions::default()
+        };
+        let o = run_campaign(&spec, &plan, &out, &opts, &|_| {}).unwrap();
+        assert_eq!((o.ran, o.rows, o.failed), (2, 2, 0));
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn emulated_mode_says_what_is_missing() {
+        let (mut spec, plan) = tiny();
+        spec.mode = Mode::Emulated;
+        let out = temp_dir("emulated");
+        let e = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("emulated mode needs satquic-net's emulated run")
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

@@ -1,0 +1,262 @@
+//! Expanding a spec into the ordered list of runs.
+//!
+//! Order: links, then workloads, then repetitions, then variants when `interleave` is on
+//! (the variants alternate run by run, as the seeds alternated SEARCH and baseline
+//! downloads so that both saw the same hours of the real link); with `interleave = false`
+//! all repetitions of a variant come before the next variant. Every variant of a
+//! repetition uses the same seed, so variants are compared on the same link randomness.
+//!
+//! A run's id is readable and stable: `LINK__VARIANT__WORKLOAD__rREP-HASH`, with the
+//! labels reduced to `[A-Za-z0-9.=-]` and `HASH` 8 hex digits of a hash of the scenario
+//! and mode. Adding a variant to a spec keeps the ids of the runs already made (a resumed
+//! campaign runs only the new ones); changing anything a run depends on changes its id
+//! (it is run again rather than confused with the old one).
+
+use std::time::Duration;
+
+use satquic_sim::{FlowSpec, Scenario, Workload};
+
+use crate::spec::{
+    CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,
+};
+
+/// One run of a campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedRun {
+    /// Position in the plan (the row order of runs.csv).
+    pub index: usize,
+    pub run_id: String,
+    pub link: ResolvedLink,
+    pub variant: String,
+    pub workload: ResolvedWorkload,
+    /// Repetition number, from 0.
+    pub rep: u32,
+    pub seed: u64,
+    pub mode: Mode,
+    pub scenario: Scenario,
+}
+
+/// The whole plan and the resolved matrix it came from.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub runs: Vec<PlannedRun>,
+    pub links: Vec<ResolvedLink>,
+    pub variants: Vec<ResolvedVariant>,
+    pub workloads: Vec<ResolvedWorkload>,
+}
+
+impl Plan {
+    /// Expands a spec. Errors are usage errors naming the key.
+    pub fn new(spec: &CampaignSpec) -> Result<Plan, SpecError> {
+        let links = spec.resolve_links()?;
+        let variants = spec.resolve_variants()?;
+        let workloads = spec.resolve_workloads()?;
+        let seeds = spec.repetition_seeds();
+        let mut cells: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for l in 0..links.len() {
+            for w in 0..workloads.len() {
+                if spec.interleave {
+                    for r in 0..seeds.len() {
+                        for v in 0..variants.len() {
+                            cells.push((l, w, r, v));
+                        }
+                    }
+                } else {
+                    for v in 0..variants.len() {
+                        for r in 0..seeds.len() {
+                            cells.push((l, w, r, v));
+                        }
+                    }
+                }
+            }
+        }
+        let runs = cells
+            .into_iter()
+            .enumerate()
+            .map(|(index, (l, w, r, v))| {
+                let link = &links[l];
+                let variant = &variants[v];
+                let workload = &workloads[w];
+                let scenario = scenario(link, variant, workload, seeds[r], spec.time_cap);
+                let hash = fnv1a(
+                    serde_json::to_string(&scenario)
+                        .expect("scenarios serialize")
+                        .as_bytes(),
+                ) ^ fnv1a(spec.mode.as_str().as_bytes());
+                let run_id = format!(
+                    "{}__{}__{}__r{:03}-{:08x}",
+                    sanitize(&link.label),
+                    sanitize(&variant.label),
+                    sanitize(&workload.label),
+                    r,
+                    hash as u32
+                );
+                PlannedRun {
+                    index,
+                    run_id,
+                    link: link.clone(),
+                    variant: variant.label.clone(),
+                    workload: workload.clone(),
+                    rep: r as u32,
+                    seed: seeds[r],
+                    mode: spec.mode,
+                    scenario,
+                }
+            })
+            .collect();
+        Ok(Plan {
+            name: spec.name.clone(),
+            runs,
+            links,
+            variants,
+            workloads,
+        })
+    }
+
+    /// The runs of shard `index` of `of` (round robin over the plan, so each shard gets
+    /// a similar mix of links and variants).
+    pub fn shard(&self, index: usize, of: usize) -> Vec<&PlannedRun> {
+        self.runs
+            .iter()
+            .filter(|r| of > 0 && r.index % of == index)
+            .collect()
+    }
+}
+
+fn scenario(
+    link: &ResolvedLink,
+    variant: &ResolvedVariant,
+    workload: &ResolvedWorkload,
+    seed: u64,
+    time_cap: Duration,
+) -> Scenario {
+    let flows = (0..workload.flows)
+        .map(|i| FlowSpec {
+            start: workload.stagger * i,
+            transport: variant.transport.clone(),
+            workload: match workload.kind {
+                WorkloadKind::Download => Workload::Download {
+                    bytes: workload.bytes.unwrap_or(1),
+                },
+                WorkloadKind::Timed => Workload::Timed {
+                    duration: workload.duration.unwrap_or(Duration::from_secs(1)),
+                },
+            },
+        })
+        .collect();
+    Scenario {
+        link: link.spec.clone(),
+        flows,
+        seed,
+        time_cap,
+    }
+}
+
+/// Labels as file-name parts: `[A-Za-z0-9.=-]` kept, anything else becomes `_`.
+pub fn sanitize(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '=') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// 64-bit FNV-1a: a stable hash (Rust's default hasher is not stable across releases).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(extra: &str) -> CampaignSpec {
+        CampaignSpec::from_toml_str(
+            &format!(
+                r#"
+name = "t"
+repetitions = 2
+seed = 7
+{extra}
+[[link]]
+preset = "qir-terrestrial"
+[[variant]]
+label = "a"
+cc = "cubic"
+[[variant]]
+label = "b"
+cc = "cubic+search"
+[[workload]]
+kind = "download"
+bytes = "1MB"
+"#
+            ),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn interleaving_alternates_variants_with_shared_seeds() {
+        let plan = Plan::new(&spec("")).unwrap();
+        let order: Vec<_> = plan
+            .runs
+            .iter()
+            .map(|r| (r.variant.as_str(), r.seed))
+            .collect();
+        assert_eq!(order, [("a", 7), ("b", 7), ("a", 8), ("b", 8)]);
+        let plan = Plan::new(&spec("interleave = false")).unwrap();
+        let order: Vec<_> = plan
+            .runs
+            .iter()
+            .map(|r| (r.variant.as_str(), r.seed))
+            .collect();
+        assert_eq!(order, [("a", 7), ("a", 8), ("b", 7), ("b", 8)]);
+    }
+
+    #[test]
+    fn run_ids_are_stable_and_distinct() {
+        let a = Plan::new(&spec("")).unwrap();
+        let b = Plan::new(&spec("interleave = false")).unwrap();
+        let mut ids_a: Vec<_> = a.runs.iter().map(|r| r.run_id.clone()).collect();
+        let mut ids_b: Vec<_> = b.runs.iter().map(|r| r.run_id.clone()).collect();
+        assert!(ids_a[0].starts_with("qir-terrestrial__a__dl1MB__r000-"));
+        ids_a.sort();
+        ids_b.sort();
+        assert_eq!(ids_a, ids_b, "ids do not depend on the order");
+        ids_a.dedup();
+        assert_eq!(ids_a.len(), 4);
+        let c = Plan::new(&spec("time_cap = \"30s\"")).unwrap();
+        assert_ne!(
+            c.runs[0].run_id, a.runs[0].run_id,
+            "a changed scenario is a new run"
+        );
+    }
+
+    #[test]
+    fn shards_partition_the_plan() {
+        let plan = Plan::new(&spec("seeds = [1, 2, 3, 4, 5]")).unwrap();
+        let mut all: Vec<usize> = (0..3)
+            .flat_map(|i| plan.shard(i, 3).into_iter().map(|r| r.index))
+            .collect();
+        all.sort();
+        assert_eq!(all, (0..plan.runs.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn fnv_matches_the_reference_values() {
+        assert_eq!(fnv1a(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+    }
+}

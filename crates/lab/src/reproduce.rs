@@ -1,0 +1,1 @@
+//! Built-in campaigns (in progress).
