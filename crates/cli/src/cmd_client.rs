@@ -246,6 +246,7 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         time_cap,
         want_server_report: true,
         qlog_dir: args.qlog.clone(),
+        progress: None,
     })
 }
 

@@ -1,10 +1,145 @@
-//! `satquic run`.
+//! `satquic run`: an emulated run (server, relay and client in one process on loopback,
+//! real sockets, real time) writing the same run record as `satquic sim`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use satquic_net::units::parse_size;
+use satquic_sim::{Scenario, TransportSpec, Workload};
 
 use crate::Failure;
+use crate::cmd_client::{compose_cc, net_failure};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Link preset (see `satquic presets`) or a TOML link file.
+    #[arg(long, value_name = "PRESET|FILE", default_value = "qir-sat")]
+    link: String,
+    /// Congestion control spec of the server (the data sender).
+    #[arg(long, value_name = "SPEC", default_value = "cubic")]
+    cc: String,
+    /// Slow start to combine with --cc.
+    #[arg(long, value_name = "SS")]
+    ss: Option<String>,
+    /// Bytes to download (k/M/G decimal, Ki/Mi/Gi binary).
+    #[arg(short = 'n', long = "bytes", value_name = "SIZE", default_value = "10M")]
+    bytes: String,
+    /// Time cap in seconds.
+    #[arg(short = 't', long = "time", value_name = "SECONDS", default_value_t = 60.0)]
+    time: f64,
+    /// Seed of the link's random processes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Initial congestion window (bytes, size suffixes allowed).
+    #[arg(long, value_name = "SIZE")]
+    iw: Option<String>,
+    /// Flow-control windows, e.g. 16M; default 256Mi.
+    #[arg(long, value_name = "SIZE")]
+    max_window: Option<String>,
+    /// UDP payload size in bytes (>= 1200).
+    #[arg(long, value_name = "BYTES", default_value_t = 1200)]
+    mtu: u16,
+    /// Write the run record (summary.json, chunks.csv, events.jsonl, series.csv,
+    /// timing.json) into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print summary.json instead of a text summary.
+    #[arg(short = 'J', long)]
+    json: bool,
+}
 
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::Usage("run: not built yet".into()))
+fn link(name: &str) -> Result<satquic_link::LinkSpec, Failure> {
+    let path = std::path::Path::new(name);
+    if name.ends_with(".toml") || path.is_file() {
+        satquic_link::LinkSpec::from_toml_file(path).map_err(|e| Failure::Usage(e.to_string()))
+    } else {
+        satquic_link::presets::lookup(name).map_err(|e| Failure::Usage(e.to_string()))
+    }
+}
+
+pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
+    let cc = compose_cc(&args.cc, args.ss.as_deref(), None).map_err(Failure::Usage)?;
+    let bytes = parse_size(&args.bytes).map_err(|e| Failure::Usage(format!("-n: {e}")))?;
+    if bytes == 0 {
+        return Err(Failure::Usage("-n must be at least 1 byte".into()));
+    }
+    if !args.time.is_finite() || args.time <= 0.0 || args.time > 86400.0 {
+        return Err(Failure::Usage("-t must be between 0 and 86400 seconds".into()));
+    }
+    let mut transport = TransportSpec::with_cc(cc);
+    if let Some(iw) = &args.iw {
+        transport.initial_window =
+            Some(parse_size(iw).map_err(|e| Failure::Usage(format!("--iw: {e}")))?);
+    }
+    if let Some(w) = &args.max_window {
+        let w = parse_size(w).map_err(|e| Failure::Usage(format!("--max-window: {e}")))?;
+        transport.receive_window = w;
+        transport.stream_receive_window = w;
+        transport.send_window = w;
+    }
+    transport.mtu = args.mtu;
+    let mut s = Scenario::download(link(&args.link)?, transport, bytes, args.seed)
+        .with_time_cap(Duration::from_secs_f64(args.time));
+    s.flows[0].workload = Workload::Download { bytes };
+    satquic_net::emulated::validate(&s).map_err(net_failure)?;
+    Ok(s)
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let scenario = scenario(&args)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Usage(format!("--out {}: {e}", dir.display())))?;
+    }
+    let run = satquic_net::emulated::run_emulated(&scenario).map_err(net_failure)?;
+    if let Some(dir) = &args.out {
+        run.record
+            .write_to(dir)
+            .and_then(|()| run.timing.write_to(dir))
+            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", dir.display())))?;
+    }
+    if args.json {
+        print!("{}", run.record.summary_json());
+        return Ok(());
+    }
+    let f = &run.record.summary.flows[0];
+    println!(
+        "emulated {} over {} ({}): {}",
+        f.cc,
+        scenario.link.name,
+        satquic_net::units::format_bytes(f.requested_bytes.unwrap_or(0)),
+        run.record.summary.outcome
+    );
+    match f.completion_time_s {
+        Some(t) => println!(
+            "completion {:.3} s, goodput {:.2} Mbit/s, handshake {:.3} s",
+            t,
+            f.goodput_bps / 1e6,
+            f.handshake_time_s.unwrap_or(0.0)
+        ),
+        None => println!(
+            "delivered {} of the requested bytes",
+            satquic_net::units::format_bytes(f.delivered_bytes)
+        ),
+    }
+    if let Some(e) = &f.slow_start_exit {
+        println!(
+            "slow-start exit at {:.3} s ({}), class {}",
+            e.at_s, e.reason, f.exit_class
+        );
+    }
+    println!(
+        "packets sent {}, lost {}, link drops {:?}; relay delay error p50 {:?} p99 {:?}",
+        f.packets_sent,
+        f.packets_lost,
+        f.link_drops,
+        run.relay.down.delay_error.quantile(0.5),
+        run.relay.down.delay_error.quantile(0.99)
+    );
+    for mb in [1u64, 10, 50, 100, 200] {
+        if let Some(t) = run.record.time_to_mb(0, mb) {
+            println!("time to {mb:>3} MB: {t:.3} s");
+        }
+    }
+    Ok(())
 }

@@ -86,6 +86,8 @@ pub struct ClientOptions {
     pub want_server_report: bool,
     /// Write a qlog (JSON-SEQ) file into this directory.
     pub qlog_dir: Option<PathBuf>,
+    /// Mirror of the in-order bytes received so far, for callers that sample it live.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl ClientOptions {
@@ -104,6 +106,7 @@ impl ClientOptions {
             time_cap: None,
             want_server_report: true,
             qlog_dir: None,
+            progress: None,
         }
     }
 }
@@ -127,6 +130,8 @@ pub struct IntervalRow {
 /// How a client run ended.
 #[derive(Debug, Clone)]
 pub struct ClientResult {
+    /// The flow's start: when the client began its handshake.
+    pub started_at: Instant,
     /// `completed`, `capped` or `failed`.
     pub status: String,
     pub error: Option<String>,
@@ -192,6 +197,7 @@ impl InOrder {
 struct Progress {
     start: Instant,
     bytes: AtomicU64,
+    mirror: Option<Arc<AtomicU64>>,
     first_byte: Mutex<Option<Duration>>,
     mb_times: Mutex<Vec<Duration>>,
 }
@@ -200,6 +206,9 @@ impl Progress {
     fn set(&self, total: u64) {
         let now = self.start.elapsed();
         let old = self.bytes.swap(total, Ordering::Relaxed);
+        if let Some(m) = &self.mirror {
+            m.store(total, Ordering::Relaxed);
+        }
         if old == 0 && total > 0 {
             lock(&self.first_byte).get_or_insert(now);
         }
@@ -304,6 +313,7 @@ pub async fn run_client(
     let progress = Arc::new(Progress {
         start,
         bytes: AtomicU64::new(0),
+        mirror: options.progress.clone(),
         first_byte: Mutex::new(None),
         mb_times: Mutex::new(Vec::new()),
     });
@@ -350,6 +360,7 @@ pub async fn run_client(
 
     let bytes = progress.bytes.load(Ordering::Relaxed);
     let mut result = ClientResult {
+        started_at: start,
         status: status.into(),
         error,
         upload: options.upload,

@@ -1,1 +1,420 @@
-//! placeholder
+//! `satquic run`: an emulated run. A [`Server`], a [`Relay`] applying the scenario's link
+//! and a client, in one process on loopback, with real sockets and real time. The result
+//! is the simulator's [`RunRecord`], so the lab can run a campaign "emulated" as well as
+//! "simulated" and analyse both with the same code.
+//!
+//! Differences from `satquic sim`, all inherent to real time:
+//!
+//! - times come from the wall clock, so runs are not bit-for-bit reproducible (the link's
+//!   random processes still follow the scenario's seed);
+//! - `series.csv` rows are sampled every 10 ms of wall time from the server's controller
+//!   probe, the relay's queue (published every <= 10 ms) and the client's in-order bytes;
+//! - the server skips address validation (as the simulator's endpoints do), and sends with
+//!   GSO; the relay splits the batches back into datagrams;
+//! - `capacity_source` is never `busy_at_exit` (the relay's model lives on its own thread).
+//!
+//! Only single-flow scenarios are supported.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use satquic_cc::CcEvent;
+use satquic_link::DropReason;
+use satquic_sim::record::{FlowEvent, LinkTruth, RECORD_SCHEMA, RunRecord, SeriesRow, Summary, Timing};
+use satquic_sim::{Scenario, Workload};
+
+use crate::client::{ClientOptions, run_client};
+use crate::perf::ServerReport;
+use crate::relay::{Relay, RelayOptions, RelaySnapshot};
+use crate::server::{ConnectionInfo, Server, ServerOptions};
+use crate::tls::Verify;
+use crate::transport::NetTransport;
+use crate::{NetError, client};
+
+/// Series resolution, as in the simulator.
+pub const SERIES_STEP: Duration = Duration::from_millis(10);
+const DELIVERY_RATE_WINDOW: Duration = Duration::from_millis(100);
+
+/// What an emulated run produced.
+pub struct EmulatedRun {
+    pub record: RunRecord,
+    pub timing: Timing,
+    /// The relay's counters at the end (delay-error percentiles, drops).
+    pub relay: RelaySnapshot,
+}
+
+/// Checks that a scenario can be emulated.
+pub fn validate(scenario: &Scenario) -> Result<(), NetError> {
+    if scenario.flows.len() != 1 {
+        return Err(NetError::Usage(format!(
+            "an emulated run has exactly one flow; this scenario has {}",
+            scenario.flows.len()
+        )));
+    }
+    scenario
+        .link
+        .validate()
+        .map_err(|e| NetError::Usage(e.to_string()))?;
+    transport_for(scenario).validate()
+}
+
+fn transport_for(scenario: &Scenario) -> NetTransport {
+    NetTransport {
+        spec: scenario.flows[0].transport.clone(),
+        // Long stalls on deep GEO queues must not end the connection before the cap.
+        idle_timeout: Duration::from_secs(120),
+        ..NetTransport::default()
+    }
+}
+
+/// Runs `scenario` on loopback in real time. Blocks for about the run's duration.
+pub fn run_emulated(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
+    validate(scenario)?;
+    crate::install_crypto_provider();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| NetError::Setup(e.to_string()))?;
+    rt.block_on(run_async(scenario))
+}
+
+struct Sampler {
+    rows: Vec<SeriesRow>,
+    acked: VecDeque<(Duration, u64)>,
+}
+
+async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
+    let flow = &scenario.flows[0];
+    let transport = transport_for(scenario);
+    let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+    let server = Server::bind(ServerOptions {
+        listen: loopback,
+        transport: transport.clone(),
+        retry: false,
+        keep_connections: 1,
+        ..ServerOptions::default()
+    })?;
+    let server_addr = server.local_addr();
+    let mut relay_options = RelayOptions::new(loopback, server_addr, Some(scenario.link.clone()));
+    relay_options.seed = scenario.seed;
+    relay_options.occupancy_resolution = SERIES_STEP;
+    let relay = Relay::start(relay_options)?;
+    let serve_endpoint = server.endpoint();
+    let server = Arc::new(server);
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(async move { server.serve().await })
+    };
+    if !flow.start.is_zero() {
+        tokio::time::sleep(flow.start).await;
+    }
+    let progress = Arc::new(AtomicU64::new(0));
+    let options = ClientOptions {
+        server: relay.local_addr(),
+        server_name: "localhost".into(),
+        alpn: client::Alpn::Perf,
+        workload: flow.workload.clone(),
+        upload: false,
+        path: None,
+        transport: transport.clone(),
+        verify: Verify::Any,
+        interval: None,
+        time_cap: Some(scenario.time_cap.saturating_sub(flow.start)),
+        want_server_report: false,
+        qlog_dir: None,
+        progress: Some(progress.clone()),
+    };
+    let wall_start = Instant::now();
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        let server = server.clone();
+        let progress = progress.clone();
+        let queue_reader = relay.snapshot_reader();
+        tokio::spawn(async move {
+            let mut s = Sampler {
+                rows: Vec::new(),
+                acked: VecDeque::new(),
+            };
+            let mut tick = tokio::time::interval(SERIES_STEP);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            while !done.load(Ordering::Relaxed) {
+                tick.tick().await;
+                let t = wall_start.elapsed();
+                let Some(info) = server.connections().into_iter().next() else {
+                    continue;
+                };
+                sample(&mut s, t, &info, queue_reader(), progress.load(Ordering::Relaxed));
+            }
+            s.rows
+        })
+    };
+    let result = run_client(options, None).await;
+    done.store(true, Ordering::Relaxed);
+    let series = sampler.await.unwrap_or_default();
+    let run_end = wall_start.elapsed();
+    let result = result?;
+    let info = server.connections().into_iter().next();
+    // Let the server see the close, so its final statistics are taken.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    serve_endpoint.close(quinn::VarInt::from_u32(0), b"run over");
+    serving.abort();
+    let relay_start = relay.epoch();
+    let (relay_end, path) = relay.stop();
+    let flow_start = result.started_at;
+    // Seconds from the relay's epoch (the model's time zero) to the flow's start.
+    let relay_epoch = flow_start.saturating_duration_since(relay_start).as_secs_f64();
+    let to_flow = |d: Duration| -> f64 { d.as_secs_f64() - relay_epoch };
+    let mut path = path.ok_or_else(|| NetError::Setup("the relay ran without its model".into()))?;
+    let truth_end = Duration::from_secs_f64((run_end.as_secs_f64() + relay_epoch).max(0.0));
+    let truth = path.down.finish(truth_end).clone();
+    let down_stats = path.down.stats().clone();
+    let up_stats = path.up.stats().clone();
+
+    let (report, accept_offset, events) = match &info {
+        Some(info) => {
+            let offset = info
+                .accepted_at
+                .saturating_duration_since(flow_start)
+                .as_secs_f64();
+            (Some(report_from(info)), offset, info.events.events())
+        }
+        None => (None, 0.0, Vec::new()),
+    };
+    let capacity = match (truth.capacity_time(), truth.busy_since()) {
+        (Some(c), _) => Some((to_flow(c), "congestion_drop")),
+        (None, Some(b)) => Some((to_flow(b), "busy_at_end")),
+        _ => None,
+    };
+    let mut summary = crate::record::flow_summary(
+        &result,
+        &flow.transport.cc,
+        report.as_ref(),
+        accept_offset,
+        capacity,
+    );
+    let rtt_at = |at_s: f64| {
+        series
+            .iter()
+            .rev()
+            .find(|r| r.time_s <= at_s)
+            .and_then(|r| r.smoothed_rtt_s)
+    };
+    if let Some(e) = summary.slow_start_exit.as_mut() {
+        e.rtt_s = rtt_at(e.at_s);
+    }
+    if let Some(e) = summary.shadow_exit.as_mut() {
+        e.rtt_s = rtt_at(e.at_s);
+    }
+    let ratio = |e: &Option<satquic_sim::record::ExitSummary>| match (e, summary.first_loss_detected_at_s) {
+        (Some(e), Some(loss)) => e.rtt_s.filter(|r| *r > 0.0).map(|r| (loss - e.at_s) / r),
+        _ => None,
+    };
+    summary.exit_to_loss_ratio = ratio(&summary.slow_start_exit);
+    summary.shadow_exit_to_loss_ratio = ratio(&summary.shadow_exit);
+    summary.link_drops = DropReason::ALL
+        .iter()
+        .map(|r| (r.as_str().to_string(), down_stats.dropped(*r).packets))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    summary.link_drops_up = up_stats.dropped_total().packets;
+    let first_drop = DropReason::ALL.iter().filter_map(|r| truth.first_drop(*r)).min();
+    summary.first_drop_at_s = first_drop.map(to_flow);
+    if let Some(stats) = info.as_ref().and_then(|i| i.stats()) {
+        summary.min_rtt_s = Some(stats.path.min_rtt.as_secs_f64());
+    }
+    let events: Vec<FlowEvent> = events
+        .into_iter()
+        .map(|e| FlowEvent {
+            flow: 0,
+            event: shift_event(e, accept_offset),
+        })
+        .collect();
+    let outcome = match summary.status.as_str() {
+        "completed" => "completed",
+        "capped" => "capped",
+        _ => "failed",
+    };
+    let sim_time = result.ended_at;
+    let record = RunRecord {
+        summary: Summary {
+            schema: RECORD_SCHEMA.to_string(),
+            scenario: scenario.clone(),
+            outcome: outcome.to_string(),
+            sim_time_s: sim_time.as_secs_f64(),
+            flows: vec![summary],
+            link: LinkTruth {
+                capacity_at_s: truth.capacity_time().map(to_flow),
+                busy_at_end_since_s: truth.busy_since().map(to_flow),
+                first_congestion_drop_at_s: truth.first_congestion_drop().map(|(t, _)| to_flow(t)),
+                first_congestion_drop_reason: truth
+                    .first_congestion_drop()
+                    .map(|(_, r)| r.as_str().to_string()),
+                first_drop_at_s: first_drop.map(to_flow),
+                drops: DropReason::ALL
+                    .iter()
+                    .map(|r| (r.as_str().to_string(), down_stats.dropped(*r).packets))
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+                max_queue_bytes: down_stats.max_queue_bytes,
+                delivered_packets: down_stats.delivered.packets,
+                delivered_bytes: down_stats.delivered.bytes,
+                full_allocation_at_s: truth.full_allocation_at().map(to_flow),
+                up_drops: up_stats.dropped_total().packets,
+            },
+        },
+        chunks: crate::record::chunk_rows(&result),
+        events,
+        series,
+        sim_time,
+    };
+    Ok(EmulatedRun {
+        record,
+        timing: Timing::new(wall_start.elapsed(), sim_time),
+        relay: relay_end,
+    })
+}
+
+fn sample(s: &mut Sampler, t: Duration, info: &ConnectionInfo, queue_bytes: u64, delivered: u64) {
+    let probe = satquic_sim::probe::read_probe(&info.probe);
+    s.acked.push_back((t, probe.acked_bytes));
+    while s
+        .acked
+        .front()
+        .is_some_and(|(at, _)| t.saturating_sub(*at) > DELIVERY_RATE_WINDOW)
+    {
+        s.acked.pop_front();
+    }
+    let rate = match (s.acked.front(), s.acked.back()) {
+        (Some((t0, b0)), Some((t1, b1))) if t1 > t0 => {
+            (b1 - b0) as f64 * 8.0 / (*t1 - *t0).as_secs_f64()
+        }
+        _ => 0.0,
+    };
+    s.rows.push(SeriesRow {
+        time_s: t.as_secs_f64(),
+        flow: 0,
+        cwnd_bytes: probe.cwnd,
+        in_flight_bytes: probe.in_flight,
+        latest_rtt_s: probe.latest_rtt.map(|d| d.as_secs_f64()),
+        smoothed_rtt_s: probe.smoothed_rtt.map(|d| d.as_secs_f64()),
+        delivery_rate_bps: rate as u64,
+        queue_bytes,
+        delivered_bytes: delivered,
+    });
+}
+
+/// The sender's view, from the in-process connection state.
+fn report_from(info: &ConnectionInfo) -> ServerReport {
+    let probe = satquic_sim::probe::read_probe(&info.probe);
+    let stats = info.stats().unwrap_or_default();
+    let events = info
+        .events
+        .events()
+        .into_iter()
+        .filter(|e| !matches!(e, CcEvent::Sample { .. } | CcEvent::SearchEval { .. }))
+        .map(|event| FlowEvent { flow: 0, event }.to_json())
+        .collect();
+    ServerReport {
+        cc: info.cc.clone(),
+        packets_sent: stats.path.sent_packets,
+        packets_lost: stats.path.lost_packets,
+        bytes_sent: stats.udp_tx.bytes,
+        bytes_lost: stats.path.lost_bytes,
+        udp_datagrams_sent: stats.udp_tx.datagrams,
+        congestion_events: stats.path.congestion_events,
+        first_rtt_s: probe.first_rtt.map(|d| d.as_secs_f64()),
+        min_rtt_s: Some(stats.path.min_rtt.as_secs_f64()),
+        first_loss_detected_at_s: probe.first_congestion.map(|d| d.as_secs_f64()),
+        events,
+    }
+}
+
+/// Moves an event from the server's time base to the flow's.
+fn shift_event(e: CcEvent, offset_s: f64) -> CcEvent {
+    let shift = |at: Duration| at + Duration::from_secs_f64(offset_s.max(0.0));
+    match e {
+        CcEvent::SlowStartExit {
+            at,
+            reason,
+            cwnd_before,
+            cwnd_after,
+            ssthresh,
+            shadow,
+        } => CcEvent::SlowStartExit {
+            at: shift(at),
+            reason,
+            cwnd_before,
+            cwnd_after,
+            ssthresh,
+            shadow,
+        },
+        CcEvent::SearchEval {
+            at,
+            bin,
+            curr_delivered,
+            reference,
+            norm_diff,
+            outcome,
+        } => CcEvent::SearchEval {
+            at: shift(at),
+            bin,
+            curr_delivered,
+            reference,
+            norm_diff,
+            outcome,
+        },
+        CcEvent::HyStartPhase {
+            at,
+            css,
+            last_round_min_rtt,
+            current_round_min_rtt,
+        } => CcEvent::HyStartPhase {
+            at: shift(at),
+            css,
+            last_round_min_rtt,
+            current_round_min_rtt,
+        },
+        CcEvent::Congestion {
+            at,
+            lost_bytes,
+            cwnd_after,
+            persistent,
+        } => CcEvent::Congestion {
+            at: shift(at),
+            lost_bytes,
+            cwnd_after,
+            persistent,
+        },
+        CcEvent::Sample {
+            at,
+            cwnd,
+            in_flight,
+            rtt,
+        } => CcEvent::Sample {
+            at: shift(at),
+            cwnd,
+            in_flight,
+            rtt,
+        },
+    }
+}
+
+/// Expected download time on an idle link, for sanity checks: handshake (one RTT), the
+/// bytes at the bottleneck rate with QUIC/UDP/IP overhead, and one RTT to the first byte.
+pub fn ideal_download_time(scenario: &Scenario) -> Option<Duration> {
+    let Workload::Download { bytes } = scenario.flows.first()?.workload else {
+        return None;
+    };
+    let rate = scenario.link.down.rate.nominal_rate_bps() as f64;
+    let mtu = scenario.flows[0].transport.mtu as f64;
+    // ~30 bytes of QUIC short header, frame header and AEAD tag per packet.
+    let payload = mtu - 30.0;
+    let wire = bytes as f64 / payload * (mtu + f64::from(crate::relay::IP_UDP_OVERHEAD_BYTES));
+    let rtt = scenario.link.base_rtt().as_secs_f64();
+    Some(Duration::from_secs_f64(wire * 8.0 / rate + 2.0 * rtt))
+}

@@ -351,6 +351,19 @@ impl Relay {
         s
     }
 
+    /// A function returning the down queue's occupancy (bytes), for samplers.
+    pub fn snapshot_reader(&self) -> impl Fn() -> u64 + Send + 'static {
+        let shared = self.shared.clone();
+        move || {
+            shared
+                .published
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .down
+                .queue_bytes
+        }
+    }
+
     /// When the relay started (the model's epoch).
     pub fn epoch(&self) -> Instant {
         self.shared.start
