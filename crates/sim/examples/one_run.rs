@@ -16,7 +16,15 @@ fn main() {
         .unwrap_or(2_000_000);
     let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let spec = satquic_link::presets::lookup(link).expect("known preset");
-    let scenario = Scenario::download(spec, TransportSpec::with_cc(cc), bytes, seed);
+    let mut transport = TransportSpec::with_cc(cc);
+    if let Some(w) = std::env::var("RWND").ok().and_then(|w| w.parse().ok()) {
+        transport.receive_window = w;
+        transport.stream_receive_window = w;
+    }
+    if std::env::var_os("QUICLY").is_some() {
+        transport.window_update = satquic_sim::scenario::WindowUpdate::Quicly;
+    }
+    let scenario = Scenario::download(spec, transport, bytes, seed);
     let started = Instant::now();
     let record = run(&scenario).expect("valid scenario");
     let wall = started.elapsed().as_secs_f64();

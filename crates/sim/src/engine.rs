@@ -63,7 +63,7 @@ use crate::probe::{
     EventCollector, ProbeFactory, ProbeHandle, ProbeState, controller_factory, read_probe,
 };
 use crate::record::{self, ChunkRow, FlowEvent, RunRecord, SeriesRow};
-use crate::scenario::{MB, Scenario, TransportSpec, Workload};
+use crate::scenario::{MB, Scenario, TransportSpec, WindowUpdate, Workload};
 use crate::tls::{self, SeededCidGenerator, rng_seed_bytes, sub_seed};
 
 /// Bytes an IPv4 + UDP header adds to each datagram on the link.
@@ -80,8 +80,11 @@ const SEND_AHEAD_MIN: u64 = MB;
 /// ... and tops up to this much when it falls below.
 const SEND_AHEAD_MAX: u64 = 2 * MB;
 
-/// A buffer of zeros the server writes from.
-static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+/// A buffer of zeros the server writes from. Large writes matter for speed: quinn-proto
+/// 0.11 finds a packet's data by scanning its list of written segments, one per write,
+/// so with ~40 MB unacknowledged on a GEO link 64 KB writes would mean 600 segments per
+/// lookup. Segment sizes do not change what goes on the wire.
+static ZEROS: [u8; MB as usize] = [0; MB as usize];
 
 /// Sub-seed domains: one independent random stream per consumer.
 const SEED_LINK: u64 = 1;
@@ -157,6 +160,12 @@ pub(crate) enum FlowStatus {
 struct Conn {
     handle: ConnectionHandle,
     conn: Connection,
+    /// Something happened that may let the connection send (a datagram, a timer, an
+    /// application action): poll it for transmits. This is how quinn's own driver behaves,
+    /// and it matters: quinn's pacer sets its timer for when a whole burst of tokens is
+    /// back, but a poll before that would already release single packets, so polling on
+    /// unrelated events (another flow's packet, a sampling tick) would change the pacing.
+    dirty: bool,
 }
 
 /// The client application of one flow.
@@ -170,6 +179,10 @@ struct ClientApp {
     mb_times: Vec<Duration>,
     completed_at: Option<Duration>,
     connected_at: Option<Duration>,
+    /// Bytes read from the stream in any order (what quinn counts for flow control).
+    read_total: u64,
+    /// With [`WindowUpdate::Quicly`]: the connection credit announced so far.
+    quicly_credit: Option<u64>,
 }
 
 /// The server application of one flow.
@@ -502,7 +515,11 @@ impl Simulation {
             .connect(at, f.client_cfg.clone(), f.server_addr, tls::SERVER_NAME)
         {
             Ok((handle, conn)) => {
-                f.client = Some(Conn { handle, conn });
+                f.client = Some(Conn {
+                    handle,
+                    conn,
+                    dirty: true,
+                });
                 f.status = FlowStatus::Running;
             }
             Err(e) => {
@@ -531,6 +548,7 @@ impl Simulation {
             Some(DatagramEvent::ConnectionEvent(handle, event)) => {
                 if let Some(c) = conn.as_mut().filter(|c| c.handle == handle) {
                     c.conn.handle_event(event);
+                    c.dirty = true;
                 }
             }
             Some(DatagramEvent::NewConnection(incoming)) => {
@@ -538,7 +556,13 @@ impl Simulation {
                     ep.ignore(incoming);
                 } else {
                     match ep.accept(incoming, at, &mut self.buf, Some(f.server_cfg.clone())) {
-                        Ok((handle, c)) => *conn = Some(Conn { handle, conn: c }),
+                        Ok((handle, c)) => {
+                            *conn = Some(Conn {
+                                handle,
+                                conn: c,
+                                dirty: true,
+                            })
+                        }
                         Err(e) => {
                             if let Some(response) = e.response {
                                 let data = self.buf[..response.size].to_vec();
@@ -598,13 +622,18 @@ impl Simulation {
             if pass > 0 && !changed {
                 break;
             }
-            client_app(f, now);
-            if f.status != FlowStatus::Running {
-                return;
+            if f.client.as_ref().is_some_and(|c| c.dirty) {
+                client_app(f, now);
+                if f.status != FlowStatus::Running {
+                    return;
+                }
             }
-            server_app(f);
+            if f.server.as_ref().is_some_and(|c| c.dirty) {
+                server_app(f);
+            }
             let flow = f.index;
-            if let Some(c) = f.client.as_mut() {
+            if let Some(c) = f.client.as_mut().filter(|c| c.dirty) {
+                c.dirty = false;
                 while let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) {
                     send_on(
                         &mut self.path,
@@ -618,7 +647,8 @@ impl Simulation {
                     );
                 }
             }
-            if let Some(c) = f.server.as_mut() {
+            if let Some(c) = f.server.as_mut().filter(|c| c.dirty) {
+                c.dirty = false;
                 loop {
                     top_up(&mut f.server_app, &mut c.conn);
                     let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) else {
@@ -800,6 +830,7 @@ fn service_connection(c: &mut Conn, ep: &mut Endpoint, at: Instant) -> bool {
             c.conn.handle_event(reply);
         }
     }
+    c.dirty |= changed;
     changed
 }
 
@@ -820,6 +851,10 @@ fn client_app(f: &mut FlowRt, now: Duration) {
         match event {
             Event::Connected => {
                 app.connected_at = Some(now);
+                if f.transport.window_update == WindowUpdate::Quicly {
+                    // Park the window before any stream data is read.
+                    quicly_window_update(&mut c.conn, app, f.transport.receive_window);
+                }
                 if let Some(id) = c.conn.streams().open(Dir::Bi) {
                     let request = f.workload.requested_bytes().to_be_bytes();
                     let mut stream = c.conn.send_stream(id);
@@ -846,6 +881,7 @@ fn client_app(f: &mut FlowRt, now: Duration) {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => {
+                        app.read_total += chunk.bytes.len() as u64;
                         app.received = app.in_order.insert(chunk.offset, chunk.bytes.len() as u64);
                     }
                     Ok(None) => {
@@ -868,10 +904,45 @@ fn client_app(f: &mut FlowRt, now: Duration) {
                 f.status = FlowStatus::Completed;
             }
         }
+        if f.transport.window_update == WindowUpdate::Quicly {
+            quicly_window_update(&mut c.conn, app, f.transport.receive_window);
+        }
     }
     if f.status != FlowStatus::Running {
         end_flow(f, now);
     }
+}
+
+/// Quinn's knob for the announced credit is the receive window: raising it by `d` raises
+/// the credit by `d` (and queues MAX_DATA); lowering it by `d` makes the next `d` bytes
+/// read add no credit ("shrink debt"). Keeping the window at a token 8 bytes with a debt
+/// equal to the unused credit freezes the credit between updates; an update raises the
+/// window by the increment and lowers it again, which adds the increment to the debt.
+/// (A window of 8 rather than 0 keeps quinn from queueing a MAX_DATA after every read:
+/// it sends one when the unannounced credit reaches window / 8.)
+const QUICLY_PARKED_WINDOW: u64 = 8;
+
+fn quicly_window_update(conn: &mut Connection, app: &mut ClientApp, window: u64) {
+    let credit = match app.quicly_credit {
+        Some(c) => c,
+        None => {
+            // First call: park the window; the initial credit is the configured window.
+            conn.set_receive_window(varint(QUICLY_PARKED_WINDOW));
+            app.quicly_credit = Some(window);
+            window
+        }
+    };
+    // quicly: announce more once more than half of the credit is used.
+    if credit.saturating_sub(app.read_total) < window / 2 {
+        let raise = app.read_total + window - credit;
+        conn.set_receive_window(varint(QUICLY_PARKED_WINDOW + raise));
+        conn.set_receive_window(varint(QUICLY_PARKED_WINDOW));
+        app.quicly_credit = Some(credit + raise);
+    }
+}
+
+fn varint(n: u64) -> VarInt {
+    VarInt::from_u64(n).unwrap_or(VarInt::MAX)
 }
 
 fn export_key(conn: &Connection) -> Result<[u8; 32], ()> {
