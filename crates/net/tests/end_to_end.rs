@@ -1,0 +1,240 @@
+//! End to end on loopback: server, relay and client with real sockets and real time.
+//!
+//! The completion-time checks compare with the simulator (the same quinn, congestion
+//! controller and link model in virtual time), the most precise "expectation of the link
+//! model" there is; links are scaled down (20 Mbit/s, 100 ms RTT) to keep the tests short.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use satquic_link::{DirectionSpec, LinkSpec, QueueLimit};
+use satquic_net::client::{Alpn, ClientOptions, run_client};
+use satquic_net::relay::{Relay, RelayOptions};
+use satquic_net::{Server, ServerOptions};
+use satquic_sim::{Scenario, TransportSpec};
+
+fn scaled_link() -> LinkSpec {
+    let d = DirectionSpec::simple(20_000_000, Duration::from_millis(50), QueueLimit::Bdp(1.0));
+    LinkSpec {
+        name: "scaled".into(),
+        description: "20 Mbit/s, 100 ms RTT, 1 BDP".into(),
+        source: "test".into(),
+        down: d.clone(),
+        up: d,
+    }
+}
+
+fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    satquic_net::install_crypto_provider();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The emulated setup as `satquic server` + `satquic link` + `satquic client` run it, but
+/// with the simulator's transport (1200-byte packets, no MTU probing) and no Retry, so the
+/// simulator is a like-for-like expectation.
+fn server_options() -> ServerOptions {
+    let mut o = ServerOptions {
+        listen: loopback(),
+        retry: false,
+        ..ServerOptions::default()
+    };
+    o.transport.spec = TransportSpec::with_cc("cubic");
+    o
+}
+
+fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
+    (actual - expected).abs() <= tolerance * expected
+}
+
+#[test]
+fn download_20mb_through_the_relay_matches_the_link_model() {
+    let link = scaled_link();
+    let bytes = 20_000_000;
+    let sim = satquic_sim::run(&Scenario::download(
+        link.clone(),
+        TransportSpec::with_cc("cubic"),
+        bytes,
+        1,
+    ))
+    .unwrap();
+    let expected = sim.summary.flows[0].completion_time_s.unwrap();
+
+    let rt = runtime();
+    let (result, json) = rt.block_on(async {
+        let server = Server::bind(server_options()).unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let relay = Relay::start(RelayOptions::new(loopback(), addr, Some(link))).unwrap();
+        let mut options = ClientOptions::download(relay.local_addr(), bytes);
+        options.transport.spec = TransportSpec::with_cc("cubic");
+        options.interval = Some(Duration::from_secs(1));
+        let result = run_client(options.clone(), None).await.unwrap();
+        let json = satquic_net::record::client_json(&options, &result);
+        let snapshot = relay.snapshot();
+        assert_eq!(snapshot.down.overload_drops, 0);
+        drop(relay);
+        serve.abort();
+        (result, json)
+    });
+    assert_eq!(result.status, "completed", "{:?}", result.error);
+    let actual = result.completed_at.unwrap().as_secs_f64();
+    assert!(
+        within(actual, expected, 0.15),
+        "emulated {actual:.3} s vs simulated {expected:.3} s"
+    );
+    // The physical floor: 20 MB at 20 Mbit/s.
+    assert!(actual > 8.0, "{actual}");
+
+    // -J output parses and has the per-MB times.
+    let text = serde_json::to_string(&json).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed["schema"], "satquic-run/1");
+    let chunks = parsed["chunks"].as_array().unwrap();
+    assert_eq!(chunks.len(), 20);
+    let times: Vec<f64> = chunks.iter().map(|c| c["time_s"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(parsed["flows"][0]["delivered_bytes"], bytes);
+    assert!(parsed["flows"][0]["packets_sent"].as_u64().unwrap() > 16_000, "server report");
+    assert!(!parsed["intervals"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn emulated_run_agrees_with_the_simulator() {
+    // Median of three seeds each way: a 3 MB download over the scaled link.
+    let mut emulated = Vec::new();
+    let mut simulated = Vec::new();
+    for seed in 1..=3 {
+        let scenario = Scenario::download(scaled_link(), TransportSpec::with_cc("cubic"), 3_000_000, seed)
+            .with_time_cap(Duration::from_secs(30));
+        let sim = satquic_sim::run(&scenario).unwrap();
+        simulated.push(sim.summary.flows[0].completion_time_s.unwrap());
+        let run = satquic_net::emulated::run_emulated(&scenario).unwrap();
+        let f = &run.record.summary.flows[0];
+        assert_eq!(run.record.summary.outcome, "completed", "{:?}", f.error);
+        emulated.push(f.completion_time_s.unwrap());
+        assert_eq!(run.record.chunks.len(), 3);
+        assert!(!run.record.series.is_empty());
+        assert!(run.record.summary.link.delivered_bytes > 3_000_000);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let (e, s) = (median(&mut emulated), median(&mut simulated));
+    assert!(within(e, s, 0.15), "emulated {e:.3} s vs simulated {s:.3} s");
+}
+
+#[test]
+fn writes_the_same_record_files_as_the_simulator() {
+    let scenario = Scenario::download(scaled_link(), TransportSpec::with_cc("cubic+search"), 1_000_000, 7)
+        .with_time_cap(Duration::from_secs(20));
+    let run = satquic_net::emulated::run_emulated(&scenario).unwrap();
+    let dir = std::env::temp_dir().join(format!("satquic-emulated-{}", std::process::id()));
+    run.record.write_to(&dir).unwrap();
+    run.timing.write_to(&dir).unwrap();
+    for f in ["summary.json", "chunks.csv", "events.jsonl", "series.csv", "timing.json"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    let summary: satquic_sim::Summary =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary.flows[0].cc, "cubic+search");
+    assert_eq!(summary.scenario, scenario);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+async fn fetch(addr: SocketAddr, alpn: Alpn, path: Option<&str>, bytes: u64) -> satquic_net::ClientResult {
+    let mut options = ClientOptions::download(addr, bytes);
+    options.alpn = alpn;
+    options.path = path.map(str::to_string);
+    run_client(options, None).await.unwrap()
+}
+
+#[test]
+fn hq_interop_h3_uploads_and_files() {
+    let www = std::env::temp_dir().join(format!("satquic-www-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&www).unwrap();
+    let content: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(www.join("file.bin"), &content).unwrap();
+    let rt = runtime();
+    rt.block_on(async {
+        let server = Server::bind(ServerOptions {
+            listen: loopback(),
+            www: Some(www.clone()),
+            max_request_bytes: 50_000_000,
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+
+        for alpn in [Alpn::Hq, Alpn::H3] {
+            let r = fetch(addr, alpn, None, 2_000_000).await;
+            assert_eq!(r.status, "completed", "{alpn:?}: {:?}", r.error);
+            assert_eq!(r.bytes, 2_000_000);
+            let r = fetch(addr, alpn, Some("/file.bin"), 1).await;
+            assert_eq!(r.status, "completed", "{alpn:?}: {:?}", r.error);
+            assert_eq!(r.bytes, content.len() as u64);
+            let r = fetch(addr, alpn, Some("/missing.html"), 1).await;
+            assert_eq!(r.status, "failed", "{alpn:?}");
+            let r = fetch(addr, alpn, Some("/../../etc/passwd"), 1).await;
+            assert_eq!(r.status, "failed", "{alpn:?}");
+        }
+
+        // Upload (-R).
+        let mut options = ClientOptions::download(addr, 3_000_000);
+        options.upload = true;
+        let r = run_client(options, None).await.unwrap();
+        assert_eq!(r.status, "completed", "{:?}", r.error);
+        assert_eq!(r.bytes, 3_000_000);
+
+        // Above --max-bytes: refused with a clear error, the server keeps serving.
+        let r = fetch(addr, Alpn::Perf, None, 60_000_000).await;
+        assert_eq!(r.status, "failed");
+        assert!(r.error.unwrap().contains("max-bytes"));
+        let r = fetch(addr, Alpn::Perf, None, 1_000_000).await;
+        assert_eq!(r.status, "completed");
+
+        // Timed download (-t).
+        let mut options = ClientOptions::download(addr, 1);
+        options.workload = satquic_sim::Workload::Timed {
+            duration: Duration::from_millis(500),
+        };
+        let r = run_client(options, None).await.unwrap();
+        assert_eq!(r.status, "completed", "{:?}", r.error);
+        assert!(r.bytes > 0 && r.requested_bytes.is_none());
+        serve.abort();
+    });
+    std::fs::remove_dir_all(&www).unwrap();
+}
+
+#[test]
+fn pinning_accepts_the_right_certificate_only() {
+    let rt = runtime();
+    rt.block_on(async {
+        let server = Server::bind(ServerOptions {
+            listen: loopback(),
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let addr = server.local_addr();
+        let pin = server.fingerprint().to_string();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let mut options = ClientOptions::download(addr, 10_000);
+        options.verify = satquic_net::tls::Verify::Pin(pin.clone());
+        let r = run_client(options.clone(), None).await.unwrap();
+        assert_eq!(r.status, "completed");
+        assert_eq!(r.server_certificate.as_deref(), Some(pin.as_str()));
+        options.verify = satquic_net::tls::Verify::Pin("0".repeat(64));
+        let err = run_client(options, None).await.unwrap_err();
+        assert!(err.to_string().contains("does not match --pin"), "{err}");
+        serve.abort();
+    });
+}
