@@ -56,7 +56,9 @@ use quinn_proto::{
     VarInt, WriteError,
 };
 use satquic_cc::{CcEvent, EventSink};
-use satquic_link::{Admission, DropReason, GroundTruthConfig, Path};
+use satquic_link::{
+    Admission, Direction, DirectionSpec, DropReason, GroundTruthConfig, Path, QueueLimit,
+};
 
 use crate::SimError;
 use crate::probe::{
@@ -93,6 +95,7 @@ const SEED_SERVER_ENDPOINT: u64 = 3;
 const SEED_CLIENT_CIDS: u64 = 4;
 const SEED_SERVER_CIDS: u64 = 5;
 const SEED_INITIAL_DCID: u64 = 6;
+const SEED_SHAPER: u64 = 7;
 
 /// Options that do not change the simulated behaviour, only what is kept.
 #[derive(Debug, Clone, Default)]
@@ -203,6 +206,19 @@ pub(crate) struct FlowDrops {
     pub first_down_drop: Option<(Duration, DropReason)>,
     pub down_by_reason: [u64; DropReason::ALL.len()],
     pub up_packets: u64,
+    /// Dropped by the sender shaper's queue.
+    pub shaper_packets: u64,
+}
+
+impl FlowDrops {
+    fn on_down(&mut self, now: Duration, admission: Admission) {
+        if let Admission::Dropped { reason, .. } = admission {
+            self.first_down_drop.get_or_insert((now, reason));
+            if let Some(i) = DropReason::ALL.iter().position(|r| *r == reason) {
+                self.down_by_reason[i] += 1;
+            }
+        }
+    }
 }
 
 struct FlowRt {
@@ -243,12 +259,19 @@ struct FlowRt {
     ended_at: Option<Duration>,
 }
 
+/// The links a datagram crosses: the optional sender shaper, then the path.
+struct Net {
+    path: Path<Packet>,
+    /// Per flow, the server-side rate limiter in front of the down link, if any.
+    shapers: Vec<Option<Direction<Packet>>>,
+}
+
 struct Simulation {
     scenario: Scenario,
     options: RunOptions,
     base: Instant,
     now: Duration,
-    path: Path<Packet>,
+    net: Net,
     flows: Vec<FlowRt>,
     next_sample: Duration,
     series: Vec<SeriesRow>,
@@ -304,6 +327,27 @@ impl Simulation {
             },
         )
         .map_err(|e| SimError::Invalid(e.to_string()))?;
+        let mut shapers = Vec::with_capacity(scenario.flows.len());
+        for (i, flow) in scenario.flows.iter().enumerate() {
+            shapers.push(match &flow.transport.sender_shaper {
+                None => None,
+                Some(spec) => {
+                    let limit = (u128::from(spec.rate_bps) * spec.latency.as_nanos()
+                        / 8_000_000_000) as u64;
+                    let dir = DirectionSpec::simple(
+                        spec.rate_bps,
+                        Duration::ZERO,
+                        QueueLimit::Bytes(limit.max(1 << 16)),
+                    );
+                    let seed = sub_seed(scenario.seed, SEED_SHAPER + 100 * i as u64);
+                    Some(
+                        Direction::new(&dir, seed).map_err(|e| {
+                            SimError::Invalid(format!("flow {i}: sender_shaper: {e}"))
+                        })?,
+                    )
+                }
+            });
+        }
         // The only wall-clock read of a run: an arbitrary origin for quinn's Instants.
         let base = Instant::now();
         let server_crypto = tls::server_crypto();
@@ -411,7 +455,7 @@ impl Simulation {
             options: options.clone(),
             base,
             now: Duration::ZERO,
-            path,
+            net: Net { path, shapers },
             flows,
             next_sample: Duration::ZERO,
             series: Vec::new(),
@@ -435,7 +479,10 @@ impl Simulation {
                 next = next.min(t);
             }
         };
-        consider(self.path.poll_timeout());
+        consider(self.net.path.poll_timeout());
+        for shaper in self.net.shapers.iter().flatten() {
+            consider(shaper.poll_timeout());
+        }
         for f in &mut self.flows {
             match f.status {
                 FlowStatus::Pending => consider(Some(f.start)),
@@ -489,10 +536,19 @@ impl Simulation {
             }
         }
         // 2. Deliveries: down (to clients), then up (to servers).
-        while let Some(d) = self.path.down.poll_deliver(now) {
+        for shaper in self.net.shapers.iter_mut().flatten() {
+            while let Some(d) = shaper.poll_deliver(now) {
+                let flow = d.payload.flow as usize;
+                let admission = self.net.path.down.enqueue(now, d.size_bytes, d.payload);
+                if let Some(f) = self.flows.get_mut(flow) {
+                    f.drops.on_down(now, admission);
+                }
+            }
+        }
+        while let Some(d) = self.net.path.down.poll_deliver(now) {
             self.deliver(true, d.payload, at);
         }
-        while let Some(d) = self.path.up.poll_deliver(now) {
+        while let Some(d) = self.net.path.up.poll_deliver(now) {
             self.deliver(false, d.payload, at);
         }
         // 3. Timers, events, applications, transmissions.
@@ -586,7 +642,7 @@ impl Simulation {
     /// Offers a datagram to the link.
     fn send(&mut self, down: bool, flow: u32, data: Vec<u8>) {
         send_on(
-            &mut self.path,
+            &mut self.net,
             &mut self.trace,
             self.options.datagram_trace,
             &mut self.flows[flow as usize].drops,
@@ -636,7 +692,7 @@ impl Simulation {
                 c.dirty = false;
                 while let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) {
                     send_on(
-                        &mut self.path,
+                        &mut self.net,
                         &mut self.trace,
                         self.options.datagram_trace,
                         &mut f.drops,
@@ -656,7 +712,7 @@ impl Simulation {
                     };
                     f.server_app.udp_sent += data.len() as u64;
                     send_on(
-                        &mut self.path,
+                        &mut self.net,
                         &mut self.trace,
                         self.options.datagram_trace,
                         &mut f.drops,
@@ -668,11 +724,11 @@ impl Simulation {
                 }
             }
         }
-        collect_events(f, &self.path);
+        collect_events(f, &self.net.path);
     }
 
     fn sample(&mut self, t: Duration) {
-        let queue_bytes = self.path.down.queue_bytes();
+        let queue_bytes = self.net.path.down.queue_bytes();
         for f in &mut self.flows {
             if f.status != FlowStatus::Running {
                 continue;
@@ -708,10 +764,10 @@ impl Simulation {
 
     fn finish(mut self) -> RunOutput {
         let end = self.end;
-        let truth = self.path.down.finish(end).clone();
-        self.path.up.finish(end);
-        let down_stats = self.path.down.stats().clone();
-        let up_stats = self.path.up.stats().clone();
+        let truth = self.net.path.down.finish(end).clone();
+        self.net.path.up.finish(end);
+        let down_stats = self.net.path.down.stats().clone();
+        let up_stats = self.net.path.up.stats().clone();
         let mut flows = Vec::with_capacity(self.flows.len());
         let mut chunks = Vec::new();
         let mut events = Vec::new();
@@ -777,7 +833,7 @@ impl Simulation {
 
 #[allow(clippy::too_many_arguments)]
 fn send_on(
-    path: &mut Path<Packet>,
+    net: &mut Net,
     trace: &mut Vec<TraceEntry>,
     keep_trace: bool,
     drops: &mut FlowDrops,
@@ -787,26 +843,37 @@ fn send_on(
     data: Vec<u8>,
 ) {
     let size = data.len() as u32;
-    let dir = if down { &mut path.down } else { &mut path.up };
-    let admission = dir.enqueue(now, size + IP_UDP_OVERHEAD_BYTES, Packet { flow, data });
-    if let Admission::Dropped { reason, .. } = admission {
-        if down {
-            drops.first_down_drop.get_or_insert((now, reason));
-            drops.down_by_reason[DropReason::ALL
-                .iter()
-                .position(|r| *r == reason)
-                .unwrap_or(0)] += 1;
-        } else {
-            drops.up_packets += 1;
+    let packet = Packet { flow, data };
+    let wire = size + IP_UDP_OVERHEAD_BYTES;
+    let shaper = net.shapers.get_mut(flow as usize).and_then(Option::as_mut);
+    let admitted = match (down, shaper) {
+        (true, Some(shaper)) => {
+            let a = shaper.enqueue(now, wire, packet);
+            if !a.is_queued() {
+                drops.shaper_packets += 1;
+            }
+            a.is_queued()
         }
-    }
+        (true, None) => {
+            let a = net.path.down.enqueue(now, wire, packet);
+            drops.on_down(now, a);
+            a.is_queued()
+        }
+        (false, _) => {
+            let a = net.path.up.enqueue(now, wire, packet);
+            if !a.is_queued() {
+                drops.up_packets += 1;
+            }
+            a.is_queued()
+        }
+    };
     if keep_trace {
         trace.push(TraceEntry {
             at: now,
             down,
             flow,
             size_bytes: size,
-            admitted: admission.is_queued(),
+            admitted,
         });
     }
 }

@@ -40,6 +40,29 @@ pub struct Scenario {
     pub time_cap: Duration,
 }
 
+/// A sender-side shaper: a FIFO served at `rate_bps`, holding at most `latency` worth of
+/// data (tc TBF's `latency`); no delay of its own. TBF's burst allowance is not modelled
+/// (200 kb in the seeds, 0.1 ms at 200 Mbit/s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShaperSpec {
+    /// Rate in bit/s.
+    pub rate_bps: u64,
+    /// Queue limit expressed as time at `rate_bps`.
+    #[serde(with = "duration_str")]
+    pub latency: Duration,
+}
+
+impl ShaperSpec {
+    /// The seeds' server shaper: 200 Mbit/s, 1.5 s latency (seed 000 Sec. 4.7).
+    pub fn seeds_server() -> Self {
+        ShaperSpec {
+            rate_bps: 200_000_000,
+            latency: Duration::from_millis(1500),
+        }
+    }
+}
+
 fn default_time_cap() -> Duration {
     DEFAULT_TIME_CAP
 }
@@ -140,6 +163,12 @@ pub struct TransportSpec {
     pub mtu_discovery: bool,
     /// When the client raises the connection-level window it advertises (MAX_DATA).
     pub window_update: WindowUpdate,
+    /// A rate limiter on the server's interface, in front of the down link (seed 000
+    /// Sec. 4.7: tc TBF at 200 Mbit/s "so that loss comes from the satellite queue"). It
+    /// also bounds how fast slow start can fill the bottleneck queue. Each flow's server
+    /// has its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_shaper: Option<ShaperSpec>,
 }
 
 /// The receiver's policy for announcing more connection-level credit (MAX_DATA).
@@ -168,6 +197,7 @@ impl Default for TransportSpec {
             mtu: 1200,
             mtu_discovery: false,
             window_update: WindowUpdate::Quinn,
+            sender_shaper: None,
         }
     }
 }
