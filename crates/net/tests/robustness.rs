@@ -1,0 +1,371 @@
+//! Robustness: the server keeps serving while it receives random garbage, truncated and
+//! replayed packets, and 200 clients that connect and vanish mid-transfer; no panic, and
+//! connections and memory return to baseline.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use satquic_net::client::{ClientOptions, run_client};
+use satquic_net::relay::{Relay, RelayOptions};
+use satquic_net::{Server, ServerOptions};
+
+static PANICKED: AtomicBool = AtomicBool::new(false);
+
+fn watch_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        PANICKED.store(true, Ordering::SeqCst);
+        default(info);
+    }));
+}
+
+fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+/// A UDP tap between one client and the server that keeps a copy of every datagram the
+/// client sent.
+struct Tap {
+    addr: SocketAddr,
+    captured: Arc<Mutex<Vec<Vec<u8>>>>,
+    upstream: Arc<UdpSocket>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Tap {
+    fn start(server: SocketAddr) -> Tap {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        front.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let upstream = Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
+        upstream.connect(server).unwrap();
+        upstream.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let addr = front.local_addr().unwrap();
+        let front = Arc::new(front);
+        let captured = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+        {
+            let (front, upstream, captured, stop, client) =
+                (front.clone(), upstream.clone(), captured.clone(), stop.clone(), client.clone());
+            thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while !stop.load(Ordering::Relaxed) {
+                    if let Ok((n, from)) = front.recv_from(&mut buf) {
+                        *client.lock().unwrap() = Some(from);
+                        captured.lock().unwrap().push(buf[..n].to_vec());
+                        let _ = upstream.send(&buf[..n]);
+                    }
+                }
+            });
+        }
+        {
+            let (front, upstream, stop) = (front.clone(), upstream.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while !stop.load(Ordering::Relaxed) {
+                    if let Ok(n) = upstream.recv(&mut buf)
+                        && let Some(c) = *client.lock().unwrap()
+                    {
+                        let _ = front.send_to(&buf[..n], c);
+                    }
+                }
+            });
+        }
+        Tap {
+            addr,
+            captured,
+            upstream,
+            stop,
+        }
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+async fn download_ok(addr: SocketAddr, bytes: u64) {
+    let mut options = ClientOptions::download(addr, bytes);
+    options.time_cap = Some(Duration::from_secs(20));
+    let r = run_client(options, None).await.unwrap();
+    assert_eq!(r.status, "completed", "{:?}", r.error);
+    assert_eq!(r.bytes, bytes);
+}
+
+const CHILD_ENV: &str = "SATQUIC_ROBUSTNESS_CHILD";
+
+/// Not a test: the server process of [`server_survives_garbage_replays_and_vanishing_clients`],
+/// started by it (so the server's memory is measured apart from the clients'). It prints
+/// its address and counters and serves until its standard input closes.
+#[test]
+#[ignore = "helper process, started by server_survives_garbage_replays_and_vanishing_clients"]
+fn child_server_process() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return;
+    }
+    watch_panics();
+    satquic_net::install_crypto_provider();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut options = ServerOptions {
+            listen: loopback(),
+            max_connections: 256,
+            ..ServerOptions::default()
+        };
+        options.transport.idle_timeout = Duration::from_secs(2);
+        let server = Arc::new(Server::bind(options).unwrap());
+        println!("SATQUIC_ADDR {}", server.local_addr());
+        {
+            let server = server.clone();
+            tokio::spawn(async move { server.serve().await });
+        }
+        // Report the counters on every line read from stdin; stop at EOF.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        thread::spawn(move || {
+            let mut line = String::new();
+            while std::io::stdin().read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                let _ = tx.send(());
+                line.clear();
+            }
+        });
+        while rx.recv().await.is_some() {
+            let s = server.stats();
+            println!(
+                "SATQUIC_STATS {} {} {}",
+                s.active_connections,
+                s.accepted,
+                PANICKED.load(Ordering::SeqCst)
+            );
+        }
+    });
+}
+
+struct Child {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Child {
+    fn start() -> (Child, SocketAddr) {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_server_process", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines.next().expect("child output").unwrap();
+            // libtest prints "test child_server_process ... " on the same line.
+            if let Some(i) = line.find("SATQUIC_ADDR ") {
+                break line[i + 13..].trim().parse().unwrap();
+            }
+        };
+        (Child { child, stdin, lines }, addr)
+    }
+
+    /// (active connections, accepted, panicked)
+    fn stats(&mut self) -> (usize, u64, bool) {
+        use std::io::Write;
+        writeln!(self.stdin).unwrap();
+        loop {
+            let line = self.lines.next().expect("child output").unwrap();
+            if let Some(i) = line.find("SATQUIC_STATS ") {
+                let f: Vec<&str> = line[i + 14..].split_whitespace().collect();
+                return (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2] == "true");
+            }
+        }
+    }
+
+    fn rss_bytes(&self) -> u64 {
+        let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id()))
+            .unwrap_or_default();
+        statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 4096
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn server_survives_garbage_replays_and_vanishing_clients() {
+    satquic_net::install_crypto_provider();
+    let (mut child, addr) = Child::start();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // Warm up, then take the memory baseline.
+        for _ in 0..3 {
+            download_ok(addr, 2_000_000).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let baseline = child.rss_bytes();
+
+        // 1. Random garbage, including long-header-looking first bytes.
+        let garbage = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for i in 0..3000 {
+            let len = rng.random_range(1..1500usize);
+            let mut d: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+            if i % 2 == 0 {
+                d[0] |= 0xc0; // long header, fixed bit
+                if len > 5 {
+                    d[1..5].copy_from_slice(&1u32.to_be_bytes()); // QUIC v1
+                }
+            }
+            let _ = garbage.send_to(&d, addr);
+        }
+        download_ok(addr, 1_000_000).await;
+
+        // 2. A real client through a tap; then its packets truncated and replayed, from
+        // its own address and from others.
+        let tap = Tap::start(addr);
+        download_ok(tap.addr, 1_000_000).await;
+        let captured = tap.captured.lock().unwrap().clone();
+        assert!(captured.len() > 10);
+        let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for (i, d) in captured.iter().enumerate() {
+            for _ in 0..3 {
+                let _ = tap.upstream.send(d);
+                let _ = other.send_to(d, addr);
+            }
+            let cut = 1 + (i * 37) % d.len().max(1);
+            let _ = tap.upstream.send(&d[..cut.min(d.len())]);
+            let _ = other.send_to(&d[..cut.min(d.len())], addr);
+        }
+        drop(tap);
+        download_ok(addr, 1_000_000).await;
+
+        // 3. 200 clients that start a large download and vanish: they go through a relay
+        // that is then stopped, so the server never hears from them again. Twice: the
+        // allocator keeps some freed pages after the first storm, but a leak would grow
+        // again with the second.
+        let mut after = Vec::new();
+        for _storm in 0..2 {
+            let (_, accepted_before, _) = child.stats();
+            let relay = Relay::start(RelayOptions::new(loopback(), addr, None)).unwrap();
+            let relay_addr = relay.local_addr();
+            let mut tasks = Vec::new();
+            for _ in 0..200 {
+                tasks.push(tokio::spawn(async move {
+                    let mut options = ClientOptions::download(relay_addr, 1_000_000_000);
+                    options.time_cap = Some(Duration::from_secs(8));
+                    options.want_server_report = false;
+                    options.transport.idle_timeout = Duration::from_secs(60);
+                    let _ = run_client(options, None).await;
+                }));
+            }
+            // Wait until most have their connection (debug builds handshake slowly).
+            let deadline = Instant::now() + Duration::from_secs(6);
+            let mut accepted = 0;
+            while Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                accepted = child.stats().1 - accepted_before;
+                if accepted >= 190 {
+                    break;
+                }
+            }
+            assert!(accepted >= 150, "{accepted} of 200 connections accepted");
+            // Let them get well into their downloads, then cut them off.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            drop(relay);
+            for t in tasks {
+                let _ = t.await;
+            }
+            // The server keeps serving while they are still on its books.
+            download_ok(addr, 1_000_000).await;
+
+            // Idle timeout (2 s) and draining: everything goes away.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while child.stats().0 > 0 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let (active, _, panicked) = child.stats();
+            assert_eq!(active, 0, "connections left");
+            assert!(!panicked, "a server thread panicked");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            download_ok(addr, 1_000_000).await;
+            after.push(child.rss_bytes());
+        }
+        eprintln!("server memory: baseline {baseline} bytes, after each storm {after:?}");
+        assert!(
+            after[0] < baseline + 24_000_000,
+            "server memory grew from {baseline} to {} bytes",
+            after[0]
+        );
+        assert!(
+            after[1] < after[0] + 8_000_000,
+            "server memory keeps growing: {after:?}"
+        );
+    });
+    assert!(child.child.try_wait().unwrap().is_none(), "the server process died");
+}
+
+#[test]
+fn connection_limit_refuses_extra_clients() {
+    satquic_net::install_crypto_provider();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let server = Arc::new(
+            Server::bind(ServerOptions {
+                listen: loopback(),
+                max_connections: 2,
+                ..ServerOptions::default()
+            })
+            .unwrap(),
+        );
+        let addr = server.local_addr();
+        {
+            let server = server.clone();
+            tokio::spawn(async move { server.serve().await });
+        }
+        let mut long = Vec::new();
+        for _ in 0..2 {
+            long.push(tokio::spawn(async move {
+                let mut o = ClientOptions::download(addr, 1_000_000_000);
+                o.time_cap = Some(Duration::from_secs(2));
+                run_client(o, None).await
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut o = ClientOptions::download(addr, 1000);
+        o.time_cap = Some(Duration::from_secs(3));
+        let refused = run_client(o, None).await;
+        assert!(refused.is_err(), "a third connection is refused");
+        assert!(server.stats().refused >= 1);
+        for t in long {
+            let r = t.await.unwrap().unwrap();
+            assert_eq!(r.status, "capped");
+        }
+    });
+}
