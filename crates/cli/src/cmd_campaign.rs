@@ -1,10 +1,267 @@
-//! `satquic campaign`.
+//! `satquic campaign`: plan, run, shard and collect campaigns (logic in satquic-lab).
+
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use satquic_lab::LabError;
+use satquic_lab::exec::{self, ExecOptions, Progress};
+use satquic_lab::plan::Plan;
+use satquic_lab::spec::CampaignSpec;
 
 use crate::Failure;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
 
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::Usage("campaign: not built yet".into()))
+#[derive(clap::Subcommand)]
+enum Command {
+    /// List the runs a spec expands to (one line per run; --csv for a table).
+    Plan {
+        /// Campaign spec (TOML).
+        spec: PathBuf,
+        /// Print CSV (index,run_id,link,variant,workload,rep,seed) instead of aligned text.
+        #[arg(long)]
+        csv: bool,
+        /// Only the runs of shard INDEX (with --of).
+        #[arg(long, requires = "of")]
+        index: Option<usize>,
+        /// Number of shards.
+        #[arg(long, requires = "index")]
+        of: Option<usize>,
+    },
+    /// Run a campaign, or resume it: finished runs in --out are skipped.
+    Run {
+        /// Campaign spec (TOML).
+        spec: PathBuf,
+        /// Campaign directory (runs.csv, runs/, report/).
+        #[arg(long, short)]
+        out: PathBuf,
+        #[command(flatten)]
+        exec: ExecArgs,
+        /// Also write the report (report/index.html) when done.
+        #[arg(long)]
+        report: bool,
+    },
+    /// Run one shard of a campaign (a cluster job array's task); see `collect`.
+    Shard {
+        /// Campaign spec (TOML).
+        spec: PathBuf,
+        /// This shard, from 0 (e.g. $SLURM_ARRAY_TASK_ID).
+        #[arg(long)]
+        index: usize,
+        /// Number of shards.
+        #[arg(long)]
+        of: usize,
+        /// Campaign directory shared by all shards.
+        #[arg(long, short)]
+        out: PathBuf,
+        #[command(flatten)]
+        exec: ExecArgs,
+    },
+    /// Rebuild runs.csv from the run directories (after shards, or to check a directory).
+    Collect {
+        /// Campaign directory.
+        dir: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct ExecArgs {
+    /// Runs in parallel (default: the number of CPUs).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Run failed and timed-out runs again.
+    #[arg(long)]
+    retry_failed: bool,
+}
+
+impl ExecArgs {
+    fn options(&self, shard: Option<(usize, usize)>) -> Result<ExecOptions, Failure> {
+        let mut o = ExecOptions::default();
+        if let Some(j) = self.jobs {
+            if j == 0 {
+                return Err(Failure::Usage("--jobs must be at least 1".into()));
+            }
+            o.jobs = j;
+        }
+        o.retry_failed = self.retry_failed;
+        o.shard = shard;
+        Ok(o)
+    }
+}
+
+/// A lab error as a command failure: bad input and unsupported modes exit 2.
+pub(crate) fn lab_failure(e: LabError) -> Failure {
+    match e {
+        LabError::Usage(m) | LabError::Unsupported(m) => Failure::Usage(m),
+        LabError::Io(m) => Failure::Other(m),
+    }
+}
+
+pub(crate) fn load(spec: &Path) -> Result<(CampaignSpec, Plan), Failure> {
+    let s = CampaignSpec::from_file(spec).map_err(|e| Failure::Usage(e.0))?;
+    let plan = Plan::new(&s).map_err(|e| Failure::Usage(format!("{}: {}", spec.display(), e.0)))?;
+    Ok((s, plan))
+}
+
+/// A progress bar on a terminal (stderr), nothing in pipes.
+pub(crate) struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    pub(crate) fn new(prefix: &str) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed_precise} elapsed, ETA {eta_precise} {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(prefix.to_string());
+        Bar { bar }
+    }
+
+    pub(crate) fn update(&self, p: &Progress) {
+        self.bar.set_length(p.total as u64);
+        self.bar.set_position(p.done as u64);
+        let mut msg = String::new();
+        if p.skipped > 0 {
+            msg.push_str(&format!("({} done before) ", p.skipped));
+        }
+        if p.failed > 0 {
+            msg.push_str(&format!("{} failed ", p.failed));
+        }
+        self.bar.set_message(msg);
+    }
+
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    match args.command {
+        Command::Plan {
+            spec,
+            csv,
+            index,
+            of,
+        } => {
+            let (_, plan) = load(&spec)?;
+            let runs: Vec<_> = match (index, of) {
+                (Some(i), Some(n)) => {
+                    if n == 0 || i >= n {
+                        return Err(Failure::Usage(format!(
+                            "--index {i} must be below --of {n}"
+                        )));
+                    }
+                    plan.shard(i, n)
+                }
+                _ => plan.runs.iter().collect(),
+            };
+            if csv {
+                println!("index,run_id,link,variant,workload,rep,seed");
+                for r in &runs {
+                    println!(
+                        "{},{},\"{}\",\"{}\",\"{}\",{},{}",
+                        r.index, r.run_id, r.link.label, r.variant, r.workload.label, r.rep, r.seed
+                    );
+                }
+            } else {
+                println!(
+                    "campaign {}: {} runs ({} links x {} variants x {} workloads x {} repetitions)",
+                    plan.name,
+                    plan.runs.len(),
+                    plan.links.len(),
+                    plan.variants.len(),
+                    plan.workloads.len(),
+                    plan.runs.len()
+                        / (plan.links.len() * plan.variants.len() * plan.workloads.len()).max(1)
+                );
+                for r in &runs {
+                    println!(
+                        "{:>6}  {:<28} {:<24} {:<12} rep {:<3} seed {:<6} {}",
+                        r.index, r.link.label, r.variant, r.workload.label, r.rep, r.seed, r.run_id
+                    );
+                }
+            }
+            Ok(())
+        }
+        Command::Run {
+            spec,
+            out,
+            exec,
+            report,
+        } => {
+            let (s, plan) = load(&spec)?;
+            run_one(&s, &plan, &out, &exec.options(None)?)?;
+            if report {
+                let index = satquic_lab::report::write_report(
+                    std::slice::from_ref(&out),
+                    &out.join("report"),
+                    None,
+                )
+                .map_err(lab_failure)?;
+                println!("report: {}", index.display());
+            }
+            Ok(())
+        }
+        Command::Shard {
+            spec,
+            index,
+            of,
+            out,
+            exec,
+        } => {
+            if of == 0 || index >= of {
+                return Err(Failure::Usage(format!(
+                    "--index {index} must be below --of {of}"
+                )));
+            }
+            let (s, plan) = load(&spec)?;
+            run_one(&s, &plan, &out, &exec.options(Some((index, of)))?)
+        }
+        Command::Collect { dir } => {
+            let rows = exec::collect_dir(&dir).map_err(lab_failure)?;
+            let meta = exec::CampaignMeta::read(&dir).map_err(lab_failure)?;
+            println!(
+                "{}: {} of {} runs finished; wrote {}",
+                meta.name,
+                rows.len(),
+                meta.run_ids.len(),
+                dir.join("runs.csv").display()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn run_one(
+    spec: &CampaignSpec,
+    plan: &Plan,
+    out: &Path,
+    opts: &ExecOptions,
+) -> Result<(), Failure> {
+    let bar = Bar::new(&spec.name);
+    let outcome = exec::run_campaign(spec, plan, out, opts, &|p| bar.update(p));
+    bar.finish();
+    let o = outcome.map_err(lab_failure)?;
+    println!(
+        "{}: {} runs planned, {} in this invocation: {} run now ({} failed or timed out), {} finished before; {} rows in {} ({:.1} s)",
+        spec.name,
+        o.planned,
+        o.selected,
+        o.ran,
+        o.failed,
+        o.skipped,
+        o.rows,
+        o.runs_csv.display(),
+        o.wall.as_secs_f64()
+    );
+    Ok(())
 }

@@ -1,10 +1,34 @@
-//! `satquic report`.
+//! `satquic report`: the HTML report of campaign directories (logic in satquic-lab).
+
+use std::path::PathBuf;
 
 use crate::Failure;
+use crate::cmd_campaign::lab_failure;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Campaign directories (written by `satquic campaign run`); several are reported
+    /// together.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Where to write index.html, summary.md and figures/ (default: DIR/report of the
+    /// first directory).
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::Usage("report: not built yet".into()))
+pub fn run(args: Args) -> Result<(), Failure> {
+    for d in &args.dirs {
+        if !d.join("campaign.json").exists() {
+            return Err(Failure::Usage(format!(
+                "{}: not a campaign directory (no campaign.json); run `satquic campaign run SPEC --out {}` first",
+                d.display(),
+                d.display()
+            )));
+        }
+    }
+    let out = args.out.unwrap_or_else(|| args.dirs[0].join("report"));
+    let index = satquic_lab::report::write_report(&args.dirs, &out, None).map_err(lab_failure)?;
+    println!("report: {}", index.display());
+    Ok(())
 }

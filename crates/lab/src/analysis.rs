@@ -284,7 +284,7 @@ pub fn latency_offsets(samples: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f6
 /// 600 ms minimum RTT: 1200 ms and 300 ms, 003 Table I). `None` when the offset never
 /// exceeds the upper threshold, or never was below the lower one before.
 pub fn capacity_from_latency_offset(trace: &[(f64, f64)], min_rtt_s: f64) -> Option<f64> {
-    if !(min_rtt_s > 0.0) {
+    if min_rtt_s.is_nan() || min_rtt_s <= 0.0 {
         return None;
     }
     let high = 2.0 * min_rtt_s;

@@ -279,8 +279,10 @@ fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Chart) -> D
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], legend_style));
         }
     }
-    for m in &c.vlines {
+    for (i, m) in c.vlines.iter().enumerate() {
         let col = color(m.color);
+        // Stagger the labels so that close markers stay readable.
+        let label_y = y1 - (y1 - y0) * (0.02 + 0.08 * (i % 4) as f64);
         chart.draw_series(DashedLineSeries::new(
             vec![(m.at, y0), (m.at, y1)],
             6,
@@ -288,8 +290,8 @@ fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Chart) -> D
             col.stroke_width(2),
         ))?;
         chart.draw_series(std::iter::once(Text::new(
-            m.label.clone(),
-            (m.at, y1 - (y1 - y0) * 0.02),
+            format!(" {}", m.label),
+            (m.at, label_y),
             TextStyle::from((FAMILY, 12).into_font()).color(&col),
         )))?;
     }
