@@ -93,10 +93,10 @@ impl ExecArgs {
     }
 }
 
-/// A lab error as a command failure: bad input and unsupported modes exit 2.
+/// A lab error as a command failure: bad input exits 2.
 pub(crate) fn lab_failure(e: LabError) -> Failure {
     match e {
-        LabError::Usage(m) | LabError::Unsupported(m) => Failure::Usage(m),
+        LabError::Usage(m) => Failure::Usage(m),
         LabError::Io(m) => Failure::Other(m),
     }
 }

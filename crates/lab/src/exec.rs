@@ -38,6 +38,13 @@
 //!
 //! then `satquic report /shared/geo-search` once the array is finished.
 //!
+//! # Modes
+//!
+//! `sim` runs satquic-sim in virtual time (many runs in parallel, deterministic).
+//! `emulated` runs satquic-net's emulated run: server, relay applying the link model and
+//! client on loopback, in real time, so a run takes about as long as its transfer and runs
+//! execute one at a time whatever `jobs` says; records have the same files and rows.
+//!
 //! # Timeouts
 //!
 //! With a spec `timeout`, each run executes on its own thread and the worker waits at
@@ -165,10 +172,14 @@ pub fn run_campaign(
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Result<CampaignOutcome, LabError> {
     let started = Instant::now();
-    if spec.mode == Mode::Emulated {
-        return Err(LabError::Unsupported(
-            "emulated mode needs satquic-net's emulated run (`satquic run`), which is not built yet; use mode = \"sim\"".into(),
-        ));
+    if spec.mode == Mode::Emulated
+        && let Some(run) = plan.runs.iter().find(|r| r.scenario.flows.len() != 1)
+    {
+        return Err(LabError::Usage(format!(
+            "workload {:?}: emulated mode runs exactly one flow (satquic-net's emulated run); use mode = \"sim\" for {} flows",
+            run.workload.label,
+            run.scenario.flows.len()
+        )));
     }
     if let Some((i, n)) = opts.shard
         && (n == 0 || i >= n)
@@ -216,7 +227,12 @@ pub fn run_campaign(
     progress(&state.lock().unwrap_or_else(|e| e.into_inner()).clone());
     let next = AtomicUsize::new(0);
     let first_error: Mutex<Option<LabError>> = Mutex::new(None);
-    let jobs = opts.jobs.max(1).min(todo.len().max(1));
+    // Emulated runs are real time: parallel runs would share the CPU and distort each
+    // other's timing, so they run one at a time.
+    let jobs = match spec.mode {
+        Mode::Sim => opts.jobs.max(1).min(todo.len().max(1)),
+        Mode::Emulated => 1,
+    };
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| {
@@ -306,7 +322,8 @@ fn remove_stale_partials(runs_dir: &Path) {
 
 /// The outcome of executing one run.
 enum Executed {
-    Record(Box<RunRecord>),
+    /// The record and, for emulated runs, the timing the run measured itself.
+    Record(Box<RunRecord>, Option<Timing>),
     Failed(String),
     TimedOut(Duration),
 }
@@ -315,11 +332,19 @@ enum Executed {
 fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) {
     let started = Instant::now();
     let scenario = run.scenario.clone();
+    let mode = run.mode;
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("satquic-run-{}", run.index))
         .spawn(move || {
-            let result = std::panic::catch_unwind(|| satquic_sim::run(&scenario));
+            let result = std::panic::catch_unwind(|| match mode {
+                Mode::Sim => satquic_sim::run(&scenario)
+                    .map(|r| (r, None))
+                    .map_err(|e| format!("invalid scenario: {e}")),
+                Mode::Emulated => satquic_net::emulated::run_emulated(&scenario)
+                    .map(|e| (e.record, Some(e.timing)))
+                    .map_err(|e| format!("emulated run: {e}")),
+            });
             let _ = tx.send(result);
         });
     if let Err(e) = spawned {
@@ -335,8 +360,8 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
         None => rx.recv().map_err(|_| false),
     };
     let outcome = match received {
-        Ok(Ok(Ok(record))) => Executed::Record(Box::new(record)),
-        Ok(Ok(Err(e))) => Executed::Failed(format!("invalid scenario: {e}")),
+        Ok(Ok(Ok((record, timing)))) => Executed::Record(Box::new(record), timing),
+        Ok(Ok(Err(e))) => Executed::Failed(e),
         Ok(Err(panic)) => {
             let msg = panic
                 .downcast_ref::<&str>()
@@ -365,11 +390,13 @@ pub fn execute_and_store(
     }
     std::fs::create_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
     let row = match &executed {
-        Executed::Record(record) => {
+        Executed::Record(record, timing) => {
             // Plain writes: the directory rename below is what makes a run appear
             // complete, and per-file fsyncs cost ~0.1 s each on some file systems.
-            let timing = serde_json::to_vec_pretty(&Timing::new(wall, record.sim_time))
-                .expect("timing serializes");
+            let timing = timing
+                .clone()
+                .unwrap_or_else(|| Timing::new(wall, record.sim_time));
+            let timing = serde_json::to_vec_pretty(&timing).expect("timing serializes");
             for (name, bytes) in [
                 ("chunks.csv", record.chunks_csv()),
                 ("events.jsonl", record.events_jsonl()),
@@ -627,15 +654,58 @@ bytes = "4MB"
         std::fs::remove_dir_all(&out).unwrap();
     }
 
+    /// One emulated run on loopback (real sockets, real time: about a second).
     #[test]
-    fn emulated_mode_says_what_is_missing() {
-        let (mut spec, plan) = tiny();
-        spec.mode = Mode::Emulated;
+    fn emulated_mode_runs_on_loopback_and_gives_the_same_row_schema() {
+        let spec = CampaignSpec::from_toml_str(
+            r#"
+name = "emulated"
+mode = "emulated"
+time_cap = "20s"
+timeout = "120s"
+[[link]]
+preset = "qir-terrestrial"
+[[variant]]
+cc = "cubic"
+[[workload]]
+kind = "download"
+bytes = "1MB"
+"#,
+            None,
+        )
+        .unwrap();
+        let plan = Plan::new(&spec).unwrap();
         let out = temp_dir("emulated");
+        let o = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
+        let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
+        assert_eq!(o.rows, 1);
+        let row = &rows[0];
+        assert_eq!(
+            (row.mode.as_str(), row.status.as_str()),
+            ("emulated", "completed"),
+            "{row:?}"
+        );
+        assert_eq!(row.delivered_bytes, Some(1_000_000));
+        let chunks = dataset::read_chunks(&out.join("runs").join(&row.run_id));
+        assert_eq!(chunks.len(), 1);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn emulated_mode_takes_one_flow() {
+        let spec = CampaignSpec::from_toml_str(
+            &TINY
+                .replace("bytes = \"4MB\"", "bytes = \"4MB\"\nflows = 2")
+                .replace("name = \"tiny\"", "name = \"tiny\"\nmode = \"emulated\""),
+            None,
+        )
+        .unwrap();
+        let plan = Plan::new(&spec).unwrap();
+        let out = temp_dir("emulated-flows");
         let e = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap_err();
         assert!(
-            e.to_string()
-                .contains("emulated mode needs satquic-net's emulated run")
+            matches!(e, LabError::Usage(_)) && e.to_string().contains("one flow"),
+            "{e}"
         );
         std::fs::remove_dir_all(&out).unwrap();
     }

@@ -57,8 +57,6 @@ pub mod spec;
 pub enum LabError {
     /// Bad input from the user (spec, arguments, directory): one line, exit code 2.
     Usage(String),
-    /// Something the lab cannot do yet (emulated mode without satquic-net's run).
-    Unsupported(String),
     /// A file could not be read or written.
     Io(String),
 }
@@ -66,7 +64,7 @@ pub enum LabError {
 impl std::fmt::Display for LabError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LabError::Usage(m) | LabError::Unsupported(m) | LabError::Io(m) => f.write_str(m),
+            LabError::Usage(m) | LabError::Io(m) => f.write_str(m),
         }
     }
 }
