@@ -59,7 +59,9 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
     }
     if let Some(mode) = mode {
         if !matches!(mode, "exit" | "shadow") {
-            return Err(format!("invalid --search-mode '{mode}': use exit or shadow"));
+            return Err(format!(
+                "invalid --search-mode '{mode}': use exit or shadow"
+            ));
         }
         if !spec.to_ascii_lowercase().contains("search") {
             return Err("--search-mode needs SEARCH: add --ss search".into());
@@ -73,7 +75,9 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
 
 fn seconds(flag: &str, v: f64) -> Result<Duration, Failure> {
     if !v.is_finite() || v <= 0.0 || v > 1e7 {
-        return Err(Failure::Usage(format!("{flag} must be a positive number of seconds")));
+        return Err(Failure::Usage(format!(
+            "{flag} must be a positive number of seconds"
+        )));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -159,7 +163,12 @@ pub struct Args {
     #[arg(short = 'p', long)]
     port: Option<u16>,
     /// Bytes to transfer (k/M/G decimal, Ki/Mi/Gi binary): 200M, 10MiB.
-    #[arg(short = 'n', long = "bytes", value_name = "SIZE", conflicts_with = "time")]
+    #[arg(
+        short = 'n',
+        long = "bytes",
+        value_name = "SIZE",
+        conflicts_with = "time"
+    )]
     bytes: Option<String>,
     /// Transfer for this many seconds instead of a size.
     #[arg(short = 't', long = "time", value_name = "SECONDS")]
@@ -296,7 +305,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             options.transport.spec.cc
         );
     }
-    let on_interval: Option<Box<dyn FnMut(&IntervalRow) + Send>> = if quiet {
+    let on_interval: Option<satquic_net::client::IntervalCallback> = if quiet {
         None
     } else {
         Some(Box::new(|row: &IntervalRow| {
@@ -327,7 +336,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
 fn print_text(args: &Args, r: &satquic_net::ClientResult) {
     if args.establishment {
         if let Some(t) = r.connected_at {
-            println!("connection establishment time: {:.1} ms", t.as_secs_f64() * 1e3);
+            println!(
+                "connection establishment time: {:.1} ms",
+                t.as_secs_f64() * 1e3
+            );
         }
         if let Some(t) = r.first_byte_at {
             println!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3);
@@ -384,7 +396,10 @@ mod tests {
 
     #[test]
     fn cc_composition() {
-        assert_eq!(compose_cc("cubic", Some("search"), None).unwrap(), "cubic+search");
+        assert_eq!(
+            compose_cc("cubic", Some("search"), None).unwrap(),
+            "cubic+search"
+        );
         assert_eq!(
             compose_cc("cubic", Some("search"), Some("shadow")).unwrap(),
             "cubic+search:shadow"
@@ -400,11 +415,49 @@ mod tests {
 
     #[test]
     fn hosts() {
-        assert_eq!(resolve_host("127.0.0.1", 4433).unwrap().0.port(), 4433);
-        assert_eq!(resolve_host("127.0.0.1:9", 4433).unwrap().0.port(), 9);
-        assert_eq!(resolve_host("[::1]:9", 4433).unwrap().0.port(), 9);
-        assert_eq!(resolve_host("::1", 4433).unwrap().0.port(), 4433);
+        assert_eq!(resolve_host("127.0.0.1", 4433).ok().unwrap().0.port(), 4433);
+        assert_eq!(resolve_host("127.0.0.1:9", 4433).ok().unwrap().0.port(), 9);
+        assert_eq!(resolve_host("[::1]:9", 4433).ok().unwrap().0.port(), 9);
+        assert_eq!(resolve_host("::1", 4433).ok().unwrap().0.port(), 4433);
         assert!(resolve_host("127.0.0.1:x", 4433).is_err());
         assert!(resolve_host(":9", 4433).is_err());
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn usage_error(argv: &[&str]) -> String {
+        use clap::Parser;
+        let cli = Cli::try_parse_from(std::iter::once("client").chain(argv.iter().copied()))
+            .expect("clap accepts the shape");
+        match options(&cli.args) {
+            Err(Failure::Usage(m)) => m,
+            Err(Failure::Other(m)) => panic!("not a usage error: {m}"),
+            Ok(_) => panic!("accepted {argv:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_flags_are_one_line_usage_errors() {
+        for argv in [
+            &["127.0.0.1", "-n", "10X"][..],
+            &["127.0.0.1", "-n", "0"],
+            &["127.0.0.1", "-t", "0"],
+            &["127.0.0.1", "-i", "0"],
+            &["127.0.0.1", "--cc", "warp"],
+            &["127.0.0.1", "--iw", "10"],
+            &["127.0.0.1", "--max-window", "1k"],
+            &["127.0.0.1", "--initial-rtt", "5"],
+            &["127.0.0.1", "--pin", "abc"],
+            &["127.0.0.1", "--alpn", "spdy"],
+            &["127.0.0.1:99999"],
+            &["127.0.0.1", "--idle-timeout", "0"],
+        ] {
+            let m = usage_error(argv);
+            assert!(!m.contains('\n') && !m.is_empty(), "{argv:?}: {m}");
+        }
     }
 }

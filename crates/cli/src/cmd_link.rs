@@ -82,7 +82,9 @@ fn queue_limit(text: &str) -> Result<QueueLimit, Failure> {
             .map_err(|_| Failure::Usage(format!("--queue: invalid packet count '{text}'")))?;
         return Ok(QueueLimit::Packets(p));
     }
-    Ok(QueueLimit::Bytes(parse_size(text).map_err(usage("--queue"))?))
+    Ok(QueueLimit::Bytes(
+        parse_size(text).map_err(usage("--queue"))?,
+    ))
 }
 
 /// The link these flags describe; `None`: no limits (forward at once).
@@ -105,7 +107,8 @@ fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
         (None, None) if !explicit => return Ok(None),
         (None, None) => {
             // A plain link: 1 Gbit/s, no delay, 1 BDP queue unless flags say otherwise.
-            let d = DirectionSpec::simple(1_000_000_000, Duration::ZERO, QueueLimit::Bytes(4_000_000));
+            let d =
+                DirectionSpec::simple(1_000_000_000, Duration::ZERO, QueueLimit::Bytes(4_000_000));
             LinkSpec {
                 name: "custom".into(),
                 description: "satquic link flags".into(),
@@ -128,8 +131,16 @@ fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
     let both_rate = rate(&args.rate, "--rate")?;
     let both_delay = delay(&args.delay, "--delay")?;
     for (dir, r, d) in [
-        (&mut spec.down, rate(&args.down_rate, "--down-rate")?, delay(&args.down_delay, "--down-delay")?),
-        (&mut spec.up, rate(&args.up_rate, "--up-rate")?, delay(&args.up_delay, "--up-delay")?),
+        (
+            &mut spec.down,
+            rate(&args.down_rate, "--down-rate")?,
+            delay(&args.down_delay, "--down-delay")?,
+        ),
+        (
+            &mut spec.up,
+            rate(&args.up_rate, "--up-rate")?,
+            delay(&args.up_delay, "--up-delay")?,
+        ),
     ] {
         if let Some(r) = r.or(both_rate) {
             dir.rate = satquic_link::RateSpec::constant(r);
@@ -143,7 +154,9 @@ fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
         }
         if let Some(plr) = args.loss {
             if !(0.0..=1.0).contains(&plr) {
-                return Err(Failure::Usage("--loss must be a fraction between 0 and 1".into()));
+                return Err(Failure::Usage(
+                    "--loss must be a fraction between 0 and 1".into(),
+                ));
             }
             dir.loss = if plr == 0.0 {
                 LossSpec::None
@@ -175,7 +188,12 @@ fn drops_text(now: &DirectionSnapshot, before: &DirectionSnapshot) -> String {
     }
 }
 
-fn direction_line(name: &str, now: &DirectionSnapshot, before: &DirectionSnapshot, secs: f64) -> String {
+fn direction_line(
+    name: &str,
+    now: &DirectionSnapshot,
+    before: &DirectionSnapshot,
+    secs: f64,
+) -> String {
     let bytes = now.forwarded_bytes - before.forwarded_bytes.min(now.forwarded_bytes);
     format!(
         "{name:>4} {:>9.2} Mbit/s  queue {:>10} B  drops {}",
@@ -247,4 +265,56 @@ pub fn run(args: Args) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn spec(argv: &[&str]) -> Result<Option<LinkSpec>, Failure> {
+        let base = ["link", "--listen", "127.0.0.1:1", "--to", "127.0.0.1:2"];
+        let cli = Cli::try_parse_from(base.iter().chain(argv.iter()).copied()).unwrap();
+        link_spec(&cli.args)
+    }
+
+    #[test]
+    fn flags_build_the_link() {
+        assert!(spec(&[]).ok().unwrap().is_none());
+        let l = spec(&["--preset", "qir-sat", "--down-rate", "10M"])
+            .ok()
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.down.rate.nominal_rate_bps(), 10_000_000);
+        assert_eq!(l.up.rate.nominal_rate_bps(), 2_000_000);
+        let l = spec(&["--rate", "20M", "--delay", "50ms", "--queue", "1bdp"])
+            .ok()
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.base_rtt(), Duration::from_millis(100));
+        assert_eq!(l.down.queue.limit, QueueLimit::Bdp(1.0));
+    }
+
+    #[test]
+    fn bad_link_flags_are_usage_errors() {
+        for argv in [
+            &["--preset", "mars"][..],
+            &["--rate", "fast"],
+            &["--delay", "5"],
+            &["--queue", "xbdp"],
+            &["--loss", "2"],
+            &["--toml", "/nonexistent.toml"],
+        ] {
+            match spec(argv) {
+                Err(Failure::Usage(m)) => assert!(!m.contains('\n'), "{m}"),
+                _ => panic!("{argv:?} accepted"),
+            }
+        }
+    }
 }

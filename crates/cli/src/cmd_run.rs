@@ -22,10 +22,20 @@ pub struct Args {
     #[arg(long, value_name = "SS")]
     ss: Option<String>,
     /// Bytes to download (k/M/G decimal, Ki/Mi/Gi binary).
-    #[arg(short = 'n', long = "bytes", value_name = "SIZE", default_value = "10M")]
+    #[arg(
+        short = 'n',
+        long = "bytes",
+        value_name = "SIZE",
+        default_value = "10M"
+    )]
     bytes: String,
     /// Time cap in seconds.
-    #[arg(short = 't', long = "time", value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(
+        short = 't',
+        long = "time",
+        value_name = "SECONDS",
+        default_value_t = 60.0
+    )]
     time: f64,
     /// Seed of the link's random processes.
     #[arg(long, default_value_t = 1)]
@@ -64,7 +74,9 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
         return Err(Failure::Usage("-n must be at least 1 byte".into()));
     }
     if !args.time.is_finite() || args.time <= 0.0 || args.time > 86400.0 {
-        return Err(Failure::Usage("-t must be between 0 and 86400 seconds".into()));
+        return Err(Failure::Usage(
+            "-t must be between 0 and 86400 seconds".into(),
+        ));
     }
     let mut transport = TransportSpec::with_cc(cc);
     if let Some(iw) = &args.iw {
@@ -142,4 +154,45 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn build(argv: &[&str]) -> Result<Scenario, Failure> {
+        let cli = Cli::try_parse_from(std::iter::once("run").chain(argv.iter().copied())).unwrap();
+        scenario(&cli.args)
+    }
+
+    #[test]
+    fn scenario_from_flags() {
+        let s = build(&[
+            "--link", "qir-sat", "--cc", "cubic", "--ss", "search", "-n", "5M",
+        ])
+        .ok()
+        .unwrap();
+        assert_eq!(s.flows[0].transport.cc, "cubic+search");
+        assert_eq!(s.flows[0].workload, Workload::Download { bytes: 5_000_000 });
+        for argv in [
+            &["--link", "nowhere"][..],
+            &["--cc", "warp"],
+            &["-n", "0"],
+            &["-n", "lots"],
+            &["-t", "0"],
+            &["--mtu", "500"],
+        ] {
+            match build(argv) {
+                Err(Failure::Usage(m)) => assert!(!m.contains('\n'), "{m}"),
+                _ => panic!("{argv:?} accepted"),
+            }
+        }
+    }
 }

@@ -111,6 +111,9 @@ impl ClientOptions {
     }
 }
 
+/// Called with each interval row as it is made.
+pub type IntervalCallback = Box<dyn FnMut(&IntervalRow) + Send>;
+
 /// One interval row (iperf3's table).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IntervalRow {
@@ -262,7 +265,7 @@ pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
 /// transfer that breaks off after the handshake is a result with status `failed`.
 pub async fn run_client(
     options: ClientOptions,
-    on_interval: Option<Box<dyn FnMut(&IntervalRow) + Send>>,
+    on_interval: Option<IntervalCallback>,
 ) -> Result<ClientResult, NetError> {
     validate(&options)?;
     let start = Instant::now();
@@ -344,14 +347,17 @@ pub async fn run_client(
         let _ = t.await;
     }
     let mut server_report = None;
-    if status == "completed" && options.alpn == Alpn::Perf && !options.upload {
-        if options.want_server_report && matches!(options.workload, Workload::Download { .. }) {
-            let wait = (conn.rtt() * 4).max(Duration::from_secs(2));
-            server_report = tokio::time::timeout(wait, read_report(&conn))
-                .await
-                .ok()
-                .flatten();
-        }
+    if status == "completed"
+        && options.alpn == Alpn::Perf
+        && !options.upload
+        && options.want_server_report
+        && matches!(options.workload, Workload::Download { .. })
+    {
+        let wait = (conn.rtt() * 4).max(Duration::from_secs(2));
+        server_report = tokio::time::timeout(wait, read_report(&conn))
+            .await
+            .ok()
+            .flatten();
     }
     let stats = conn.stats();
     conn.close(VarInt::from_u32(perf::CLOSE_DONE), b"done");
@@ -405,7 +411,7 @@ async fn ticker(
     done: Arc<AtomicBool>,
     rows: Arc<Mutex<Vec<IntervalRow>>>,
     probe: ProbeHandle,
-    mut on_row: Option<Box<dyn FnMut(&IntervalRow) + Send>>,
+    mut on_row: Option<IntervalCallback>,
 ) {
     let mut last_bytes = 0u64;
     let mut last_lost = 0u64;

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use satquic_cc::CcEvent;
 use satquic_link::DropReason;
-use satquic_sim::record::{FlowEvent, LinkTruth, RECORD_SCHEMA, RunRecord, SeriesRow, Summary, Timing};
+use satquic_sim::record::{
+    FlowEvent, LinkTruth, RECORD_SCHEMA, RunRecord, SeriesRow, Summary, Timing,
+};
 use satquic_sim::{Scenario, Workload};
 
 use crate::client::{ClientOptions, run_client};
@@ -148,7 +150,13 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
                 let Some(info) = server.connections().into_iter().next() else {
                     continue;
                 };
-                sample(&mut s, t, &info, queue_reader(), progress.load(Ordering::Relaxed));
+                sample(
+                    &mut s,
+                    t,
+                    &info,
+                    queue_reader(),
+                    progress.load(Ordering::Relaxed),
+                );
             }
             s.rows
         })
@@ -167,7 +175,9 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     let (relay_end, path) = relay.stop();
     let flow_start = result.started_at;
     // Seconds from the relay's epoch (the model's time zero) to the flow's start.
-    let relay_epoch = flow_start.saturating_duration_since(relay_start).as_secs_f64();
+    let relay_epoch = flow_start
+        .saturating_duration_since(relay_start)
+        .as_secs_f64();
     let to_flow = |d: Duration| -> f64 { d.as_secs_f64() - relay_epoch };
     let mut path = path.ok_or_else(|| NetError::Setup("the relay ran without its model".into()))?;
     let truth_end = Duration::from_secs_f64((run_end.as_secs_f64() + relay_epoch).max(0.0));
@@ -210,7 +220,10 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     if let Some(e) = summary.shadow_exit.as_mut() {
         e.rtt_s = rtt_at(e.at_s);
     }
-    let ratio = |e: &Option<satquic_sim::record::ExitSummary>| match (e, summary.first_loss_detected_at_s) {
+    let ratio = |e: &Option<satquic_sim::record::ExitSummary>| match (
+        e,
+        summary.first_loss_detected_at_s,
+    ) {
         (Some(e), Some(loss)) => e.rtt_s.filter(|r| *r > 0.0).map(|r| (loss - e.at_s) / r),
         _ => None,
     };
@@ -222,7 +235,10 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         .filter(|(_, n)| *n > 0)
         .collect();
     summary.link_drops_up = up_stats.dropped_total().packets;
-    let first_drop = DropReason::ALL.iter().filter_map(|r| truth.first_drop(*r)).min();
+    let first_drop = DropReason::ALL
+        .iter()
+        .filter_map(|r| truth.first_drop(*r))
+        .min();
     summary.first_drop_at_s = first_drop.map(to_flow);
     if let Some(stats) = info.as_ref().and_then(|i| i.stats()) {
         summary.min_rtt_s = Some(stats.path.min_rtt.as_secs_f64());

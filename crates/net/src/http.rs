@@ -52,8 +52,7 @@ impl Refusal {
 /// Resolves a request path against `www` and the synthetic objects.
 pub fn resolve(www: Option<&Path>, path: &str, max_bytes: u64) -> Result<Body, Refusal> {
     let path = path.split(['?', '#']).next().unwrap_or("");
-    if !path.starts_with('/') || path.contains('%') || path.contains('\\') || path.contains('\0')
-    {
+    if !path.starts_with('/') || path.contains('%') || path.contains('\\') || path.contains('\0') {
         return Err(Refusal::BadRequest);
     }
     let rel = Path::new(&path[1..]);
@@ -204,9 +203,9 @@ pub(crate) async fn serve_h3(state: &Arc<ServerState>, conn: Connection) {
             Ok(s) => s,
             Err(_) => return,
         };
-    loop {
-        match server.accept().await {
-            Ok(Some(resolver)) => {
+    while let Ok(Some(resolver)) = server.accept().await {
+        {
+            {
                 let state = state.clone();
                 tokio::spawn(async move {
                     let Ok(Ok((request, mut stream))) =
@@ -263,7 +262,6 @@ pub(crate) async fn serve_h3(state: &Arc<ServerState>, conn: Connection) {
                     let _ = stream.finish().await;
                 });
             }
-            Ok(None) | Err(_) => break,
         }
     }
 }
@@ -290,7 +288,11 @@ pub async fn hq_download(
                 progress(chunk.bytes.len());
             }
             Ok(None) => return Ok(total),
-            Err(e) => return Err(NetError::Transfer(format!("download of {path} failed: {e}"))),
+            Err(e) => {
+                return Err(NetError::Transfer(format!(
+                    "download of {path} failed: {e}"
+                )));
+            }
         }
     }
 }
@@ -302,7 +304,8 @@ pub async fn h3_download(
     path: &str,
     mut progress: impl FnMut(usize),
 ) -> Result<u64, NetError> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| NetError::Transfer(format!("h3 {what}: {e}"));
+    let fail =
+        |what: &str, e: &dyn std::fmt::Display| NetError::Transfer(format!("h3 {what}: {e}"));
     let (mut driver, mut sender) = h3::client::new(h3_quinn::Connection::new(conn.clone()))
         .await
         .map_err(|e| fail("connection", &e))?;
@@ -354,7 +357,10 @@ mod tests {
         assert_eq!(resolve(None, "/1024?x=1", u64::MAX), Ok(Body::Zeros(1024)));
         assert_eq!(resolve(None, "/10M", 1000), Err(Refusal::TooLarge));
         assert_eq!(resolve(None, "/index.html", 1000), Err(Refusal::NotFound));
-        assert_eq!(resolve(None, "/../etc/passwd", 1000), Err(Refusal::BadRequest));
+        assert_eq!(
+            resolve(None, "/../etc/passwd", 1000),
+            Err(Refusal::BadRequest)
+        );
         assert_eq!(resolve(None, "relative", 1000), Err(Refusal::BadRequest));
         assert_eq!(resolve(None, "/%2e%2e/x", 1000), Err(Refusal::BadRequest));
     }
@@ -369,7 +375,10 @@ mod tests {
             resolve(Some(&root), "/sub/a.txt", 100),
             Ok(Body::File(root.join("sub/a.txt"), 5))
         );
-        assert_eq!(resolve(Some(&root), "/sub/../../x", 100), Err(Refusal::BadRequest));
+        assert_eq!(
+            resolve(Some(&root), "/sub/../../x", 100),
+            Err(Refusal::BadRequest)
+        );
         assert_eq!(resolve(Some(&root), "/sub", 100), Err(Refusal::NotFound));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -147,7 +147,10 @@ mod tests {
         let len = u16::from_be_bytes([bytes[8], bytes[9]]) as usize;
         assert_eq!(Request::parse_options(5, &bytes[10..10 + len]).unwrap(), r);
         assert!(Request::parse_options(5, b"fly").is_err());
-        let receipt = Receipt { bytes: 7, micros: 9 };
+        let receipt = Receipt {
+            bytes: 7,
+            micros: 9,
+        };
         assert_eq!(Receipt::decode(&receipt.encode()), Some(receipt));
     }
 }

@@ -61,7 +61,12 @@ pub fn flow_summary(
     let d = |s: f64| Duration::from_secs_f64(s.max(0.0));
     let cap = capacity.map(|(c, _)| d(c));
     let class = |e: &Option<ExitSummary>| {
-        classify(e.as_ref().map(|e| (d(e.at_s), e.reason)), first_loss.map(d), cap).to_string()
+        classify(
+            e.as_ref().map(|e| (d(e.at_s), e.reason)),
+            first_loss.map(d),
+            cap,
+        )
+        .to_string()
     };
     FlowSummary {
         flow: 0,

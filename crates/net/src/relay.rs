@@ -212,7 +212,6 @@ pub struct Pkt {
     data: Vec<u8>,
 }
 
-
 /// Receives with quinn-udp: batches (recvmmsg) and GRO, so a sender using GSO (quinn
 /// does by default) is split back into its datagrams at `stride` boundaries.
 struct GroReceiver {
@@ -229,7 +228,7 @@ impl GroReceiver {
         let state = quinn::udp::UdpSocketState::new(sock.into())?;
         let _ = state.set_recv_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
         let _ = state.set_send_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
-        let batch = RECV_BATCH.min(quinn::udp::BATCH_SIZE).max(1);
+        let batch = RECV_BATCH.clamp(1, quinn::udp::BATCH_SIZE.max(1));
         Ok(GroReceiver {
             state,
             bufs: vec![vec![0u8; RECV_BUFFER]; batch],
@@ -295,7 +294,9 @@ impl Relay {
         };
         let listen = UdpSocket::bind(options.listen)
             .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
-        let local_addr = listen.local_addr().map_err(|e| NetError::Setup(e.to_string()))?;
+        let local_addr = listen
+            .local_addr()
+            .map_err(|e| NetError::Setup(e.to_string()))?;
         listen
             .set_nonblocking(true)
             .map_err(|e| NetError::Setup(e.to_string()))?;
@@ -383,11 +384,7 @@ impl Relay {
         if let Some(io) = self.io.take() {
             let _ = io.join();
         }
-        let path = self
-            .scheduler
-            .take()
-            .and_then(|s| s.join().ok())
-            .flatten();
+        let path = self.scheduler.take().and_then(|s| s.join().ok()).flatten();
         let snapshot = self.snapshot();
         (snapshot, path)
     }

@@ -190,12 +190,15 @@ impl Server {
     pub fn bind(options: ServerOptions) -> Result<Self, NetError> {
         options.transport.validate()?;
         if options.max_connections == 0 {
-            return Err(NetError::Usage("--max-connections must be at least 1".into()));
+            return Err(NetError::Usage(
+                "--max-connections must be at least 1".into(),
+            ));
         }
         let www_root = match &options.www {
-            Some(dir) => Some(dir.canonicalize().map_err(|e| {
-                NetError::Usage(format!("--www {}: {e}", dir.display()))
-            })?),
+            Some(dir) => Some(
+                dir.canonicalize()
+                    .map_err(|e| NetError::Usage(format!("--www {}: {e}", dir.display())))?,
+            ),
             None => None,
         };
         if let Some(dir) = &www_root
@@ -219,9 +222,8 @@ impl Server {
         base_config.transport_config(Arc::new(transport));
         base_config.max_incoming(options.max_connections.saturating_mul(4).max(16));
         base_config.migration(false);
-        let endpoint = Endpoint::server(base_config.clone(), options.listen).map_err(|e| {
-            NetError::Setup(format!("cannot listen on {}: {e}", options.listen))
-        })?;
+        let endpoint = Endpoint::server(base_config.clone(), options.listen)
+            .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
         Ok(Server {
             endpoint,
             state: Arc::new(ServerState {
@@ -282,7 +284,8 @@ impl Server {
 
     /// Closes every connection and stops [`Server::serve`].
     pub fn close(&self) {
-        self.endpoint.close(VarInt::from_u32(0), b"server shutting down");
+        self.endpoint
+            .close(VarInt::from_u32(0), b"server shutting down");
     }
 
     fn on_incoming(&self, incoming: Incoming) {
@@ -346,17 +349,17 @@ impl Server {
         let state = state.clone();
         tokio::spawn(async move {
             let _guard = guard;
-            let conn =
-                match tokio::time::timeout(state.options.handshake_timeout, connecting).await {
-                    Ok(Ok(conn)) => conn,
-                    _ => {
-                        state
-                            .counters
-                            .handshake_failures
-                            .fetch_add(1, Ordering::Relaxed);
-                        return;
-                    }
-                };
+            let conn = match tokio::time::timeout(state.options.handshake_timeout, connecting).await
+            {
+                Ok(Ok(conn)) => conn,
+                _ => {
+                    state
+                        .counters
+                        .handshake_failures
+                        .fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+            };
             *lock(&info.connection) = Some(conn.clone());
             let alpn = conn
                 .handshake_data()
@@ -522,7 +525,11 @@ async fn perf_stream(
     let mut left = request.size;
     while left > 0 {
         let n = left.min(ZEROS.len() as u64) as usize;
-        if send.write_chunk(Bytes::from_static(&ZEROS[..n])).await.is_err() {
+        if send
+            .write_chunk(Bytes::from_static(&ZEROS[..n]))
+            .await
+            .is_err()
+        {
             return; // the client stopped reading or went away
         }
         state.count_sent(n as u64);

@@ -39,15 +39,17 @@ pub struct Identity {
 impl Identity {
     /// A self-signed certificate for `localhost` and the given extra names.
     pub fn self_signed(extra_names: &[String]) -> Result<Self, NetError> {
-        let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".into()];
+        let mut names = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".into(),
+        ];
         names.extend(extra_names.iter().cloned());
         let cert = rcgen::generate_simple_self_signed(names)
             .map_err(|e| NetError::Setup(format!("cannot generate a certificate: {e}")))?;
         Ok(Identity {
             chain: vec![cert.cert.der().clone()],
-            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-                cert.signing_key.serialize_der(),
-            )),
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(cert.signing_key.serialize_der())),
         })
     }
 
@@ -55,15 +57,18 @@ impl Identity {
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, NetError> {
         let chain = CertificateDer::pem_file_iter(cert)
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| NetError::Usage(format!("cannot read certificate {}: {e}", cert.display())))?;
+            .map_err(|e| {
+                NetError::Usage(format!("cannot read certificate {}: {e}", cert.display()))
+            })?;
         if chain.is_empty() {
             return Err(NetError::Usage(format!(
                 "no certificate found in {}",
                 cert.display()
             )));
         }
-        let key = PrivateKeyDer::from_pem_file(key)
-            .map_err(|e| NetError::Usage(format!("cannot read private key {}: {e}", key.display())))?;
+        let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+            NetError::Usage(format!("cannot read private key {}: {e}", key.display()))
+        })?;
         Ok(Identity { chain, key })
     }
 

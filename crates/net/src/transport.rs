@@ -48,7 +48,8 @@ impl Default for NetTransport {
 impl NetTransport {
     /// Checks the settings a user typed, one line per problem.
     pub fn validate(&self) -> Result<(), NetError> {
-        satquic_sim::probe::validate_cc(&self.spec.cc).map_err(|e| NetError::Usage(e.to_string()))?;
+        satquic_sim::probe::validate_cc(&self.spec.cc)
+            .map_err(|e| NetError::Usage(e.to_string()))?;
         if self.spec.mtu < 1200 {
             return Err(NetError::Usage(format!(
                 "mtu {} is below QUIC's minimum of 1200 bytes",
@@ -87,8 +88,8 @@ impl NetTransport {
     ) -> Result<(TransportConfig, ProbeHandle), NetError> {
         self.validate()?;
         let spec = &self.spec;
-        let factory = controller_factory(spec, sink, origin)
-            .map_err(|e| NetError::Usage(e.to_string()))?;
+        let factory =
+            controller_factory(spec, sink, origin).map_err(|e| NetError::Usage(e.to_string()))?;
         let (probe_factory, probe) = ProbeFactory::new(factory, origin);
         let mut t = TransportConfig::default();
         let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);

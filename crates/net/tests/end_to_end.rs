@@ -99,10 +99,16 @@ fn download_20mb_through_the_relay_matches_the_link_model() {
     assert_eq!(parsed["schema"], "satquic-run/1");
     let chunks = parsed["chunks"].as_array().unwrap();
     assert_eq!(chunks.len(), 20);
-    let times: Vec<f64> = chunks.iter().map(|c| c["time_s"].as_f64().unwrap()).collect();
+    let times: Vec<f64> = chunks
+        .iter()
+        .map(|c| c["time_s"].as_f64().unwrap())
+        .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]));
     assert_eq!(parsed["flows"][0]["delivered_bytes"], bytes);
-    assert!(parsed["flows"][0]["packets_sent"].as_u64().unwrap() > 16_000, "server report");
+    assert!(
+        parsed["flows"][0]["packets_sent"].as_u64().unwrap() > 16_000,
+        "server report"
+    );
     assert!(!parsed["intervals"].as_array().unwrap().is_empty());
 }
 
@@ -112,8 +118,13 @@ fn emulated_run_agrees_with_the_simulator() {
     let mut emulated = Vec::new();
     let mut simulated = Vec::new();
     for seed in 1..=3 {
-        let scenario = Scenario::download(scaled_link(), TransportSpec::with_cc("cubic"), 3_000_000, seed)
-            .with_time_cap(Duration::from_secs(30));
+        let scenario = Scenario::download(
+            scaled_link(),
+            TransportSpec::with_cc("cubic"),
+            3_000_000,
+            seed,
+        )
+        .with_time_cap(Duration::from_secs(30));
         let sim = satquic_sim::run(&scenario).unwrap();
         simulated.push(sim.summary.flows[0].completion_time_s.unwrap());
         let run = satquic_net::emulated::run_emulated(&scenario).unwrap();
@@ -129,18 +140,32 @@ fn emulated_run_agrees_with_the_simulator() {
         v[1]
     };
     let (e, s) = (median(&mut emulated), median(&mut simulated));
-    assert!(within(e, s, 0.15), "emulated {e:.3} s vs simulated {s:.3} s");
+    assert!(
+        within(e, s, 0.15),
+        "emulated {e:.3} s vs simulated {s:.3} s"
+    );
 }
 
 #[test]
 fn writes_the_same_record_files_as_the_simulator() {
-    let scenario = Scenario::download(scaled_link(), TransportSpec::with_cc("cubic+search"), 1_000_000, 7)
-        .with_time_cap(Duration::from_secs(20));
+    let scenario = Scenario::download(
+        scaled_link(),
+        TransportSpec::with_cc("cubic+search"),
+        1_000_000,
+        7,
+    )
+    .with_time_cap(Duration::from_secs(20));
     let run = satquic_net::emulated::run_emulated(&scenario).unwrap();
     let dir = std::env::temp_dir().join(format!("satquic-emulated-{}", std::process::id()));
     run.record.write_to(&dir).unwrap();
     run.timing.write_to(&dir).unwrap();
-    for f in ["summary.json", "chunks.csv", "events.jsonl", "series.csv", "timing.json"] {
+    for f in [
+        "summary.json",
+        "chunks.csv",
+        "events.jsonl",
+        "series.csv",
+        "timing.json",
+    ] {
         assert!(dir.join(f).is_file(), "{f}");
     }
     let summary: satquic_sim::Summary =
@@ -150,7 +175,12 @@ fn writes_the_same_record_files_as_the_simulator() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-async fn fetch(addr: SocketAddr, alpn: Alpn, path: Option<&str>, bytes: u64) -> satquic_net::ClientResult {
+async fn fetch(
+    addr: SocketAddr,
+    alpn: Alpn,
+    path: Option<&str>,
+    bytes: u64,
+) -> satquic_net::ClientResult {
     let mut options = ClientOptions::download(addr, bytes);
     options.alpn = alpn;
     options.path = path.map(str::to_string);

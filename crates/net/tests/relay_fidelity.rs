@@ -34,13 +34,11 @@ struct Outcome {
 /// applying `spec` to a sink; waits `settle` for the last ones.
 fn run(spec: LinkSpec, count: u64, gap: Duration, settle: Duration) -> Outcome {
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sink.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    sink.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
     let sink_addr = sink.local_addr().unwrap();
-    let mut options = RelayOptions::new(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        sink_addr,
-        Some(spec),
-    );
+    let mut options =
+        RelayOptions::new(SocketAddr::from(([127, 0, 0, 1], 0)), sink_addr, Some(spec));
     options.seed = 42;
     let relay = Relay::start(options).unwrap();
     let relay_addr = relay.local_addr();
@@ -55,7 +53,8 @@ fn run(spec: LinkSpec, count: u64, gap: Duration, settle: Duration) -> Outcome {
                     let now = Instant::now();
                     assert_eq!(n, PAYLOAD);
                     let seq = u64::from_be_bytes(buf[..8].try_into().unwrap());
-                    let sent = Duration::from_nanos(u64::from_be_bytes(buf[8..16].try_into().unwrap()));
+                    let sent =
+                        Duration::from_nanos(u64::from_be_bytes(buf[8..16].try_into().unwrap()));
                     got.push((seq, now.duration_since(epoch) - sent, now));
                     quiet_since = now;
                 }
@@ -99,8 +98,9 @@ fn one_way_delay_matches_the_configuration() {
     );
     assert_eq!(out.received.len(), 200);
     // An idle link: serialization of one datagram plus the propagation delay.
-    let serialization =
-        Duration::from_nanos((PAYLOAD as u64 + u64::from(IP_UDP_OVERHEAD_BYTES)) * 8 * 1_000_000_000 / rate);
+    let serialization = Duration::from_nanos(
+        (PAYLOAD as u64 + u64::from(IP_UDP_OVERHEAD_BYTES)) * 8 * 1_000_000_000 / rate,
+    );
     let expected = delay + serialization;
     let measured = median(out.received.iter().map(|r| r.1).collect());
     let error = measured.abs_diff(expected);
@@ -118,7 +118,12 @@ fn rate_matches_the_configuration() {
     let wire_bits = (PAYLOAD as u64 + u64::from(IP_UDP_OVERHEAD_BYTES)) * 8;
     let gap = Duration::from_nanos(wire_bits * 1_000_000_000 / (2 * rate));
     let out = run(
-        link(rate, Duration::from_millis(5), QueueLimit::Bytes(4_000_000), LossSpec::None),
+        link(
+            rate,
+            Duration::from_millis(5),
+            QueueLimit::Bytes(4_000_000),
+            LossSpec::None,
+        ),
         2000,
         gap,
         Duration::from_millis(300),
@@ -143,7 +148,12 @@ fn drops_only_by_the_queue_limit() {
     let gap = Duration::from_nanos(wire_bits * 1_000_000_000 / (2 * rate));
     let sent = 600;
     let out = run(
-        link(rate, Duration::from_millis(5), QueueLimit::Packets(20), LossSpec::None),
+        link(
+            rate,
+            Duration::from_millis(5),
+            QueueLimit::Packets(20),
+            LossSpec::None,
+        ),
         sent,
         gap,
         Duration::from_millis(300),
@@ -151,8 +161,15 @@ fn drops_only_by_the_queue_limit() {
     let up = &out.relay.up;
     assert_eq!(up.stats.offered.packets, sent);
     let full = up.dropped(DropReason::QueueFull);
-    assert!(full > 100, "twice the rate into 20 packets must overflow: {full}");
-    assert_eq!(up.stats.dropped_total().packets, full, "only queue-full drops");
+    assert!(
+        full > 100,
+        "twice the rate into 20 packets must overflow: {full}"
+    );
+    assert_eq!(
+        up.stats.dropped_total().packets,
+        full,
+        "only queue-full drops"
+    );
     assert_eq!(out.received.len() as u64 + full, sent);
     assert_eq!(up.forwarded_packets, out.received.len() as u64);
     assert_eq!((up.overload_drops, up.send_errors), (0, 0));
@@ -168,7 +185,12 @@ fn random_loss_drops_exactly_what_the_model_drops() {
         LossSpec::Bernoulli { plr },
     );
     let sent = 1000;
-    let out = run(spec.clone(), sent, Duration::from_micros(400), Duration::from_millis(300));
+    let out = run(
+        spec.clone(),
+        sent,
+        Duration::from_micros(400),
+        Duration::from_millis(300),
+    );
     // Bernoulli draws do not depend on time: a fresh model with the same seed drops the
     // same packet numbers.
     let mut model: Path<()> = Path::new(&spec, 42).unwrap();
@@ -176,13 +198,19 @@ fn random_loss_drops_exactly_what_the_model_drops() {
         .filter(|i| {
             !model
                 .up
-                .enqueue(Duration::from_micros(400 * i), PAYLOAD as u32 + IP_UDP_OVERHEAD_BYTES, ())
+                .enqueue(
+                    Duration::from_micros(400 * i),
+                    PAYLOAD as u32 + IP_UDP_OVERHEAD_BYTES,
+                    (),
+                )
                 .is_queued()
         })
         .collect();
     let mut got: Vec<u64> = out.received.iter().map(|r| r.0).collect();
     got.sort();
-    let lost: Vec<u64> = (0..sent).filter(|i| got.binary_search(i).is_err()).collect();
+    let lost: Vec<u64> = (0..sent)
+        .filter(|i| got.binary_search(i).is_err())
+        .collect();
     assert_eq!(lost, expected_lost);
     let up = &out.relay.up;
     assert_eq!(up.dropped(DropReason::RandomLoss), lost.len() as u64);

@@ -39,18 +39,27 @@ struct Tap {
 impl Tap {
     fn start(server: SocketAddr) -> Tap {
         let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-        front.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        front
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
         let upstream = Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap());
         upstream.connect(server).unwrap();
-        upstream.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        upstream
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
         let addr = front.local_addr().unwrap();
         let front = Arc::new(front);
         let captured = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
         {
-            let (front, upstream, captured, stop, client) =
-                (front.clone(), upstream.clone(), captured.clone(), stop.clone(), client.clone());
+            let (front, upstream, captured, stop, client) = (
+                front.clone(),
+                upstream.clone(),
+                captured.clone(),
+                stop.clone(),
+                client.clone(),
+            );
             thread::spawn(move || {
                 let mut buf = [0u8; 65536];
                 while !stop.load(Ordering::Relaxed) {
@@ -133,7 +142,11 @@ fn child_server_process() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         thread::spawn(move || {
             let mut line = String::new();
-            while std::io::stdin().read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            while std::io::stdin()
+                .read_line(&mut line)
+                .map(|n| n > 0)
+                .unwrap_or(false)
+            {
                 let _ = tx.send(());
                 line.clear();
             }
@@ -160,7 +173,13 @@ impl Child {
     fn start() -> (Child, SocketAddr) {
         use std::io::BufRead;
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_server_process", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "child_server_process",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, "1")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -175,7 +194,14 @@ impl Child {
                 break line[i + 13..].trim().parse().unwrap();
             }
         };
-        (Child { child, stdin, lines }, addr)
+        (
+            Child {
+                child,
+                stdin,
+                lines,
+            },
+            addr,
+        )
     }
 
     /// (active connections, accepted, panicked)
@@ -192,8 +218,8 @@ impl Child {
     }
 
     fn rss_bytes(&self) -> u64 {
-        let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id()))
-            .unwrap_or_default();
+        let statm =
+            std::fs::read_to_string(format!("/proc/{}/statm", self.child.id())).unwrap_or_default();
         statm
             .split_whitespace()
             .nth(1)
@@ -324,7 +350,10 @@ fn server_survives_garbage_replays_and_vanishing_clients() {
             "server memory keeps growing: {after:?}"
         );
     });
-    assert!(child.child.try_wait().unwrap().is_none(), "the server process died");
+    assert!(
+        child.child.try_wait().unwrap().is_none(),
+        "the server process died"
+    );
 }
 
 #[test]
