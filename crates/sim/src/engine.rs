@@ -790,7 +790,7 @@ impl Simulation {
                     event: e.clone(),
                 });
             }
-            exporters.push(f.exporter);
+            exporters.push(f.exporter.filter(|_| self.options.tls_exporter));
             flows.push(record::FlowInput {
                 index: f.index,
                 start: f.start,

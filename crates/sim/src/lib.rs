@@ -24,10 +24,23 @@
 //!   reach the record;
 //! - [`probe`]: congestion-controller construction and observation.
 //!
+//! Modelling choices worth knowing (details in [`engine`] and [`scenario`]):
+//!
+//! - each datagram costs its UDP payload plus 28 bytes of IPv4/UDP header on the link;
+//! - the client reads its stream out of order and tracks the in-order prefix itself
+//!   (quinn-proto 0.11's ordered reassembly gives up after 1024 gaps, which the Viasat AQM
+//!   produces);
+//! - connections are polled only after their own events, as quinn's driver does (this
+//!   matters for quinn's pacer);
+//! - [`scenario::ShaperSpec`] reproduces the seeds' 200 Mbit/s server shaper and
+//!   [`scenario::WindowUpdate::Quicly`] quicly's MAX_DATA policy; both are off by default
+//!   in the library (`satquic sim` turns the shaper on).
+//!
 //! Limits: no qlog output yet; one bottleneck per direction (the link crate's model); the
 //! client's own congestion controller uses the flow's spec but its events are not
 //! recorded; quinn's BBR draws from the thread RNG when built, so `bbr` runs are not
-//! reproducible.
+//! reproducible; QUIC retransmits frames, not packets, so the record counts lost packets
+//! (quinn's figure) but no "retransmitted packets".
 
 pub mod batch;
 pub mod engine;

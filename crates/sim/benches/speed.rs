@@ -1,0 +1,99 @@
+//! Simulation speed: simulated seconds per wall-clock second, one run at a time on one
+//! core, and the process's peak memory.
+//!
+//! `cargo bench -p satquic-sim --bench speed` (release build). Pass case names to run a
+//! subset: `cargo bench -p satquic-sim --bench speed -- qir`.
+
+use std::time::Instant;
+
+use satquic_sim::scenario::ShaperSpec;
+use satquic_sim::{MB, MIB, Scenario, TransportSpec, run};
+
+struct Case {
+    name: &'static str,
+    link: &'static str,
+    cc: &'static str,
+    bytes: u64,
+    shaper: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "geo-viasat 200 MB cubic+search",
+        link: "geo-viasat",
+        cc: "cubic+search",
+        bytes: 200 * MB,
+        shaper: false,
+    },
+    Case {
+        name: "geo-viasat 200 MB cubic+search, 200M shaper",
+        link: "geo-viasat",
+        cc: "cubic+search",
+        bytes: 200 * MB,
+        shaper: true,
+    },
+    Case {
+        name: "geo-viasat 30 MB cubic+search (no loss)",
+        link: "geo-viasat",
+        cc: "cubic+search",
+        bytes: 30 * MB,
+        shaper: false,
+    },
+    Case {
+        name: "qir-sat 10 MiB cubic+search",
+        link: "qir-sat",
+        cc: "cubic+search",
+        bytes: 10 * MIB,
+        shaper: false,
+    },
+];
+
+/// Peak resident set size of this process so far, from /proc (Linux), in MB.
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1000.0)
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let repeats = 3;
+    println!(
+        "{:<46} {:>9} {:>9} {:>9} {:>10}",
+        "case", "sim s", "wall s", "sim/wall", "peak MB"
+    );
+    for case in CASES {
+        if !filters.is_empty() && !filters.iter().any(|f| case.name.contains(f.as_str())) {
+            continue;
+        }
+        let link = satquic_link::presets::lookup(case.link).expect("preset");
+        let transport = TransportSpec {
+            sender_shaper: case.shaper.then(ShaperSpec::seeds_server),
+            ..TransportSpec::with_cc(case.cc)
+        };
+        let scenario = Scenario::download(link, transport, case.bytes, 1);
+        let mut walls = Vec::new();
+        let mut sim = 0.0;
+        for _ in 0..repeats {
+            let started = Instant::now();
+            let record = run(&scenario).expect("valid scenario");
+            walls.push(started.elapsed().as_secs_f64());
+            sim = record.sim_time.as_secs_f64();
+        }
+        walls.sort_by(f64::total_cmp);
+        let best = walls[0];
+        println!(
+            "{:<46} {:>9.2} {:>9.3} {:>9.1} {:>10.0}",
+            case.name,
+            sim,
+            best,
+            sim / best,
+            peak_rss_mb().unwrap_or(f64::NAN)
+        );
+    }
+    println!("(best of {repeats} runs per case; peak MB is the process's high-water mark so far)");
+}
