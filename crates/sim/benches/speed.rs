@@ -56,6 +56,18 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1000.0)
 }
 
+/// CPU time this thread has used so far (user + system), from /proc (Linux, 10 ms
+/// ticks). Unlike wall time it does not grow when other processes share the cores.
+fn thread_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14, 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
 fn main() {
     let filters: Vec<String> = std::env::args()
         .skip(1)
@@ -63,8 +75,8 @@ fn main() {
         .collect();
     let repeats = 3;
     println!(
-        "{:<46} {:>9} {:>9} {:>9} {:>10}",
-        "case", "sim s", "wall s", "sim/wall", "peak MB"
+        "{:<46} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8}",
+        "case", "sim s", "wall s", "sim/wall", "cpu s", "sim/cpu", "peak MB"
     );
     for case in CASES {
         if !filters.is_empty() && !filters.iter().any(|f| case.name.contains(f.as_str())) {
@@ -77,21 +89,30 @@ fn main() {
         };
         let scenario = Scenario::download(link, transport, case.bytes, 1);
         let mut walls = Vec::new();
+        let mut cpus = Vec::new();
         let mut sim = 0.0;
         for _ in 0..repeats {
+            let cpu0 = thread_cpu_s();
             let started = Instant::now();
             let record = run(&scenario).expect("valid scenario");
             walls.push(started.elapsed().as_secs_f64());
+            if let (Some(a), Some(b)) = (cpu0, thread_cpu_s()) {
+                cpus.push(b - a);
+            }
             sim = record.sim_time.as_secs_f64();
         }
         walls.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
         let best = walls[0];
+        let cpu = cpus.first().copied().unwrap_or(f64::NAN);
         println!(
-            "{:<46} {:>9.2} {:>9.3} {:>9.1} {:>10.0}",
+            "{:<46} {:>8.2} {:>8.3} {:>9.1} {:>8.2} {:>8.1} {:>8.0}",
             case.name,
             sim,
             best,
             sim / best,
+            cpu,
+            sim / cpu,
             peak_rss_mb().unwrap_or(f64::NAN)
         );
     }
