@@ -34,7 +34,8 @@ pub struct Args {
         short = 'n',
         long = "bytes",
         value_name = "SIZE",
-        default_value = "200M"
+        default_value = "200M",
+        allow_hyphen_values = true
     )]
     bytes: String,
     /// Time cap per run: seconds, or a number with a unit (500ms, 2min).
@@ -42,7 +43,8 @@ pub struct Args {
         short = 't',
         long = "time",
         value_name = "SECONDS",
-        default_value = "60"
+        default_value = "60",
+        allow_hyphen_values = true
     )]
     time: String,
     /// Seed of the first run; run i uses seed + i.
