@@ -16,6 +16,19 @@
 //! satquic_lab::report::write_report(&["out".into()], "out/report".as_ref(), None).unwrap();
 //! ```
 //!
+//! # Commands
+//!
+//! ```sh
+//! satquic campaign plan SPEC [--csv] [--index I --of N]    # list the runs
+//! satquic campaign run SPEC --out DIR [--jobs N] [--retry-failed] [--report]
+//! satquic campaign shard SPEC --index I --of N --out DIR    # one slice (Slurm --array)
+//! satquic campaign collect DIR                              # rebuild runs.csv (merge shards)
+//! satquic report DIR [DIR...] [--out DIR/report]
+//! satquic reproduce [--quick|--full] [--out DIR] [--jobs N] [--only a,b,c,d,e]
+//! ```
+//!
+//! The spec format is documented in [`spec`]; examples are in `crates/lab/campaigns/`.
+//!
 //! # runs.csv
 //!
 //! One header row, one row per finished run, plain comma-separated columns: it loads

@@ -3,7 +3,8 @@
 //! ```toml
 //! name = "geo-search"                 # required; names the campaign in the report
 //! description = "SEARCH vs classic"   # optional
-//! mode = "sim"                        # "sim" (default) or "emulated"
+//! mode = "sim"                        # "sim" (default) or "emulated" (satquic-net's
+//!                                     # loopback run: real time, one flow, one run at a time)
 //! time_cap = "60s"                    # virtual time cap of each run (default 60 s)
 //! timeout = "300s"                    # wall-clock limit per run (default none)
 //! repetitions = 10                    # runs per cell (default 1) ...
@@ -49,7 +50,7 @@
 //! ```
 //!
 //! Unknown keys, unknown presets, bad cc strings and empty matrices are rejected with one
-//! line naming the key ([`SpecError`]).
+//! line naming the key ([`SpecError`]). Examples: `crates/lab/campaigns/*.toml`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -825,6 +826,16 @@ bytes = "1MB"
             .unwrap_err()
             .0;
         assert!(e.starts_with("analysis.baseline"), "{e}");
+    }
+
+    #[test]
+    fn example_campaigns_parse() {
+        for text in [
+            include_str!("../campaigns/geo-search.toml"),
+            include_str!("../campaigns/thesis-a1-sweep.toml"),
+        ] {
+            parse(text).unwrap();
+        }
     }
 
     #[test]
