@@ -19,6 +19,23 @@
 //! Without a link spec the relay forwards at once (no model): that is the "no limits"
 //! mode whose forwarding rate BENCHMARKS.md reports.
 //!
+//! # With other QUIC (or UDP) tools
+//!
+//! The relay knows nothing about QUIC; point any client at `--listen` and the relay at its
+//! server. Over the `qir-sat` preset (20/2 Mbit/s, 600 ms RTT), for example:
+//!
+//! ```text
+//! satquic server -p 4433 --www ./www
+//! satquic link --listen 127.0.0.1:4434 --to 127.0.0.1:4433 --preset qir-sat
+//! satquic client 127.0.0.1:4434 -n 10M -i 1          # perf protocol
+//! gtlsclient -q --exit-on-all-streams-close --download=out 127.0.0.1 4434 \
+//!     https://localhost:4434/10M                     # ngtcp2's client (h3), Debian ngtcp2-client
+//! ```
+//!
+//! and the other way round, `satquic client --alpn h3 --path /file` through the relay to
+//! another implementation's server (ngtcp2's `gtlsserver`, aioquic's `http3_server.py`).
+//! Path MTU is not modelled: the relay forwards datagrams of any size.
+//!
 //! # Limits
 //!
 //! At most `max_flows` client addresses at once (new ones are ignored beyond that); a flow
@@ -195,6 +212,18 @@ struct Shared {
     overload_up: AtomicU64,
     overload_down: AtomicU64,
     flows_refused: AtomicU64,
+    /// Without a model the receiving thread forwards itself: (packets, bytes, errors).
+    direct_up: [AtomicU64; 3],
+    direct_down: [AtomicU64; 3],
+}
+
+fn count_direct(counters: &[AtomicU64; 3], ok: bool, bytes: usize) {
+    if ok {
+        counters[0].fetch_add(1, Ordering::Relaxed);
+        counters[1].fetch_add(bytes as u64, Ordering::Relaxed);
+    } else {
+        counters[2].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A running relay.
@@ -310,14 +339,25 @@ impl Relay {
             overload_up: AtomicU64::new(0),
             overload_down: AtomicU64::new(0),
             flows_refused: AtomicU64::new(0),
+            direct_up: Default::default(),
+            direct_down: Default::default(),
         });
         let (tx, rx) = std::sync::mpsc::sync_channel(CHANNEL_CAPACITY);
         let (io_stop, io_stop_rx) = tokio::sync::oneshot::channel();
+        let direct = if options.link.is_none() {
+            Some(Arc::new(
+                listen_send
+                    .try_clone()
+                    .map_err(|e| NetError::Setup(e.to_string()))?,
+            ))
+        } else {
+            None
+        };
         let io_shared = shared.clone();
         let io_options = options.clone();
         let io = std::thread::Builder::new()
             .name("satquic-relay-io".into())
-            .spawn(move || io_thread(listen, io_options, io_shared, tx, io_stop_rx))
+            .spawn(move || io_thread(listen, direct, io_options, io_shared, tx, io_stop_rx))
             .map_err(|e| NetError::Setup(e.to_string()))?;
         let sched_shared = shared.clone();
         let scheduler = std::thread::Builder::new()
@@ -349,6 +389,14 @@ impl Relay {
         s.up.overload_drops = self.shared.overload_up.load(Ordering::Relaxed);
         s.down.overload_drops = self.shared.overload_down.load(Ordering::Relaxed);
         s.flows_refused = self.shared.flows_refused.load(Ordering::Relaxed);
+        for (d, c) in [
+            (&mut s.up, &self.shared.direct_up),
+            (&mut s.down, &self.shared.direct_down),
+        ] {
+            d.forwarded_packets += c[0].load(Ordering::Relaxed);
+            d.forwarded_bytes += c[1].load(Ordering::Relaxed);
+            d.send_errors += c[2].load(Ordering::Relaxed);
+        }
         s
     }
 
@@ -400,6 +448,7 @@ impl Drop for Relay {
 
 fn io_thread(
     listen: UdpSocket,
+    direct: Option<Arc<UdpSocket>>,
     options: RelayOptions,
     shared: Arc<Shared>,
     tx: SyncSender<Event>,
@@ -442,8 +491,8 @@ fn io_thread(
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .get(&from)
-                    .map(|(id, seen)| (*id, seen.clone()));
-                let (id, seen) = match existing {
+                    .map(|(id, seen, up)| (*id, seen.clone(), up.clone()));
+                let (id, seen, up) = match existing {
                     Some(f) => f,
                     None => {
                         let count = flows.lock().unwrap_or_else(|e| e.into_inner()).len();
@@ -459,10 +508,17 @@ fn io_thread(
                         let id = next_id;
                         next_id = next_id.wrapping_add(1);
                         let seen = Arc::new(AtomicU64::new(0));
+                        let up = match &direct {
+                            Some(_) => match std_sock.try_clone() {
+                                Ok(s) => Some(Arc::new(s)),
+                                Err(_) => continue,
+                            },
+                            None => None,
+                        };
                         flows
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .insert(from, (id, seen.clone()));
+                            .insert(from, (id, seen.clone(), up.clone()));
                         if tx
                             .send(Event::NewFlow {
                                 id,
@@ -480,16 +536,22 @@ fn io_thread(
                                 sock: tokio_sock,
                                 receiver: up_receiver,
                                 seen: seen.clone(),
+                                direct: direct.clone(),
                             },
                             flows.clone(),
                             shared.clone(),
                             tx.clone(),
                             options.flow_idle_timeout,
                         ));
-                        (id, seen)
+                        (id, seen, up)
                     }
                 };
                 seen.store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+                if let Some(up) = &up {
+                    let ok = send_retry(|| up.send(&data));
+                    count_direct(&shared.direct_up, ok, data.len());
+                    continue;
+                }
                 let event = Event::Packet {
                     flow: id,
                     down: false,
@@ -508,7 +570,9 @@ fn io_thread(
     });
 }
 
-type FlowMap = Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>)>>>;
+/// Client address -> (flow id, last activity in ms since the epoch, upstream socket for
+/// direct forwarding).
+type FlowMap = Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>, Option<Arc<UdpSocket>>)>>>;
 
 struct UpstreamFlow {
     id: u32,
@@ -516,6 +580,8 @@ struct UpstreamFlow {
     sock: tokio::net::UdpSocket,
     receiver: GroReceiver,
     seen: Arc<AtomicU64>,
+    /// The listening socket, when forwarding without a model.
+    direct: Option<Arc<UdpSocket>>,
 }
 
 fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket, GroReceiver)> {
@@ -550,6 +616,11 @@ async fn upstream_task(
                 flow.seen
                     .store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
                 for (data, at) in batch.drain(..) {
+                    if let Some(listen) = &flow.direct {
+                        let ok = send_retry(|| listen.send_to(&data, flow.client));
+                        count_direct(&shared.direct_down, ok, data.len());
+                        continue;
+                    }
                     let event = Event::Packet {
                         flow: flow.id,
                         down: true,

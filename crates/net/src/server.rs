@@ -14,7 +14,8 @@
 //! - a handshake must finish within `handshake_timeout`, a request line or header within
 //!   [`REQUEST_TIMEOUT`]; idle connections close after the transport's idle timeout;
 //! - stream counts per connection are capped by the transport settings, a request may ask
-//!   for at most `max_request_bytes`, uploads are cut there too;
+//!   for at most `max_request_bytes` (a download "until stopped" ends there), uploads are
+//!   cut there too;
 //! - per-connection event logs keep at most [`MAX_EVENTS_PER_CONNECTION`] events.
 
 use std::collections::VecDeque;
@@ -522,7 +523,8 @@ async fn perf_stream(
     }
     // Download: the request is complete; nothing more is read.
     let _ = recv.stop(VarInt::from_u32(0));
-    let mut left = request.size;
+    // A download "until stopped" (iperf's -t) also ends at the per-request limit.
+    let mut left = request.size.min(limit);
     while left > 0 {
         let n = left.min(ZEROS.len() as u64) as usize;
         if send
@@ -533,9 +535,7 @@ async fn perf_stream(
             return; // the client stopped reading or went away
         }
         state.count_sent(n as u64);
-        if request.size != u64::MAX {
-            left -= n as u64;
-        }
+        left -= n as u64;
     }
     if send.finish().is_err() {
         return;
