@@ -259,7 +259,9 @@ fn hystart_enters_css_on_rtt_increase_and_resumes_when_it_falls() {
     // In CSS growth is divided by CSS_GROWTH_DIVISOR = 4.
     let (growth, _) = hystart_round(&mut h, ms(400), ms(150), 8, &events);
     assert_eq!(growth, 8 * 300);
-    // The RTT falls below the CSS baseline (141 ms): back to slow start.
+    // Within the entering round a lower sample does not undo CSS.
+    assert!(h.in_css());
+    // The RTT falls below the CSS baseline (141 ms) in a CSS round: back to slow start.
     hystart_round(&mut h, ms(500), ms(130), 8, &events);
     assert!(!h.in_css());
     let phases: Vec<bool> = log
@@ -274,6 +276,32 @@ fn hystart_enters_css_on_rtt_increase_and_resumes_when_it_falls() {
 }
 
 #[test]
+fn hystart_does_not_flip_within_the_round_that_entered_css() {
+    let log = EventLog::new();
+    let events = Emitter::new(Some(log.clone()));
+    let mut h = HyStartPlusPlus::default();
+    let ms = Duration::from_millis;
+    hystart_round(&mut h, ms(0), ms(100), 8, &events);
+    // Round 2: eight samples at 120 ms enter CSS (baseline 120 ms) ...
+    for i in 0..8 {
+        h.on_ack(&ack(ms(100 + i), 1200, ms(120)), &events);
+    }
+    assert!(h.in_css());
+    // ... and falling samples later in the same round (still >= 100 + 12.5 ms) do not
+    // bounce between CSS and slow start.
+    for (i, rtt) in [119, 117, 115, 113].into_iter().enumerate() {
+        h.on_ack(&ack(ms(110 + i as u64), 1200, ms(rtt)), &events);
+        assert!(h.in_css(), "left CSS at {rtt} ms");
+    }
+    let phases = log
+        .events()
+        .iter()
+        .filter(|e| matches!(e, CcEvent::HyStartPhase { .. }))
+        .count();
+    assert_eq!(phases, 1);
+}
+
+#[test]
 fn hystart_exits_after_css_rounds() {
     let events = Emitter::default();
     let mut h = HyStartPlusPlus::default();
@@ -281,12 +309,12 @@ fn hystart_exits_after_css_rounds() {
     hystart_round(&mut h, ms(0), ms(100), 8, &events);
     hystart_round(&mut h, ms(100), ms(120), 8, &events);
     assert!(h.in_css());
-    // The round that entered CSS counts as the first of CSS_ROUNDS = 5.
-    for r in 0..4 {
+    // The round that entered CSS is partial and not counted: five full CSS rounds follow.
+    for r in 0..5 {
         let (_, exit) = hystart_round(&mut h, ms(200 + 100 * r), ms(125), 8, &events);
         assert_eq!(exit, None, "round {r}");
     }
-    let (_, exit) = hystart_round(&mut h, ms(700), ms(125), 8, &events);
+    let (_, exit) = hystart_round(&mut h, ms(800), ms(125), 8, &events);
     assert_eq!(exit, Some(ExitReason::HyStartPlusPlus));
 }
 

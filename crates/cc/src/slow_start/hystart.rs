@@ -60,6 +60,8 @@ pub struct HyStartPlusPlus {
     css_baseline_min_rtt: Option<Duration>,
     /// Rounds completed in the current CSS episode.
     css_rounds_done: u32,
+    /// CSS began during the current round: that partial round is not a CSS round.
+    css_entered_this_round: bool,
     /// Latched when the CSS rounds are done: the next ACK exits slow start.
     css_complete: bool,
 }
@@ -74,6 +76,7 @@ impl HyStartPlusPlus {
             rtt_sample_count: 0,
             css_baseline_min_rtt: None,
             css_rounds_done: 0,
+            css_entered_this_round: false,
             css_complete: false,
         }
     }
@@ -133,6 +136,7 @@ impl SlowStart for HyStartPlusPlus {
                     if current >= last.saturating_add(self.rtt_thresh(last)) {
                         self.css_baseline_min_rtt = Some(current);
                         self.css_rounds_done = 0;
+                        self.css_entered_this_round = true;
                         events.emit(|| CcEvent::HyStartPhase {
                             at: ack.now,
                             css: true,
@@ -143,7 +147,11 @@ impl SlowStart for HyStartPlusPlus {
                 }
             }
             (Some(baseline), Some(current)) => {
-                if enough && current < baseline {
+                // Only CSS rounds are compared with the baseline (RFC 9406 Sec. 4.2): in the
+                // round that entered CSS the running minimum can only fall below the
+                // baseline it just set, which would flip between CSS and slow start on
+                // every lower sample.
+                if enough && !self.css_entered_this_round && current < baseline {
                     // Spurious: the RTT fell back below the baseline; resume slow start.
                     self.css_baseline_min_rtt = None;
                     events.emit(|| CcEvent::HyStartPhase {
@@ -160,7 +168,7 @@ impl SlowStart for HyStartPlusPlus {
     }
 
     fn on_round_end(&mut self, _now: Duration) {
-        if self.in_css() {
+        if self.in_css() && !std::mem::take(&mut self.css_entered_this_round) {
             self.css_rounds_done += 1;
             if self.css_rounds_done >= self.config.css_rounds {
                 self.css_complete = true;
