@@ -6,23 +6,28 @@ mod example;
 
 use satquic_cc::{CcEvent, SearchOutcome};
 
+/// Loopback has no fixed bottleneck: on a loaded machine a socket-buffer loss can end slow
+/// start before SEARCH has warmed up (3.85 initial RTTs), so up to three transfers are
+/// tried and one must show both a SEARCH evaluation past warm-up and a slow-start exit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn loopback_transfer_runs_search_and_exits_slow_start() {
-    let (events, _) = example::transfer(20_000_000, "cubic+search")
-        .await
-        .expect("transfer");
-    let evaluations: Vec<&CcEvent> = events
-        .iter()
-        .filter(|e| {
+    let mut attempts = Vec::new();
+    for _ in 0..3 {
+        let (events, _) = example::transfer(20_000_000, "cubic+search")
+            .await
+            .expect("transfer");
+        let evaluated = events.iter().any(|e| {
             matches!(e, CcEvent::SearchEval { outcome, .. } if *outcome != SearchOutcome::WarmingUp)
-        })
-        .collect();
-    assert!(!evaluations.is_empty(), "no SEARCH evaluation past warm-up");
-    assert!(
-        events
+        });
+        let exited = events
             .iter()
-            .any(|e| matches!(e, CcEvent::SlowStartExit { shadow: false, .. })),
-        "no slow-start exit in {} events",
-        events.len()
+            .any(|e| matches!(e, CcEvent::SlowStartExit { shadow: false, .. }));
+        if evaluated && exited {
+            return;
+        }
+        attempts.push((evaluated, exited, events.len()));
+    }
+    panic!(
+        "no transfer showed a SEARCH evaluation and an exit: (evaluated, exited, events) = {attempts:?}"
     );
 }
