@@ -83,6 +83,17 @@ fn search_v2_reproduces_the_worked_example_of_seed_003() {
     assert_eq!(first_exit.0, 7);
 }
 
+/// The outcomes of the SEARCH evaluations in `log`, in order.
+fn eval_outcomes(log: &EventLog) -> Vec<SearchOutcome> {
+    log.events()
+        .into_iter()
+        .filter_map(|e| match e {
+            CcEvent::SearchEval { outcome, .. } => Some(outcome),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Feeds `n` ACKs spaced `gap` apart with RTT `rtt`; returns the outcomes seen.
 fn outcomes(version: SearchVersion, rtt: Duration, gap: Duration, n: u32) -> Vec<SearchOutcome> {
     let config = match version {
@@ -98,13 +109,7 @@ fn outcomes(version: SearchVersion, rtt: Duration, gap: Duration, n: u32) -> Vec
         search.on_ack(&ack(gap * i, 1200, rtt), &events);
     }
     assert!(search.bin_duration().unwrap() > Duration::ZERO);
-    log.events()
-        .into_iter()
-        .filter_map(|e| match e {
-            CcEvent::SearchEval { outcome, .. } => Some(outcome),
-            _ => None,
-        })
-        .collect()
+    eval_outcomes(&log)
 }
 
 #[test]
@@ -195,13 +200,7 @@ fn outcomes_without_sends() -> Vec<SearchOutcome> {
             &events,
         );
     }
-    log.events()
-        .into_iter()
-        .filter_map(|e| match e {
-            CcEvent::SearchEval { outcome, .. } => Some(outcome),
-            _ => None,
-        })
-        .collect()
+    eval_outcomes(&log)
 }
 
 #[test]
