@@ -324,30 +324,9 @@ fn sample(s: &mut Sampler, t: Duration, info: &ConnectionInfo, queue_bytes: u64,
     });
 }
 
-/// The sender's view, from the in-process connection state.
+/// The sender's view, from the in-process connection state (every event kept).
 fn report_from(info: &ConnectionInfo) -> ServerReport {
-    let probe = satquic_sim::probe::read_probe(&info.probe);
-    let stats = info.stats().unwrap_or_default();
-    let events = info
-        .events
-        .events()
-        .into_iter()
-        .filter(|e| !matches!(e, CcEvent::Sample { .. } | CcEvent::SearchEval { .. }))
-        .map(|event| FlowEvent { flow: 0, event }.to_json())
-        .collect();
-    ServerReport {
-        cc: info.cc.clone(),
-        packets_sent: stats.path.sent_packets,
-        packets_lost: stats.path.lost_packets,
-        bytes_sent: stats.udp_tx.bytes,
-        bytes_lost: stats.path.lost_bytes,
-        udp_datagrams_sent: stats.udp_tx.datagrams,
-        congestion_events: stats.path.congestion_events,
-        first_rtt_s: probe.first_rtt.map(|d| d.as_secs_f64()),
-        min_rtt_s: Some(stats.path.min_rtt.as_secs_f64()),
-        first_loss_detected_at_s: probe.first_congestion.map(|d| d.as_secs_f64()),
-        events,
-    }
+    crate::server::report_with(info, info.stats().unwrap_or_default(), usize::MAX)
 }
 
 /// Moves an event from the server's time base to the flow's.

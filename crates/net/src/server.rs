@@ -554,14 +554,23 @@ async fn perf_stream(
 
 /// The sender's view of a connection, as sent to the client.
 pub fn server_report(info: &ConnectionInfo, conn: &Connection) -> ServerReport {
-    let stats = conn.stats();
+    report_with(info, conn.stats(), perf::MAX_REPORT_EVENTS)
+}
+
+/// The sender's view built from `stats` and the connection's probe and events (at most
+/// `max_events` of them; per-ACK samples and SEARCH evaluations are left out).
+pub(crate) fn report_with(
+    info: &ConnectionInfo,
+    stats: quinn::ConnectionStats,
+    max_events: usize,
+) -> ServerReport {
     let probe = satquic_sim::probe::read_probe(&info.probe);
     let events: Vec<serde_json::Value> = info
         .events
         .events()
         .into_iter()
         .filter(|e| !matches!(e, CcEvent::Sample { .. } | CcEvent::SearchEval { .. }))
-        .take(perf::MAX_REPORT_EVENTS)
+        .take(max_events)
         .map(|event| satquic_sim::record::FlowEvent { flow: 0, event }.to_json())
         .collect();
     ServerReport {
