@@ -22,8 +22,6 @@ pub enum ExitReason {
     Search,
     /// HyStart++ finished its Conservative Slow Start rounds (RFC 9406 Sec. 4.2).
     HyStartPlusPlus,
-    /// The congestion window reached `ssthresh` set by an earlier event.
-    Ssthresh,
 }
 
 impl ExitReason {
@@ -33,7 +31,6 @@ impl ExitReason {
             Self::Loss => "loss",
             Self::Search => "search",
             Self::HyStartPlusPlus => "hystart++",
-            Self::Ssthresh => "ssthresh",
         }
     }
 }
