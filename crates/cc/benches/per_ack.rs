@@ -6,7 +6,9 @@
 //! them, for a 1200-byte packet on a 600 ms path with ACKs 10 us apart (~1 Gbit/s), so
 //! SEARCH crosses a 210 ms bin boundary every 21,000 ACKs. Slow starts run in a mode that
 //! never ends slow start (SEARCH in shadow mode evaluates and reports as usual), so the
-//! measured path is the slow-start path throughout.
+//! measured path is the slow-start path throughout. Classic HyStart runs both detectors on
+//! every ACK and never exits here: the RTT is constant, and its rounds (50,000 ACKs,
+//! 500 ms) end before an ACK train reaches delay_min + 1 ms = 601 ms.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -17,6 +19,7 @@ use satquic_cc::{CongestionConfig, RttInfo};
 const SPECS: &[(&str, &str)] = &[
     ("classic", "cubic+classic"),
     ("hystart++", "cubic+hystart++"),
+    ("hystart", "cubic+hystart"),
     ("hybla", "cubic+hybla"),
     ("search-v2", "cubic+search:v2,shadow"),
     ("search-v3", "cubic+search:v3,shadow"),

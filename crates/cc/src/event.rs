@@ -22,6 +22,15 @@ pub enum ExitReason {
     Search,
     /// HyStart++ finished its Conservative Slow Start rounds (RFC 9406 Sec. 4.2).
     HyStartPlusPlus,
+    /// Classic HyStart (Ha & Rhee 2011, Linux `tcp_cubic.c`): an ACK train lasted longer
+    /// than the minimum RTT (`HYSTART_ACK_TRAIN`). The two classic HyStart reasons are
+    /// serialized as their record names (`hystart-*`), not the derived `hy-start-*`.
+    #[cfg_attr(feature = "serde", serde(rename = "hystart-ack-train"))]
+    HyStartAckTrain,
+    /// Classic HyStart: the round's minimum RTT rose above the connection's minimum by the
+    /// delay threshold (`HYSTART_DELAY`).
+    #[cfg_attr(feature = "serde", serde(rename = "hystart-delay"))]
+    HyStartDelay,
 }
 
 impl ExitReason {
@@ -31,6 +40,8 @@ impl ExitReason {
             Self::Loss => "loss",
             Self::Search => "search",
             Self::HyStartPlusPlus => "hystart++",
+            Self::HyStartAckTrain => "hystart-ack-train",
+            Self::HyStartDelay => "hystart-delay",
         }
     }
 }

@@ -4,8 +4,8 @@
 //! (seed 000 Sec. 4.3) and neqo's `classic_cc`:
 //!
 //! * a [`SlowStart`] for the initial slow start: [`Classic`] (RFC 5681), [`HyStartPlusPlus`]
-//!   (RFC 9406), [`HyblaSlowStart`], or [`Search`] in its versions 2.0, 3.0 and the current
-//!   draft ([`SearchVersion`]);
+//!   (RFC 9406), classic HyStart as in Linux CUBIC ([`LinuxHyStart`]), [`HyblaSlowStart`],
+//!   or [`Search`] in its versions 2.0, 3.0 and the current draft ([`SearchVersion`]);
 //! * an [`Avoidance`]: NewReno (RFC 9002), [`Cubic`] (RFC 9438) or Hybla;
 //! * RFC 9002 recovery and persistent congestion, in [`Controller`].
 //!
@@ -41,7 +41,8 @@ pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use slow_start::{
-    AckSample, Classic, ExitAction, HyStartConfig, HyStartPlusPlus, HyblaSlowStart, LookbackRtt,
-    Search, SearchConfig, SearchMode, SearchVersion, SlowStart, SlowStartConfig, SsDecision,
+    AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
+    LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,
+    SlowStart, SlowStartConfig, SsDecision,
 };
 pub use spec::SpecError;

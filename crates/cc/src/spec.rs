@@ -5,14 +5,18 @@
 //! | part | values |
 //! |---|---|
 //! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr` |
-//! | slow start | `classic` (alias `ss`), `hystart++` (alias `hspp`), `hybla`, `search` |
+//! | slow start | `classic` (alias `ss`), `hystart++` (alias `hspp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
 //! | `search` options | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=latest`, `smoothed` or `min` |
 //! | `hystart++` options | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
+//! | `hystart` options | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`) |
 //!
 //! Without a slow start, `newreno`/`cubic` use `classic` and `hybla` uses Hybla's own.
 //! Version options come first in effect: `search:lower-cwnd,v2` is V2 with lower-cwnd.
-//! Examples: `cubic+search`, `newreno+hystart++`, `cubic+search:v2,lower-cwnd,thresh=0.3`.
+//! `hystart` and `hystart++` are different algorithms (Ha & Rhee 2011 / Linux `tcp_cubic.c`
+//! and RFC 9406); the names are matched whole, so neither is taken for the other.
+//! Examples: `cubic+search`, `newreno+hystart++`, `cubic+hystart:delay,unpaced`,
+//! `cubic+search:v2,lower-cwnd,thresh=0.3`.
 
 use std::fmt;
 use std::time::Duration;
@@ -20,8 +24,8 @@ use std::time::Duration;
 use crate::avoidance::CubicConfig;
 use crate::config::{AvoidanceConfig, CongestionConfig};
 use crate::slow_start::{
-    ExitAction, HYBLA_RTT0, HyStartConfig, LookbackRtt, PrevPoint, Search, SearchConfig,
-    SearchMode, SearchVersion, SlowStartConfig,
+    ExitAction, HYBLA_RTT0, HyStartConfig, HyStartDetect, LinuxHyStartConfig, LookbackRtt,
+    PrevPoint, Search, SearchConfig, SearchMode, SearchVersion, SlowStartConfig,
 };
 
 /// A spec string that could not be parsed. Its message is one line naming what was
@@ -38,12 +42,14 @@ impl fmt::Display for SpecError {
 impl std::error::Error for SpecError {}
 
 const AVOIDANCES: &str = "newreno, cubic, hybla, bbr";
-const SLOW_STARTS: &str = "classic, hystart++, hybla, search";
+const SLOW_STARTS: &str = "classic, hystart++, hystart, hybla, search";
 const SEARCH_OPTIONS: &str = "v2, v3, draft, set-ssthresh, lower-cwnd, drain, exit, shadow, \
      round, interp, interp-forward, thresh=F, window=F, bins=N, extra=N, reset=N, no-reset, \
      app-limited=skip|count, lookback=latest|smoothed|min";
 const HYSTART_OPTIONS: &str = "n-rtt-sample=N, css-rounds=N, css-divisor=N, divisor=N, \
      min-thresh=MS, max-thresh=MS, ack-limit=N";
+const LINUX_HYSTART_OPTIONS: &str = "ack-train, delay, low-window=N, ack-delta=MS, \
+     ack-delay=MS, min-samples=N, min-thresh=MS, max-thresh=MS, divisor=N, unpaced";
 
 fn err(spec: &str, msg: String) -> SpecError {
     SpecError(format!("invalid congestion control spec '{spec}': {msg}"))
@@ -171,12 +177,52 @@ fn parse_slow_start(spec: &str, part: &str) -> Result<SlowStartConfig, SpecError
             }
             Ok(SlowStartConfig::HyStartPlusPlus(c))
         }
+        "hystart" => parse_linux_hystart(spec, &opts).map(SlowStartConfig::LinuxHyStart),
         "search" => parse_search(spec, &opts).map(SlowStartConfig::Search),
         other => Err(err(
             spec,
             format!("unknown slow start '{other}'; valid: {SLOW_STARTS}"),
         )),
     }
+}
+
+fn parse_linux_hystart(spec: &str, opts: &[&str]) -> Result<LinuxHyStartConfig, SpecError> {
+    let mut c = LinuxHyStartConfig::default();
+    let (mut ack_train, mut delay) = (false, false);
+    let unknown = |opt: &str| {
+        err(
+            spec,
+            format!("unknown hystart option '{opt}'; valid: {LINUX_HYSTART_OPTIONS}"),
+        )
+    };
+    for opt in opts {
+        match *opt {
+            "ack-train" => ack_train = true,
+            "delay" => delay = true,
+            "unpaced" => c.paced = false,
+            _ => {
+                let Some((key, value)) = opt.split_once('=') else {
+                    return Err(unknown(opt));
+                };
+                match key {
+                    "low-window" => c.low_window_segments = number(spec, key, value)?,
+                    "ack-delta" => c.ack_delta = millis(spec, key, value)?,
+                    "ack-delay" => c.ack_delay = millis(spec, key, value)?,
+                    "min-samples" => c.min_samples = number(spec, key, value)?,
+                    "min-thresh" => c.delay_thresh_min = millis(spec, key, value)?,
+                    "max-thresh" => c.delay_thresh_max = millis(spec, key, value)?,
+                    "divisor" => c.delay_divisor = positive(spec, key, value)?,
+                    _ => return Err(unknown(opt)),
+                }
+            }
+        }
+    }
+    c.detect = match (ack_train, delay) {
+        (true, false) => HyStartDetect::AckTrain,
+        (false, true) => HyStartDetect::Delay,
+        _ => HyStartDetect::Both,
+    };
+    Ok(c)
 }
 
 fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
@@ -361,6 +407,41 @@ pub(crate) fn write_spec(
             }
             write_opts(f, &opts)
         }
+        SlowStartConfig::LinuxHyStart(c) => {
+            f.write_str("+hystart")?;
+            let d = LinuxHyStartConfig::default();
+            let mut opts = Vec::new();
+            match c.detect {
+                HyStartDetect::AckTrain => opts.push("ack-train".to_string()),
+                HyStartDetect::Delay => opts.push("delay".to_string()),
+                HyStartDetect::Both => {}
+            }
+            if c.low_window_segments != d.low_window_segments {
+                opts.push(format!("low-window={}", c.low_window_segments));
+            }
+            if c.ack_delta != d.ack_delta {
+                opts.push(format!("ack-delta={}", ms(c.ack_delta)));
+            }
+            if c.ack_delay != d.ack_delay {
+                opts.push(format!("ack-delay={}", ms(c.ack_delay)));
+            }
+            if c.min_samples != d.min_samples {
+                opts.push(format!("min-samples={}", c.min_samples));
+            }
+            if c.delay_thresh_min != d.delay_thresh_min {
+                opts.push(format!("min-thresh={}", ms(c.delay_thresh_min)));
+            }
+            if c.delay_thresh_max != d.delay_thresh_max {
+                opts.push(format!("max-thresh={}", ms(c.delay_thresh_max)));
+            }
+            if c.delay_divisor != d.delay_divisor {
+                opts.push(format!("divisor={}", c.delay_divisor));
+            }
+            if !c.paced {
+                opts.push("unpaced".into());
+            }
+            write_opts(f, &opts)
+        }
         SlowStartConfig::Search(c) => {
             f.write_str("+search")?;
             let d = match c.version {
@@ -471,7 +552,10 @@ mod tests {
     fn misspelled_slow_start_names_the_valid_choices() {
         let e = parse_spec("cubic+serch").unwrap_err().to_string();
         assert!(e.contains("'serch'"), "{e}");
-        assert!(e.contains("classic, hystart++, hybla, search"), "{e}");
+        assert!(
+            e.contains("classic, hystart++, hystart, hybla, search"),
+            "{e}"
+        );
         assert!(!e.contains('\n'));
         let e = parse_spec("cubik").unwrap_err().to_string();
         assert!(e.contains("newreno, cubic, hybla, bbr"), "{e}");
@@ -490,6 +574,18 @@ mod tests {
             "",
             "cubic+search:window=0",
             "hybla:rtt0=-3",
+            "cubic+hystart:fast",
+            "cubic+hystart:delay=1",
+            "cubic+hystart:low-window=-1",
+            "cubic+hystart:low-window=x",
+            "cubic+hystart:ack-delta=-2",
+            "cubic+hystart:ack-delay=abc",
+            "cubic+hystart:min-samples=1.5",
+            "cubic+hystart:divisor=0",
+            "cubic+hystart:max-thresh=",
+            "cubic+hystart:css-rounds=3",
+            "cubic+hystart+",
+            "bbr+hystart",
         ] {
             let e = parse_spec(bad).unwrap_err().to_string();
             assert!(!e.is_empty() && !e.contains('\n'), "{bad}: {e}");
@@ -507,6 +603,13 @@ mod tests {
             "cubic+search:v2,interp,extra=10,no-reset",
             "cubic+search:draft,lookback=min",
             "newreno+hystart++:css-rounds=3,min-thresh=2.5",
+            "cubic+hystart",
+            "newreno+hystart",
+            "cubic+hystart:delay",
+            "cubic+hystart:ack-train,unpaced",
+            "cubic+hystart:ack-train,delay",
+            "cubic+hystart:unpaced,low-window=8,ack-delta=1.5,ack-delay=0,min-samples=4",
+            "cubic+hystart:min-thresh=2,max-thresh=8.5,divisor=4",
             "hybla",
             "hybla:rtt0=50",
             "cubic+hybla",
@@ -532,5 +635,47 @@ mod tests {
             parse_spec("cubic+search").unwrap().to_string(),
             "cubic+search:draft"
         );
+        assert_eq!(
+            parse_spec("CUBIC+HyStart:unpaced,delay,low-window=16")
+                .unwrap()
+                .to_string(),
+            "cubic+hystart:delay,unpaced"
+        );
+    }
+
+    #[test]
+    fn hystart_and_hystart_plus_plus_are_different_slow_starts() {
+        let classic = parse_spec("cubic+hystart").unwrap();
+        assert_eq!(
+            classic.slow_start_config(),
+            &SlowStartConfig::LinuxHyStart(LinuxHyStartConfig::default())
+        );
+        assert_eq!(classic.slow_start_config().name(), "hystart");
+        assert_eq!(classic.to_string(), "cubic+hystart");
+        for spec in ["cubic+hystart++", "cubic+hspp", "cubic+hystartpp"] {
+            let c = parse_spec(spec).unwrap();
+            assert_eq!(
+                c.slow_start_config(),
+                &SlowStartConfig::HyStartPlusPlus(HyStartConfig::default()),
+                "{spec}"
+            );
+            assert_eq!(c.to_string(), "cubic+hystart++");
+        }
+        // Options of one are not options of the other.
+        assert!(parse_spec("cubic+hystart:css-rounds=3").is_err());
+        assert!(parse_spec("cubic+hystart++:unpaced").is_err());
+        let c = parse_spec("newreno+hystart:ack-train,unpaced,ack-delta=3").unwrap();
+        let SlowStartConfig::LinuxHyStart(h) = c.slow_start_config() else {
+            panic!("not hystart")
+        };
+        assert_eq!(h.detect, HyStartDetect::AckTrain);
+        assert!(!h.paced);
+        assert_eq!(h.ack_delta, Duration::from_millis(3));
+        let e = parse_spec("cubic+hystart:fast").unwrap_err().to_string();
+        assert!(
+            e.contains("'fast'") && e.contains("ack-train, delay"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
     }
 }

@@ -14,11 +14,13 @@ use crate::event::{Emitter, ExitReason};
 mod classic;
 mod hybla;
 mod hystart;
+mod linux_hystart;
 pub mod search;
 
 pub use classic::Classic;
 pub use hybla::{HYBLA_RTT0, HyblaSlowStart};
 pub use hystart::{HyStartConfig, HyStartPlusPlus};
+pub use linux_hystart::{HyStartDetect, LinuxHyStart, LinuxHyStartConfig};
 pub use search::{
     ExitAction, LookbackRtt, PrevPoint, Search, SearchConfig, SearchMode, SearchVersion,
 };
@@ -105,6 +107,8 @@ pub enum SlowStartConfig {
     Classic,
     /// RFC 9406 HyStart++.
     HyStartPlusPlus(HyStartConfig),
+    /// Classic HyStart (Ha & Rhee 2011) as in Linux `tcp_cubic.c`: ACK train and delay.
+    LinuxHyStart(LinuxHyStartConfig),
     /// Hybla's slow start (Caini & Firrincieli).
     Hybla { rtt0: Duration },
     /// SEARCH in one of its published versions.
@@ -117,6 +121,7 @@ impl SlowStartConfig {
         match self {
             Self::Classic => Box::new(Classic),
             Self::HyStartPlusPlus(c) => Box::new(HyStartPlusPlus::new(c.clone())),
+            Self::LinuxHyStart(c) => Box::new(LinuxHyStart::new(c.clone())),
             Self::Hybla { rtt0 } => Box::new(HyblaSlowStart::new(*rtt0)),
             Self::Search(c) => Box::new(Search::new(c.clone())),
         }
@@ -127,6 +132,7 @@ impl SlowStartConfig {
         match self {
             Self::Classic => "classic",
             Self::HyStartPlusPlus(_) => "hystart++",
+            Self::LinuxHyStart(_) => "hystart",
             Self::Hybla { .. } => "hybla",
             Self::Search(_) => "search",
         }
@@ -142,6 +148,12 @@ impl From<SearchConfig> for SlowStartConfig {
 impl From<HyStartConfig> for SlowStartConfig {
     fn from(c: HyStartConfig) -> Self {
         Self::HyStartPlusPlus(c)
+    }
+}
+
+impl From<LinuxHyStartConfig> for SlowStartConfig {
+    fn from(c: LinuxHyStartConfig) -> Self {
+        Self::LinuxHyStart(c)
     }
 }
 
