@@ -50,6 +50,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::{Bytes, BytesMut};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
     Event, IdleTimeout, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TransportConfig,
@@ -599,7 +600,8 @@ impl Simulation {
             (&mut f.server_ep, &mut f.server, f.client_addr)
         };
         self.buf.clear();
-        let data = packet.data.as_slice().into();
+        // The packet's own buffer becomes quinn's receive buffer (no copy).
+        let data = BytesMut::from(Bytes::from(packet.data));
         match ep.handle(at, remote, None, None, data, &mut self.buf) {
             Some(DatagramEvent::ConnectionEvent(handle, event)) => {
                 if let Some(c) = conn.as_mut().filter(|c| c.handle == handle) {
@@ -690,7 +692,7 @@ impl Simulation {
             let flow = f.index;
             if let Some(c) = f.client.as_mut().filter(|c| c.dirty) {
                 c.dirty = false;
-                while let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) {
+                while let Some(data) = poll_datagram(&mut c.conn, at) {
                     send_on(
                         &mut self.net,
                         &mut self.trace,
@@ -707,7 +709,7 @@ impl Simulation {
                 c.dirty = false;
                 loop {
                     top_up(&mut f.server_app, &mut c.conn);
-                    let Some(data) = poll_datagram(&mut c.conn, at, &mut self.buf) else {
+                    let Some(data) = poll_datagram(&mut c.conn, at) else {
                         break;
                     };
                     f.server_app.udp_sent += data.len() as u64;
@@ -878,10 +880,12 @@ fn send_on(
     }
 }
 
-fn poll_datagram(conn: &mut Connection, at: Instant, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
-    buf.clear();
-    let transmit = conn.poll_transmit(at, 1, buf)?;
-    Some(buf[..transmit.size].to_vec())
+fn poll_datagram(conn: &mut Connection, at: Instant) -> Option<Vec<u8>> {
+    // quinn writes the datagram straight into the buffer the link will carry: no copy.
+    let mut buf = Vec::with_capacity(usize::from(conn.current_mtu()));
+    let transmit = conn.poll_transmit(at, 1, &mut buf)?;
+    buf.truncate(transmit.size);
+    Some(buf)
 }
 
 /// Timers and endpoint events of one connection. Returns whether anything happened.
@@ -1066,9 +1070,12 @@ fn top_up(app: &mut ServerApp, conn: &mut Connection) {
     let mut stream = conn.send_stream(id);
     while app.written < target {
         let n = (target - app.written).min(ZEROS.len() as u64) as usize;
-        match stream.write(&ZEROS[..n]) {
-            Ok(0) | Err(WriteError::Blocked) => break,
-            Ok(k) => app.written += k as u64,
+        // A static chunk: quinn keeps a reference to it instead of copying the bytes.
+        let mut chunk = [Bytes::from_static(&ZEROS[..n])];
+        match stream.write_chunks(&mut chunk) {
+            Ok(w) if w.bytes == 0 => break,
+            Err(WriteError::Blocked) => break,
+            Ok(w) => app.written += w.bytes as u64,
             Err(_) => {
                 app.finished = true;
                 return;

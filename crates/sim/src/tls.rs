@@ -115,9 +115,18 @@ fn hkdf() -> &'static dyn Hkdf {
     }
 }
 
-/// rustls configuration shared by client and server: *ring*, TLS 1.3 only.
+/// rustls configuration shared by client and server: *ring*, TLS 1.3 only, with
+/// TLS_AES_128_GCM_SHA256 preferred. *ring*'s default order puts AES-256-GCM first;
+/// AES-128-GCM is the suite QUIC's Initial packets already use (RFC 9001 Sec. 5) and the
+/// one most QUIC clients offer first, and its 10 AES rounds instead of 14 make every
+/// simulated packet cheaper. The suite reaches the record only through sizes: both have
+/// 16-byte tags, but SHA-256 makes the handshake's Finished messages 16 bytes shorter.
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider
+        .cipher_suites
+        .sort_by_key(|s| s.suite() != rustls::CipherSuite::TLS13_AES_128_GCM_SHA256);
+    Arc::new(provider)
 }
 
 /// The server's QUIC crypto configuration: the fixed certificate, TLS 1.3, our ALPN.
