@@ -130,29 +130,7 @@ fn parse_time(text: &str) -> Result<Duration, Failure> {
 }
 
 fn parse_sender_cap(text: &str) -> Result<Option<ShaperSpec>, Failure> {
-    if text.trim().eq_ignore_ascii_case("none") {
-        return Ok(None);
-    }
-    let (rate, latency) = match text.split_once(':') {
-        Some((r, l)) => (r, Some(l)),
-        None => (text, None),
-    };
-    let rate_bps = parse_size(rate).map_err(|_| {
-        usage(format!(
-            "invalid sender-cap '{text}': expected RATE[:LATENCY] like 200M:1.5s, or none"
-        ))
-    })?;
-    let latency = match latency {
-        Some(l) => satquic_link::units::parse_duration(l)
-            .map_err(|e| usage(format!("invalid sender-cap latency: {e}")))?,
-        None => ShaperSpec::seeds_server().latency,
-    };
-    if latency.is_zero() {
-        return Err(usage(format!(
-            "invalid sender-cap '{text}': latency must be above 0"
-        )));
-    }
-    Ok(Some(ShaperSpec { rate_bps, latency }))
+    ShaperSpec::parse_cap(text).map_err(usage)
 }
 
 /// Directory name for a variant: its spec with path-unfriendly characters replaced.

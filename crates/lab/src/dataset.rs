@@ -58,6 +58,8 @@ pub struct Row {
     pub send_window: u64,
     pub initial_rtt_s: Option<f64>,
     pub mtu: u16,
+    /// Rate cap at the server in bit/s (the seeds' tc TBF); empty = no cap.
+    pub sender_cap_bps: Option<u64>,
     /// Workload label, kind (`download` or `timed`), size per flow or duration per flow.
     pub workload: String,
     pub workload_kind: String,
@@ -199,6 +201,7 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
         send_window: t.send_window,
         initial_rtt_s: t.initial_rtt.map(|d| d.as_secs_f64()),
         mtu: t.mtu,
+        sender_cap_bps: t.sender_shaper.as_ref().map(|s| s.rate_bps),
         workload: run.workload.label.clone(),
         workload_kind: match run.scenario.flows[0].workload {
             Workload::Download { .. } => "download".into(),

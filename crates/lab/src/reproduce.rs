@@ -8,6 +8,9 @@
 //! | `d-thesis-a1` | 004 A1 | CUBIC vs BBR, buffer 0.25-2 BDP x PLR 0 / 0.1 / 1 %, timed bulk flows |
 //! | `e-seed000-size` | 000 | (`--full` only) the seed-000 datasets' size: 659 + 360 repetitions of baseline and SEARCH (without / with cwnd lowering) on `geo-viasat-bod`, 2038 runs |
 //!
+//! The GEO campaigns (a, b, e) cap the server at 200 Mbit/s with a 1.5 s queue
+//! (`sender_cap`), the seeds' tc TBF; see the report's notes for why b uses it too.
+//!
 //! `--quick` scales the repetitions and the A1 flow duration down so that everything
 //! runs in a few minutes on two cores (the notes of the report list what was scaled);
 //! `--full` uses the seeds' repetition counts. The report opens with the comparison table
@@ -77,6 +80,7 @@ repetitions = {reps}
 seed = 1
 time_cap = "60s"
 timeout = "600s"
+sender_cap = "200M:1.5s"
 [[link]]
 preset = "geo-viasat"
 [[link]]
@@ -113,6 +117,7 @@ repetitions = {reps}
 seed = 1001
 time_cap = "60s"
 timeout = "600s"
+sender_cap = "200M:1.5s"
 [[link]]
 preset = "geo-viasat-bod"
 [[link]]
@@ -222,6 +227,7 @@ repetitions = {reps}
 seed = {seed}
 time_cap = "60s"
 timeout = "600s"
+sender_cap = "200M:1.5s"
 [[link]]
 preset = "geo-viasat-bod"
 [[variant]]
@@ -385,6 +391,7 @@ pub fn reproduce(
         runs
     )];
     notes.extend(selected.iter().filter_map(|b| b.scaled.clone()));
+    notes.push("The GEO campaigns (a, b, e) cap the server at 200 Mbit/s with a 1.5 s queue, the tc TBF of the seeds' testbed (000 Sec. 4.7, 001 Sec. IV). In slow start the sender offers twice the delivery rate; with the cap the satellite queue grows at 50 Mbit/s instead of 150 Mbit/s, so the AQM threshold (18 MB) comes ~3 s after capacity instead of ~1 s. 003's real link took ~11 s from capacity to first loss (its Table II), so b uses the cap too: without it SEARCH cannot see the plateau before the AQM drops.".into());
     notes.push("The seeds' real-link losses (first-RTT loss, wireless loss) do not exist on the simulated GEO links, so the exclusion rules of 000 are off; every run is 'clean'.".into());
     notes.push("003 compared SEARCH with Linux HyStart; we compare with HyStart++ (RFC 9406), the RTT-based detector our congestion-control library has. Its early exits on the oscillating GEO link are the same mechanism.".into());
     notes.push("002's numbers are means over 13 x 13 implementation pairs; ours are means over our congestion controllers on one QUIC stack (quinn-proto), so only the order of magnitude and the ordering of scenarios are comparable.".into());

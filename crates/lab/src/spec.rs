@@ -12,6 +12,9 @@
 //! # seeds = [3, 5, 8]                 # or an explicit list (then repetitions is its length)
 //! interleave = true                   # alternate variants run by run (default), as the
 //!                                     # seeds alternated SEARCH and baseline downloads
+//! sender_cap = "200M:1.5s"            # rate cap at the server, as the seeds' tc TBF
+//!                                     # (RATE[:LATENCY] or "none", the default); a
+//!                                     # variant's own sender_cap overrides it
 //!
 //! [[link]]
 //! preset = "geo-viasat"
@@ -28,7 +31,8 @@
 //! label = "baseline"                  # optional; default: the cc string
 //! cc = "cubic"                        # a satquic-cc spec string (required)
 //! # initial_window, receive_window, stream_receive_window, send_window (bytes or "256MB"),
-//! # initial_rtt ("600ms"), mtu (bytes), mtu_discovery (bool): optional, satquic-sim defaults
+//! # initial_rtt ("600ms"), mtu (bytes), mtu_discovery (bool), sender_cap ("200M:1.5s" or
+//! # "none"): optional, satquic-sim defaults
 //!
 //! [[variant]]
 //! label = "search"
@@ -59,6 +63,7 @@ use std::time::Duration;
 use satquic_link::LinkSpec;
 use satquic_link::units::duration_str;
 use satquic_sim::TransportSpec;
+use satquic_sim::scenario::ShaperSpec;
 use serde::{Deserialize, Serialize};
 
 /// A spec that cannot be used; one line naming the key (a usage error: exit 2).
@@ -122,6 +127,9 @@ pub struct CampaignSpec {
     pub seeds: Option<Vec<u64>>,
     #[serde(default = "yes")]
     pub interleave: bool,
+    /// Sender cap of every variant that does not set its own (`RATE[:LATENCY]`/`none`).
+    #[serde(default)]
+    pub sender_cap: Option<String>,
     #[serde(rename = "link", default)]
     pub links: Vec<LinkEntry>,
     #[serde(rename = "variant", default)]
@@ -184,6 +192,9 @@ pub struct VariantEntry {
     pub mtu: Option<u16>,
     #[serde(default)]
     pub mtu_discovery: Option<bool>,
+    /// Rate cap at the server (`RATE[:LATENCY]` or `none`); overrides the campaign's.
+    #[serde(default)]
+    pub sender_cap: Option<String>,
 }
 
 /// One `[[workload]]`.
@@ -512,6 +523,14 @@ impl CampaignSpec {
             if let Some(d) = v.mtu_discovery {
                 t.mtu_discovery = d;
             }
+            let cap = match (&v.sender_cap, &self.sender_cap) {
+                (Some(c), _) => Some((format!("{key}.sender_cap"), c)),
+                (None, Some(c)) => Some(("sender_cap".to_string(), c)),
+                (None, None) => None,
+            };
+            if let Some((cap_key, cap)) = cap {
+                t.sender_shaper = ShaperSpec::parse_cap(cap).map_err(|e| err(cap_key, e))?;
+            }
             let label = v.label.clone().unwrap_or_else(|| v.cc.trim().to_string());
             if label.trim().is_empty() {
                 return Err(err(format!("{key}.label"), "must not be empty"));
@@ -775,6 +794,34 @@ bytes = "1MB"
         .unwrap_err()
         .0;
         assert!(e.starts_with("link[0].params.buffer:"), "{e}");
+    }
+
+    #[test]
+    fn sender_cap_applies_to_variants_unless_they_override_it() {
+        let text = format!(
+            "sender_cap = \"200M:1.5s\"\n{}",
+            MINIMAL.replace(
+                "[[variant]]\ncc = \"cubic\"\n",
+                "[[variant]]\ncc = \"cubic\"\n[[variant]]\nlabel = \"free\"\ncc = \"cubic\"\nsender_cap = \"none\"\n",
+            )
+        );
+        let v = parse(&text).unwrap().resolve_variants().unwrap();
+        let cap = v[0].transport.sender_shaper.as_ref().expect("campaign cap");
+        assert_eq!(cap.rate_bps, 200_000_000);
+        assert_eq!(cap.latency, Duration::from_millis(1500));
+        assert_eq!(v[1].transport.sender_shaper, None);
+        // Without any sender_cap there is no cap (satquic-sim's default).
+        let v = parse(MINIMAL).unwrap().resolve_variants().unwrap();
+        assert_eq!(v[0].transport.sender_shaper, None);
+        let e = parse(&format!("sender_cap = \"fast\"\n{MINIMAL}"))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("sender_cap:") && e.contains("fast"), "{e}");
+        let e = parse(&MINIMAL.replace("cc = \"cubic\"", "cc = \"cubic\"\nsender_cap = \"1G:0s\""))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("variant[0].sender_cap:"), "{e}");
+        assert!(!e.contains('\n'));
     }
 
     #[test]

@@ -61,6 +61,33 @@ impl ShaperSpec {
             latency: Duration::from_millis(1500),
         }
     }
+
+    /// Parses a sender cap as `satquic sim --sender-cap` and campaign specs write it:
+    /// `RATE[:LATENCY]` with RATE in bit/s and [`parse_size`]'s suffixes (`200M:1.5s`;
+    /// without a latency the seeds' 1.5 s), or `none` for no cap. Errors are one line.
+    pub fn parse_cap(text: &str) -> Result<Option<Self>, String> {
+        if text.trim().eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let (rate, latency) = match text.split_once(':') {
+            Some((r, l)) => (r, Some(l)),
+            None => (text, None),
+        };
+        let rate_bps = parse_size(rate).map_err(|_| {
+            format!("invalid sender-cap '{text}': expected RATE[:LATENCY] like 200M:1.5s, or none")
+        })?;
+        let latency = match latency {
+            Some(l) => satquic_link::units::parse_duration(l)
+                .map_err(|e| format!("invalid sender-cap latency: {e}"))?,
+            None => Self::seeds_server().latency,
+        };
+        if latency.is_zero() {
+            return Err(format!(
+                "invalid sender-cap '{text}': latency must be above 0"
+            ));
+        }
+        Ok(Some(Self { rate_bps, latency }))
+    }
 }
 
 fn default_time_cap() -> Duration {
