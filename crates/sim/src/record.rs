@@ -42,7 +42,9 @@
 //! congestion drop; without a congestion drop, the start of the busy period in progress at
 //! the end of the run; without that either (the queue drained after the exit and never
 //! overflowed), the start of the busy period in progress at the exit (`capacity_source`
-//! says which).
+//! says which). On a bandwidth-on-demand link it is never earlier than the time the
+//! allocation first reached the plan rate (`full_allocation`): before that the queue
+//! builds because the allocation lags, not because the plan rate is used up.
 
 use std::fs;
 use std::io::Write;
@@ -276,6 +278,27 @@ fn secs(d: Duration) -> f64 {
 pub const EXIT_CLASSES: [&str; 4] = ["early", "chokepoint", "late", "none"];
 
 /// Classifies an exit (seed 003): see the module docs.
+/// On a bandwidth-on-demand link the queue also builds while the allocation lags the
+/// offered rate, below the plan rate: the link is busy but not at its capacity. The
+/// capacity point is therefore never earlier than the moment the allocation first reached
+/// the plan rate, and there is none if it never did (an exit then counts as early, as in
+/// 003 Table III, where HyStart exits at 1.3 s and the link reaches capacity at 23.1 s).
+/// Links without BoD are unchanged.
+fn not_before_full_allocation(
+    truth: &GroundTruth,
+    capacity: Option<Duration>,
+    source: Option<&'static str>,
+) -> (Option<Duration>, Option<&'static str>) {
+    if truth.allocation().is_empty() {
+        return (capacity, source);
+    }
+    match (capacity, truth.full_allocation_at()) {
+        (Some(c), Some(full)) if full > c => (Some(full), Some("full_allocation")),
+        (Some(c), Some(_)) => (Some(c), source),
+        _ => (None, None),
+    }
+}
+
 pub fn classify(
     exit: Option<(Duration, ExitReason)>,
     first_loss: Option<Duration>,
@@ -364,6 +387,7 @@ pub(crate) fn summarize(
             (None, None, Some(b)) => (Some(b), Some("busy_at_exit")),
             _ => (None, None),
         };
+        let (capacity, source) = not_before_full_allocation(truth, capacity, source);
         let ratio =
             |exit: &Option<(ExitSummary, Duration, ExitReason)>, rtt: Option<Duration>| match (
                 exit, first_loss, rtt,
@@ -373,7 +397,11 @@ pub(crate) fn summarize(
                 }
                 _ => None,
             };
-        let shadow_capacity = capacity.or(f.busy_since_at_shadow_exit);
+        let shadow_capacity = if capacity.is_some() {
+            capacity
+        } else {
+            not_before_full_allocation(truth, f.busy_since_at_shadow_exit, None).0
+        };
         out_flows.push(FlowSummary {
             flow: f.index,
             cc: f.cc.clone(),

@@ -59,12 +59,23 @@ fn search_exits_at_the_chokepoint_on_geo_viasat_bod() {
     assert!(count(&c, "chokepoint") >= 3, "{c:?}");
 }
 
+/// Seed 003 Table III "HyStart on" (Linux CUBIC's HyStart): 100% early on GEO, exit at
+/// 1.3 s. The bandwidth-on-demand lag raises the RTT by far more than HyStart's 16 ms
+/// delay threshold while the window is still a small fraction of the BDP.
 #[test]
-#[ignore = "fails with satquic-cc as of this commit: HyStart++ re-enters and leaves CSS \
-            every few ms on geo-viasat-bod and exits at the first loss (late)"]
-fn hystart_plus_plus_exits_early_on_geo_viasat_bod() {
+fn linux_hystart_exits_early_on_geo_viasat_bod() {
+    let c = classes("geo-viasat-bod", "cubic+hystart", 3, SHORT);
+    assert_eq!(count(&c, "early"), 3, "{c:?}");
+}
+
+/// HyStart++ (RFC 9406) sees the same RTT rise and enters CSS, but the BoD grant drains
+/// the queue within CSS_ROUNDS, the round minimum falls back below the CSS baseline and
+/// it resumes slow start (Sec. 4.2), each time: it ends slow start at the first loss.
+/// That is the RFC's intended robustness, so it does not reproduce 003's HyStart result.
+#[test]
+fn hystart_plus_plus_abandons_css_on_geo_viasat_bod_and_exits_late() {
     let c = classes("geo-viasat-bod", "cubic+hystart++", 3, SHORT);
-    assert!(count(&c, "early") >= 2, "{c:?}");
+    assert_eq!(count(&c, "late"), 3, "{c:?}");
 }
 
 #[test]
@@ -79,11 +90,14 @@ fn fifty_seeds_on_geo_viasat() {
 }
 
 #[test]
-#[ignore = "50 seeds x 2 variants: minutes in a debug build"]
+#[ignore = "50 seeds x 3 variants: minutes in a debug build"]
 fn fifty_seeds_on_geo_viasat_bod() {
     let c = classes("geo-viasat-bod", "cubic+search", 50, FULL);
     assert!(count(&c, "chokepoint") >= 43, "cubic+search: {c:?}");
+    let c = classes("geo-viasat-bod", "cubic+hystart", 50, FULL);
+    eprintln!("cubic+hystart on geo-viasat-bod: {c:?}");
+    assert!(count(&c, "early") >= 45, "cubic+hystart: {c:?}");
     let c = classes("geo-viasat-bod", "cubic+hystart++", 50, FULL);
     eprintln!("cubic+hystart++ on geo-viasat-bod: {c:?}");
-    assert!(count(&c, "early") > 25, "cubic+hystart++: {c:?}");
+    assert_eq!(count(&c, "early"), 0, "cubic+hystart++: {c:?}");
 }
