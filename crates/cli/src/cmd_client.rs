@@ -23,7 +23,7 @@ pub struct TransportArgs {
     /// (`cubic`, `cubic+search`, `newreno+hystart++`, `bbr`, ...).
     #[arg(long, value_name = "SPEC", default_value = "cubic")]
     pub cc: String,
-    /// Slow start to combine with --cc (`classic`, `hystart++`, `hybla`, `search`).
+    /// Slow start to combine with --cc (`classic`, `hystart`, `hystart++`, `hybla`, `search`).
     #[arg(long, value_name = "SS")]
     pub ss: Option<String>,
     /// With SEARCH: exit slow start (`exit`) or only log where it would (`shadow`).

@@ -108,7 +108,8 @@ pub struct Row {
     /// When the sender first learned of a loss, seconds.
     pub first_loss_detected_at_s: Option<f64>,
     /// The (non-shadow) slow-start exit: time, reason (`loss`, `search`, `hystart++`,
-    /// ...), cwnd before and after, ssthresh (bytes), smoothed RTT at exit.
+    /// `hystart-delay`, `hystart-ack-train`), cwnd before and after, ssthresh (bytes),
+    /// smoothed RTT at exit.
     pub exit_at_s: Option<f64>,
     pub exit_reason: Option<String>,
     pub exit_cwnd_before: Option<u64>,

@@ -3,7 +3,7 @@
 //! | campaign | seed | what |
 //! |---|---|---|
 //! | `a-search-geo` | 000/001 | SEARCH 2.0 (quicly's, 15 extra bins) vs classic slow start with CUBIC, with and without cwnd lowering, plus shadow mode; `geo-viasat` (the emulated testbed) and `geo-viasat-bod` (with the real link's bandwidth-on-demand oscillation); 200 MB, 60 s cap |
-//! | `b-exit-classes` | 003 Tables II-III | SEARCH 2.0 (10 extra bins, as 003) vs HyStart++ vs classic, and SEARCH in shadow mode on classic runs (003 ran SEARCH offline on HyStart-off logs); GEO (`geo-viasat-bod`), `leo`, `lte` |
+//! | `b-exit-classes` | 003 Tables II-III | SEARCH 2.0 (10 extra bins, as 003) vs Linux HyStart vs HyStart++ vs classic, and SEARCH in shadow mode on classic runs (003 ran SEARCH offline on HyStart-off logs); GEO (`geo-viasat-bod`), `leo`, `lte` |
 //! | `c-qir-se` | 002 Table II | our variants on QIR-SE TERRESTRIAL, SAT, SATLOSS; 10 MiB |
 //! | `d-thesis-a1` | 004 A1 | CUBIC vs BBR, buffer 0.25-2 BDP x PLR 0 / 0.1 / 1 %, timed bulk flows |
 //! | `e-seed000-size` | 000 | (`--full` only) the seed-000 datasets' size: 659 + 360 repetitions of baseline and SEARCH (without / with cwnd lowering) on `geo-viasat-bod`, 2038 runs |
@@ -130,6 +130,9 @@ cc = "cubic"
 [[variant]]
 label = "search"
 cc = "cubic+search:v2,extra=10"
+[[variant]]
+label = "hystart"
+cc = "cubic+hystart"
 [[variant]]
 label = "hystart++"
 cc = "cubic+hystart++"
@@ -393,7 +396,7 @@ pub fn reproduce(
     notes.extend(selected.iter().filter_map(|b| b.scaled.clone()));
     notes.push("The GEO campaigns (a, b, e) cap the server at 200 Mbit/s with a 1.5 s queue, the tc TBF of the seeds' testbed (000 Sec. 4.7, 001 Sec. IV). In slow start the sender offers twice the delivery rate; with the cap the satellite queue grows at 50 Mbit/s instead of 150 Mbit/s, so the AQM threshold (18 MB) comes ~3 s after capacity instead of ~1 s. 003's real link took ~11 s from capacity to first loss (its Table II), so b uses the cap too: without it SEARCH cannot see the plateau before the AQM drops.".into());
     notes.push("The seeds' real-link losses (first-RTT loss, wireless loss) do not exist on the simulated GEO links, so the exclusion rules of 000 are off; every run is 'clean'.".into());
-    notes.push("003 compared SEARCH with Linux HyStart; we compare with HyStart++ (RFC 9406), the RTT-based detector our congestion-control library has. Its early exits on the oscillating GEO link are the same mechanism.".into());
+    notes.push("003's 'HyStart on' is Linux CUBIC's HyStart (Ha & Rhee: delay increase or ACK train); ours is satquic-cc's `hystart`, which follows Linux's tcp_cubic. HyStart++ (RFC 9406) runs alongside in b as an extra variant: its Conservative Slow Start gives up when the bandwidth-on-demand grant drains the queue, so it does not exit early on the oscillating link (it exits at the first loss).".into());
     notes.push("002's numbers are means over 13 x 13 implementation pairs; ours are means over our congestion controllers on one QUIC stack (quinn-proto), so only the order of magnitude and the ordering of scenarios are comparable.".into());
     notes.push("004 used ngtcp2 and picoquic (BBRv1/v2); our bbr is quinn's BBR (v1-like) with satquic's CUBIC alongside.".into());
     let title = format!(
@@ -853,8 +856,8 @@ fn comparison_b(loaded: &[Loaded], out: &mut Vec<ComparisonRow>) {
         (
             "GEO",
             "geo-viasat-bod",
-            "hystart++",
-            "HyStart on (ours: HyStart++)",
+            "hystart",
+            "HyStart on (Linux HyStart)",
             (100.0, 0.0, 0.0),
         ),
         (
