@@ -10,7 +10,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use satquic_sim::batch::{Quartiles, Variant, VariantStats, run_batch};
 use satquic_sim::probe::validate_cc;
-use satquic_sim::record::Timing;
+use satquic_sim::record::{Timing, WriteOptions};
 use satquic_sim::scenario::{ShaperSpec, first_line, parse_size, resolve_link};
 use satquic_sim::{MB, Scenario, TransportSpec};
 
@@ -88,6 +88,10 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     mtu: String,
+    /// With --out: also write each run's qlog, DIR/<variant>/seed-<n>/qlog.sqlog (qlog 0.3
+    /// JSON-SEQ for qvis; the server's view; times are virtual ms since the run start).
+    #[arg(long, requires = "out")]
+    qlog: bool,
     /// JSON on stdout instead of the table.
     #[arg(short = 'J', long = "json")]
     json: bool,
@@ -249,7 +253,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 .join(&dirs[result.variant])
                 .join(format!("seed-{}", result.seed));
             let written = record
-                .write_to(&dir)
+                .write_to_with(&dir, &WriteOptions { qlog: args.qlog })
                 .and_then(|()| Timing::new(result.wall, record.sim_time).write_to(&dir));
             if let Err(e) = written {
                 let mut slot = write_error.lock().unwrap_or_else(|e| e.into_inner());
@@ -504,6 +508,34 @@ mod tests {
             std::fs::read(out.join("cubic/seed-5/summary.json")).unwrap()
         );
         std::fs::remove_dir_all(&out).ok();
+    }
+
+    #[test]
+    fn qlog_writes_a_qlog_next_to_each_record_and_needs_out() {
+        let out = std::env::temp_dir().join(format!("satquic-sim-qlog-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let argv = [
+            "--link",
+            "qir-terrestrial",
+            "--cc",
+            "cubic",
+            "-n",
+            "1M",
+            "--out",
+            out.to_str().unwrap(),
+            "--qlog",
+        ];
+        assert!(run(args(&argv)).is_ok());
+        let qlog = std::fs::read(out.join("cubic/seed-1/qlog.sqlog")).unwrap();
+        assert_eq!(qlog.first(), Some(&0x1e));
+        let header = qlog[1..].split(|b| *b == b'\n').next().unwrap();
+        let header: serde_json::Value = serde_json::from_slice(header).unwrap();
+        assert_eq!(header["qlog_version"], "0.3");
+        std::fs::remove_dir_all(&out).ok();
+        assert!(
+            TestCli::try_parse_from(["sim", "--qlog"]).is_err(),
+            "--qlog without --out has nowhere to go"
+        );
     }
 
     #[test]

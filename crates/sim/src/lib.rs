@@ -19,6 +19,7 @@
 //! - [`scenario`]: what to run (link, flows with their transport settings and workloads);
 //! - [`engine`]: the event loop ([`run`], [`run_with`]);
 //! - [`record`]: the run record and its files;
+//! - [`qlog`]: the record as qlog (JSON-SEQ, the sender's view, virtual time), optional;
 //! - [`batch`]: many runs in parallel, and the statistics `satquic sim` prints;
 //! - [`tls`]: the deterministic endpoint configuration, and why TLS randomness cannot
 //!   reach the record;
@@ -36,22 +37,24 @@
 //!   [`scenario::WindowUpdate::Quicly`] quicly's MAX_DATA policy; both are off by default
 //!   in the library (`satquic sim` turns the shaper on).
 //!
-//! Limits: no qlog output yet; one bottleneck per direction (the link crate's model); the
-//! client's own congestion controller uses the flow's spec but its events are not
-//! recorded; quinn's BBR draws from the thread RNG when built, so `bbr` runs are not
-//! reproducible; QUIC retransmits frames, not packets, so the record counts lost packets
-//! (quinn's figure) but no "retransmitted packets".
+//! Limits: the qlog has no per-packet events (it shows what the record keeps); one
+//! bottleneck per direction (the link crate's model); the client's own congestion
+//! controller uses the flow's spec but its events are not recorded; quinn's BBR draws
+//! from the thread RNG when built, so `bbr` runs are not reproducible; QUIC retransmits
+//! frames, not packets, so the record counts lost packets (quinn's figure) but no
+//! "retransmitted packets".
 
 pub mod batch;
 pub mod engine;
 pub mod probe;
+pub mod qlog;
 pub mod record;
 pub mod scenario;
 pub mod tls;
 
 pub use batch::{RunResult, Variant, VariantStats, run_batch};
 pub use engine::{RunOptions, RunOutput, run, run_with};
-pub use record::{RunRecord, Summary, Timing};
+pub use record::{RunRecord, Summary, Timing, WriteOptions};
 pub use scenario::{FlowSpec, MB, MIB, Scenario, TransportSpec, Workload};
 
 /// Why a run could not be set up.

@@ -9,6 +9,7 @@
 //! | `events.jsonl` | one JSON object per line: `{"flow":0,"type":"slow_start_exit","at":...}`; every satquic-cc event of each flow's sender, `Sample`s thinned to one per 10 ms; `at` is seconds since the run start |
 //! | `series.csv` | one row per running flow per 10 ms: `time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes` |
 //! | `timing.json` | wall-clock seconds and simulated seconds; the only non-deterministic file |
+//! | `qlog.sqlog` | optional ([`WriteOptions::qlog`], `satquic sim --qlog`): the record as qlog 0.3 JSON-SEQ from the sender's vantage point, in virtual time; one `qlog-flow<N>.sqlog` per flow when there are several (see [`crate::qlog`]) |
 //!
 //! All times are seconds since the start of the run unless a name says otherwise
 //! (`completion_time_s` and `chunks.csv` count from the flow's own start). Each file is
@@ -522,15 +523,40 @@ impl RunRecord {
         out
     }
 
+    /// The qlog files, `(name, contents)`: see [`crate::qlog`].
+    pub fn qlog_files(&self) -> Vec<(String, Vec<u8>)> {
+        crate::qlog::qlog_files(self)
+    }
+
     /// Writes the record into `dir` (created if needed), each file atomically, the
     /// summary last.
     pub fn write_to(&self, dir: &FsPath) -> std::io::Result<()> {
+        self.write_to_with(dir, &WriteOptions::default())
+    }
+
+    /// [`write_to`](Self::write_to) with the optional files of `options`.
+    pub fn write_to_with(&self, dir: &FsPath, options: &WriteOptions) -> std::io::Result<()> {
         fs::create_dir_all(dir)?;
         write_atomic(dir, "chunks.csv", &self.chunks_csv())?;
         write_atomic(dir, "events.jsonl", &self.events_jsonl())?;
         write_atomic(dir, "series.csv", &self.series_csv())?;
+        if options.qlog {
+            for (name, bytes) in self.qlog_files() {
+                write_atomic(dir, &name, &bytes)?;
+            }
+        }
         write_atomic(dir, "summary.json", self.summary_json().as_bytes())
     }
+}
+
+/// Optional files of a run directory. The qlog is a view of the record, not something
+/// the engine keeps, so it is chosen when writing ([`RunRecord::write_to_with`]), not in
+/// [`crate::RunOptions`]; any record (a simulated or an emulated run) can have one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Also write `qlog.sqlog` (one `qlog-flow<N>.sqlog` per flow when there are
+    /// several): [`crate::qlog`].
+    pub qlog: bool,
 }
 
 /// `timing.json`: how long the run took on this machine. Kept apart from the record,

@@ -1,0 +1,586 @@
+//! qlog output of a run: the record seen from each flow's sender, for qvis and other qlog
+//! tools.
+//!
+//! The qlog is derived from the [`RunRecord`] alone, like `series.csv`, so it is as
+//! deterministic as the record: the same scenario and seed give byte-identical files. It
+//! has no per-packet events (the record keeps none); it shows what the record shows,
+//! under qlog's names where qlog has one.
+//!
+//! # Format
+//!
+//! qlog JSON-SEQ (draft-ietf-quic-qlog-main-schema, `qlog_version` `"0.3"`): every record
+//! is an ASCII RS (0x1e), one JSON object and a newline; the first is the header. One file
+//! holds one trace, and a trace is one flow: a one-flow run (every `satquic sim` run) gives
+//! `qlog.sqlog`, a run with several flows one `qlog-flow<N>.sqlog` per flow, since qvis
+//! opens one trace per JSON-SEQ file.
+//!
+//! The vantage point is the server, the sender whose congestion controller the record
+//! follows. `common_fields` say `time_format` `"relative"` with `reference_time` 0: event
+//! times are milliseconds of *virtual* time since the simulation start (not the flow's
+//! start, not a wall clock), and the header repeats that in `satquic:time`.
+//!
+//! # Events
+//!
+//! In time order (at equal times, in this order):
+//!
+//! | event | when | data |
+//! |---|---|---|
+//! | `transport:connection_started` | the flow's start | `protocol`, `satquic:cc` (the flow's spec) |
+//! | `satquic:handshake_done` | the client completed the handshake | `{}` |
+//! | `recovery:congestion_state_updated` | a (non-shadow) `slow_start_exit` or a `congestion` event | `old`, `new` (`slow_start`, `congestion_avoidance`, `recovery`), `trigger` (the exit reason, `loss` or `persistent_congestion`) |
+//! | `satquic:<type>` | every satquic-cc event of the sender (`slow_start_exit`, `search_eval`, `hy_start_phase`, `congestion`, `sample`) | the `events.jsonl` line (seconds, as there) |
+//! | `recovery:metrics_updated` | every `series.csv` row of the flow once the sender has a controller (`cwnd_bytes` > 0) | `congestion_window`, `bytes_in_flight`, `latest_rtt`, `smoothed_rtt` (ms; the RTTs once sampled) |
+//! | `satquic:series` | every `series.csv` row of the flow | the whole `series.csv` row (delivery rate, bottleneck queue, delivered bytes) |
+//! | `satquic:chunk_delivered` | each `chunks.csv` row of the flow | the row (`time_s` counts from the flow's start) |
+//! | `satquic:transfer_ended` | the flow's end | `status`, `bytes` (delivered), `error`, `completion_time_s` |
+//!
+//! The same names as the client's qlog of `satquic client --qlog` (satquic-net), so both
+//! tools produce the same shape.
+//!
+//! Limits: the end of a recovery period is not in the record, so a `congestion` event
+//! after an earlier one reads `recovery` -> `recovery` (a new recovery period); a loss
+//! exit and the congestion event it comes with are one transition. The flows' connections
+//! are not closed (the simulator drops them), hence `satquic:transfer_ended` rather than
+//! `transport:connection_closed`; a failed flow's end is not kept in the record and is
+//! taken as the flow's last recorded row or event (within one 10 ms series step).
+
+use satquic_cc::{CcEvent, ExitReason};
+use serde_json::{Value, json};
+
+use crate::record::{FlowSummary, RECORD_SCHEMA, RunRecord};
+
+/// qlog draft version written in the header.
+pub const QLOG_VERSION: &str = "0.3";
+
+/// The qlog files of a record: `(file name, contents)`, one per flow (see the module docs
+/// for the names).
+pub fn qlog_files(record: &RunRecord) -> Vec<(String, Vec<u8>)> {
+    let flows = &record.summary.flows;
+    flows
+        .iter()
+        .map(|f| {
+            let name = if flows.len() == 1 {
+                "qlog.sqlog".to_string()
+            } else {
+                format!("qlog-flow{}.sqlog", f.flow)
+            };
+            (name, flow_qlog(record, f))
+        })
+        .collect()
+}
+
+/// Nanoseconds in `s` seconds (record times come from `Duration`s, so this is exact).
+fn ns(s: f64) -> u64 {
+    (s.max(0.0) * 1e9).round() as u64
+}
+
+/// Milliseconds as qlog wants them, without the noise of `s * 1e3` (`70.00000000000001`).
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Event order at equal times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    Started,
+    Handshake,
+    Controller,
+    Metrics,
+    Chunk,
+    Ended,
+}
+
+struct Events(Vec<(u64, Rank, Value)>);
+
+impl Events {
+    fn push(&mut self, at_ns: u64, rank: Rank, name: &str, data: Value) {
+        self.0.push((
+            at_ns,
+            rank,
+            json!({"time": ms(at_ns), "name": name, "data": data}),
+        ));
+    }
+}
+
+/// The sender's congestion state as far as the record tells.
+struct CongestionState {
+    /// qlog's name of the current state.
+    current: &'static str,
+    /// A loss exit was just reported: the congestion event that follows it (the
+    /// controller reports both for the same loss) is the same transition.
+    loss_exit: bool,
+}
+
+impl CongestionState {
+    fn new() -> Self {
+        CongestionState {
+            current: "slow_start",
+            loss_exit: false,
+        }
+    }
+
+    /// The `recovery:congestion_state_updated` data for `event`, if it is a transition.
+    fn update(&mut self, event: &CcEvent) -> Option<Value> {
+        let (new, trigger) = match event {
+            CcEvent::SlowStartExit {
+                reason,
+                shadow: false,
+                ..
+            } => {
+                self.loss_exit = *reason == ExitReason::Loss;
+                let new = if self.loss_exit {
+                    "recovery"
+                } else {
+                    "congestion_avoidance"
+                };
+                (new, reason.as_str())
+            }
+            CcEvent::Congestion { persistent, .. } => {
+                if std::mem::take(&mut self.loss_exit) && !persistent {
+                    return None;
+                }
+                let trigger = if *persistent {
+                    "persistent_congestion"
+                } else {
+                    "loss"
+                };
+                ("recovery", trigger)
+            }
+            _ => return None,
+        };
+        let old = std::mem::replace(&mut self.current, new);
+        Some(json!({"old": old, "new": new, "trigger": trigger}))
+    }
+}
+
+/// When the flow ended: completion, the run's end for a capped flow, the last thing the
+/// record has of a failed one.
+fn end_ns(record: &RunRecord, flow: &FlowSummary) -> u64 {
+    let start = ns(flow.start_s);
+    match (flow.status.as_str(), flow.completion_time_s) {
+        ("completed", Some(t)) => start + ns(t),
+        ("failed", _) => {
+            let series = record
+                .series
+                .iter()
+                .filter(|r| r.flow == flow.flow)
+                .map(|r| ns(r.time_s));
+            let events = record
+                .events
+                .iter()
+                .filter(|e| e.flow == flow.flow)
+                .map(|e| e.event.at().as_nanos() as u64);
+            let chunks = record
+                .chunks
+                .iter()
+                .filter(|c| c.flow == flow.flow)
+                .map(|c| start + ns(c.time_s));
+            series.chain(events).chain(chunks).fold(start, u64::max)
+        }
+        _ => ns(record.summary.sim_time_s),
+    }
+}
+
+/// The qlog of one flow.
+pub fn flow_qlog(record: &RunRecord, flow: &FlowSummary) -> Vec<u8> {
+    let summary = &record.summary;
+    let index = flow.flow;
+    let start = ns(flow.start_s);
+    let mut events = Events(Vec::new());
+    if start <= ns(summary.sim_time_s) {
+        events.push(
+            start,
+            Rank::Started,
+            "transport:connection_started",
+            json!({"protocol": "QUIC", "satquic:cc": flow.cc}),
+        );
+    }
+    if let Some(t) = flow.handshake_time_s {
+        events.push(
+            start + ns(t),
+            Rank::Handshake,
+            "satquic:handshake_done",
+            json!({}),
+        );
+    }
+    let mut state = CongestionState::new();
+    for e in record.events.iter().filter(|e| e.flow == index) {
+        let at = e.event.at().as_nanos() as u64;
+        if let Some(data) = state.update(&e.event) {
+            events.push(
+                at,
+                Rank::Controller,
+                "recovery:congestion_state_updated",
+                data,
+            );
+        }
+        let data = e.to_json();
+        let name = format!(
+            "satquic:{}",
+            data.get("type").and_then(Value::as_str).unwrap_or("event")
+        );
+        events.push(at, Rank::Controller, &name, data);
+    }
+    for row in record.series.iter().filter(|r| r.flow == index) {
+        let at = ns(row.time_s);
+        let row_json = serde_json::to_value(row).expect("series rows serialize");
+        if row.cwnd_bytes == 0 {
+            // No controller yet (the server connection is not accepted): not a window.
+            events.push(at, Rank::Metrics, "satquic:series", row_json);
+            continue;
+        }
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("congestion_window".into(), row.cwnd_bytes.into());
+        metrics.insert("bytes_in_flight".into(), row.in_flight_bytes.into());
+        if let Some(rtt) = row.latest_rtt_s {
+            metrics.insert("latest_rtt".into(), ms(ns(rtt)).into());
+        }
+        if let Some(rtt) = row.smoothed_rtt_s {
+            metrics.insert("smoothed_rtt".into(), ms(ns(rtt)).into());
+        }
+        events.push(
+            at,
+            Rank::Metrics,
+            "recovery:metrics_updated",
+            Value::Object(metrics),
+        );
+        events.push(at, Rank::Metrics, "satquic:series", row_json);
+    }
+    for chunk in record.chunks.iter().filter(|c| c.flow == index) {
+        let row = serde_json::to_value(chunk).expect("chunk rows serialize");
+        events.push(
+            start + ns(chunk.time_s),
+            Rank::Chunk,
+            "satquic:chunk_delivered",
+            row,
+        );
+    }
+    events.push(
+        end_ns(record, flow),
+        Rank::Ended,
+        "satquic:transfer_ended",
+        json!({"status": flow.status, "bytes": flow.delivered_bytes, "error": flow.error,
+               "completion_time_s": flow.completion_time_s}),
+    );
+    // Stable: events of one kind keep the record's order.
+    events.0.sort_by_key(|(at, rank, _)| (*at, *rank));
+
+    let scenario = &summary.scenario;
+    let title = format!(
+        "satquic sim: {} flow {index} ({}), seed {}",
+        scenario.link.name, flow.cc, scenario.seed
+    );
+    let mut out = Vec::with_capacity(256 * (events.0.len() + 1));
+    write_record(
+        &mut out,
+        &json!({
+            "qlog_version": QLOG_VERSION,
+            "qlog_format": "JSON-SEQ",
+            "title": title,
+            "description": "satquic-sim run record as qlog; times are virtual",
+            "trace": {
+                "title": title,
+                "vantage_point": {"type": "server", "name": "satquic-sim sender"},
+                "common_fields": {"time_format": "relative", "reference_time": 0,
+                                  "protocol_type": ["QUIC"]},
+                "satquic:time": "virtual: milliseconds since the simulation start",
+                "satquic:record_schema": RECORD_SCHEMA,
+                "satquic:flow": index,
+                "satquic:seed": scenario.seed,
+                "satquic:link": scenario.link.name,
+            }
+        }),
+    );
+    for (_, _, event) in &events.0 {
+        write_record(&mut out, event);
+    }
+    out
+}
+
+/// One JSON-SEQ record (RFC 7464): RS, the JSON text, LF.
+fn write_record(out: &mut Vec<u8>, value: &Value) {
+    out.push(0x1e);
+    serde_json::to_writer(&mut *out, value).expect("JSON values serialize");
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    use super::*;
+    use crate::record::WriteOptions;
+    use crate::{Scenario, TransportSpec, run};
+
+    /// 3 MB over QIR-SE TERRESTRIAL (20 Mbit/s, RTT 30 ms, 25-packet queues): slow start
+    /// ends early in the transfer, with `cubic+hystart` on an ACK train (seed 4), with
+    /// `cubic` on a loss.
+    fn small_run(cc: &str, seed: u64) -> RunRecord {
+        let link = satquic_link::presets::lookup("qir-terrestrial").unwrap();
+        let scenario = Scenario::download(link, TransportSpec::with_cc(cc), 3_000_000, seed);
+        run(&scenario).unwrap()
+    }
+
+    fn shared_run() -> &'static RunRecord {
+        static RUN: OnceLock<RunRecord> = OnceLock::new();
+        RUN.get_or_init(|| small_run("cubic+hystart", 4))
+    }
+
+    /// The JSON-SEQ records of a file, checking the framing of each.
+    fn records(bytes: &[u8]) -> Vec<Value> {
+        assert_eq!(bytes.first(), Some(&0x1e), "a record starts the file");
+        bytes[1..]
+            .split(|b| *b == 0x1e)
+            .map(|text| {
+                assert_eq!(text.last(), Some(&b'\n'), "records end with a newline");
+                serde_json::from_slice(text).expect("each record is one JSON text")
+            })
+            .collect()
+    }
+
+    fn named<'a>(events: &'a [Value], name: &'a str) -> impl Iterator<Item = &'a Value> {
+        events.iter().filter(move |e| e["name"] == name)
+    }
+
+    fn temp_dir(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("satquic-qlog-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn the_qlog_is_json_seq_with_a_0_3_header_and_events_in_time_order() {
+        let record = shared_run();
+        let dir = temp_dir("format");
+        record
+            .write_to_with(&dir, &WriteOptions { qlog: true })
+            .unwrap();
+        let all = records(&std::fs::read(dir.join("qlog.sqlog")).unwrap());
+        let header = &all[0];
+        assert_eq!(header["qlog_version"], "0.3");
+        assert_eq!(header["qlog_format"], "JSON-SEQ");
+        assert_eq!(header["trace"]["vantage_point"]["type"], "server");
+        assert_eq!(header["trace"]["common_fields"]["time_format"], "relative");
+        assert_eq!(header["trace"]["common_fields"]["reference_time"], 0);
+        let events = &all[1..];
+        let times: Vec<f64> = events.iter().map(|e| e["time"].as_f64().unwrap()).collect();
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "events out of order"
+        );
+        assert_eq!(events[0]["name"], "transport:connection_started");
+        let end = events.last().unwrap();
+        assert_eq!(end["name"], "satquic:transfer_ended");
+        assert_eq!(end["data"]["status"], "completed");
+        assert_eq!(end["data"]["bytes"], 3_000_000);
+        let completion = record.summary.flows[0].completion_time_s.unwrap();
+        assert!((end["time"].as_f64().unwrap() - completion * 1e3).abs() < 1e-6);
+        assert_eq!(named(events, "satquic:chunk_delivered").count(), 3);
+        assert_eq!(
+            named(events, "satquic:handshake_done").count(),
+            1,
+            "one handshake"
+        );
+        // Every controller event of the record, under its satquic: name.
+        let controller = events
+            .iter()
+            .filter(|e| {
+                let name = e["name"].as_str().unwrap();
+                name.starts_with("satquic:") && e["data"].get("type").is_some()
+            })
+            .count();
+        assert_eq!(controller, record.events.len());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn metrics_updated_carry_the_series_rows() {
+        let record = shared_run();
+        let dir = temp_dir("metrics");
+        record
+            .write_to_with(&dir, &WriteOptions { qlog: true })
+            .unwrap();
+        let events = records(&std::fs::read(dir.join("qlog.sqlog")).unwrap());
+        let mut series = csv::Reader::from_path(dir.join("series.csv")).unwrap();
+        let all_rows: Vec<crate::record::SeriesRow> =
+            series.deserialize().map(Result::unwrap).collect();
+        assert_eq!(
+            named(&events, "satquic:series").count(),
+            all_rows.len(),
+            "every series row"
+        );
+        // Before the server accepts the connection there is no controller (cwnd 0).
+        let rows: Vec<_> = all_rows.iter().filter(|r| r.cwnd_bytes > 0).collect();
+        assert!(
+            rows.len() < all_rows.len(),
+            "the run starts without a controller"
+        );
+        let metrics: Vec<&Value> = named(&events, "recovery:metrics_updated").collect();
+        assert_eq!(
+            metrics.len(),
+            rows.len(),
+            "one metrics_updated per sender row"
+        );
+        assert!(rows.len() > 100);
+        let mut with_rtt = 0;
+        for (m, row) in metrics.iter().zip(rows.iter()) {
+            assert!((m["time"].as_f64().unwrap() - row.time_s * 1e3).abs() < 1e-6);
+            assert_eq!(m["data"]["congestion_window"], row.cwnd_bytes);
+            assert_eq!(m["data"]["bytes_in_flight"], row.in_flight_bytes);
+            if let Some(rtt) = row.smoothed_rtt_s {
+                let qlog_ms = m["data"]["smoothed_rtt"].as_f64().unwrap();
+                assert!((qlog_ms - rtt * 1e3).abs() < 1e-6);
+                with_rtt += 1;
+            }
+        }
+        assert!(with_rtt > 100);
+        // The cwnd changes during the run, so equal windows are not a coincidence.
+        assert!(rows.iter().any(|r| r.cwnd_bytes != rows[0].cwnd_bytes));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_slow_start_exit_is_a_congestion_state_update_at_the_exit_time() {
+        let loss_run = small_run("cubic", 4);
+        for (record, reason, new) in [
+            (
+                shared_run(),
+                ExitReason::HyStartAckTrain,
+                "congestion_avoidance",
+            ),
+            (&loss_run, ExitReason::Loss, "recovery"),
+        ] {
+            let exit = record.summary.flows[0]
+                .slow_start_exit
+                .as_ref()
+                .expect("slow start ends within 3 MB");
+            assert_eq!(exit.reason, reason);
+            let (_, bytes) = &record.qlog_files()[0];
+            let events = records(bytes);
+            let updates: Vec<&Value> =
+                named(&events, "recovery:congestion_state_updated").collect();
+            let first = updates.first().expect("a state update");
+            assert!((first["time"].as_f64().unwrap() - exit.at_s * 1e3).abs() < 1e-6);
+            assert_eq!(first["data"]["old"], "slow_start");
+            assert_eq!(first["data"]["new"], new);
+            assert_eq!(first["data"]["trigger"], reason.as_str());
+            let exit_event = named(&events, "satquic:slow_start_exit")
+                .find(|e| e["data"]["shadow"] == false)
+                .unwrap();
+            assert_eq!(exit_event["time"], first["time"]);
+            // A loss exit's congestion event is not a second transition.
+            assert!(updates[1..].iter().all(|u| u["time"] != first["time"]));
+        }
+        let congestion = loss_run
+            .events
+            .iter()
+            .filter(|e| matches!(e.event, CcEvent::Congestion { .. }))
+            .count();
+        assert!(
+            congestion >= 2,
+            "the loss run has later recovery periods too"
+        );
+        let (_, bytes) = &loss_run.qlog_files()[0];
+        let updates = named(&records(bytes), "recovery:congestion_state_updated").count();
+        assert_eq!(updates, congestion, "one update per recovery period");
+    }
+
+    #[test]
+    fn same_seed_gives_a_byte_identical_qlog_and_none_unless_asked() {
+        let dir = temp_dir("det");
+        let options = WriteOptions { qlog: true };
+        shared_run()
+            .write_to_with(&dir.join("a"), &options)
+            .unwrap();
+        small_run("cubic+hystart", 4)
+            .write_to_with(&dir.join("b"), &options)
+            .unwrap();
+        let a = std::fs::read(dir.join("a/qlog.sqlog")).unwrap();
+        let b = std::fs::read(dir.join("b/qlog.sqlog")).unwrap();
+        assert!(a.len() > 10_000);
+        assert!(a == b, "qlog differs between two runs with the same seed");
+        shared_run().write_to(&dir.join("c")).unwrap();
+        let names: Vec<String> = std::fs::read_dir(dir.join("c"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(dir.join("c/summary.json").is_file());
+        assert!(
+            !names.iter().any(|n| n.contains("qlog")),
+            "no qlog unless asked: {names:?}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn several_flows_give_one_file_each() {
+        let mut record = shared_run().clone();
+        let mut second = record.summary.flows[0].clone();
+        second.flow = 1;
+        record.summary.flows.push(second);
+        let names: Vec<String> = record.qlog_files().into_iter().map(|f| f.0).collect();
+        assert_eq!(names, ["qlog-flow0.sqlog", "qlog-flow1.sqlog"]);
+    }
+
+    fn exit(reason: ExitReason) -> CcEvent {
+        CcEvent::SlowStartExit {
+            at: std::time::Duration::from_secs(1),
+            reason,
+            cwnd_before: 100,
+            cwnd_after: 50,
+            ssthresh: 50,
+            shadow: false,
+        }
+    }
+
+    fn congestion(persistent: bool) -> CcEvent {
+        CcEvent::Congestion {
+            at: std::time::Duration::from_secs(1),
+            lost_bytes: 1200,
+            cwnd_after: 50,
+            persistent,
+        }
+    }
+
+    #[test]
+    fn a_loss_exit_and_its_congestion_event_are_one_transition() {
+        let mut state = CongestionState::new();
+        let t = state.update(&exit(ExitReason::Loss)).unwrap();
+        assert_eq!(
+            t,
+            json!({"old": "slow_start", "new": "recovery", "trigger": "loss"})
+        );
+        assert_eq!(state.update(&congestion(false)), None);
+        let t = state.update(&congestion(false)).unwrap();
+        assert_eq!(
+            t,
+            json!({"old": "recovery", "new": "recovery", "trigger": "loss"})
+        );
+    }
+
+    #[test]
+    fn a_delay_exit_leads_to_congestion_avoidance_then_recovery() {
+        let mut state = CongestionState::new();
+        let shadow = CcEvent::SlowStartExit {
+            at: std::time::Duration::ZERO,
+            reason: ExitReason::Search,
+            cwnd_before: 1,
+            cwnd_after: 1,
+            ssthresh: 1,
+            shadow: true,
+        };
+        assert_eq!(state.update(&shadow), None, "a shadow exit changes nothing");
+        let t = state.update(&exit(ExitReason::Search)).unwrap();
+        assert_eq!(
+            t,
+            json!({"old": "slow_start", "new": "congestion_avoidance", "trigger": "search"})
+        );
+        let t = state.update(&congestion(false)).unwrap();
+        assert_eq!(
+            t,
+            json!({"old": "congestion_avoidance", "new": "recovery", "trigger": "loss"})
+        );
+        let t = state.update(&congestion(true)).unwrap();
+        assert_eq!(t["trigger"], "persistent_congestion");
+    }
+}
