@@ -64,6 +64,10 @@ use satquic_link::LinkSpec;
 use satquic_link::units::duration_str;
 use satquic_sim::TransportSpec;
 use satquic_sim::scenario::ShaperSpec;
+
+/// Sizes in specs are parsed as everywhere in satquic: `"200MB"` (10^6), `"10MiB"`
+/// (2^20), `"1.5GB"`, `"64kB"`, `"1500B"` or a bare integer.
+pub use satquic_sim::scenario::parse_size;
 use serde::{Deserialize, Serialize};
 
 /// A spec that cannot be used; one line naming the key (a usage error: exit 2).
@@ -267,37 +271,6 @@ impl<'de> Deserialize<'de> for Size {
             Raw::Text(t) => parse_size(&t).map(Size).map_err(serde::de::Error::custom),
         }
     }
-}
-
-/// Parses `"200MB"` (10^6), `"10MiB"` (2^20), `"1GB"`, `"64kB"`, `"1500B"` or a bare integer.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let s = text.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let factor: f64 = match unit.trim() {
-        "" | "B" => 1.0,
-        "kB" | "KB" | "k" | "K" => 1e3,
-        "MB" | "M" => 1e6,
-        "GB" | "G" => 1e9,
-        "KiB" => 1024.0,
-        "MiB" => 1048576.0,
-        "GiB" => 1073741824.0,
-        other => {
-            return Err(format!(
-                "size {text:?} has unknown unit {other:?} (use B, kB, MB, GB, KiB, MiB, GiB)"
-            ));
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("size {text:?} is not a number with a unit"))?;
-    let bytes = (value * factor).round();
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(format!("size {text:?} is out of range"));
-    }
-    Ok(bytes as u64)
 }
 
 /// Formats a byte count for labels: `200MB`, `10MiB`, `1500B`.
