@@ -203,7 +203,9 @@ pub struct FlowSummary {
     pub slow_start_exit: Option<ExitSummary>,
     /// Where SEARCH in shadow mode would have exited.
     pub shadow_exit: Option<ExitSummary>,
-    /// The capacity point used for the classification, and where it came from.
+    /// The capacity point used for the classification, and where it came from
+    /// (`congestion_drop`, `busy_at_end`, `busy_at_exit` or, on a BoD link,
+    /// `full_allocation`).
     pub capacity_at_s: Option<f64>,
     pub capacity_source: Option<String>,
     /// `early`, `chokepoint`, `late` or `none` (see the module docs).
@@ -278,7 +280,6 @@ fn secs(d: Duration) -> f64 {
 /// The exit classes, in table order.
 pub const EXIT_CLASSES: [&str; 4] = ["early", "chokepoint", "late", "none"];
 
-/// Classifies an exit (seed 003): see the module docs.
 /// On a bandwidth-on-demand link the queue also builds while the allocation lags the
 /// offered rate, below the plan rate: the link is busy but not at its capacity. The
 /// capacity point is therefore never earlier than the moment the allocation first reached
@@ -300,6 +301,7 @@ fn not_before_full_allocation(
     }
 }
 
+/// Classifies an exit (seed 003): see the module docs.
 pub fn classify(
     exit: Option<(Duration, ExitReason)>,
     first_loss: Option<Duration>,
