@@ -48,13 +48,14 @@
 //! # Timeouts
 //!
 //! With a spec `timeout`, each run executes on its own thread and the worker waits at
-//! most that long; a run that exceeds it becomes a `timeout` row and the worker moves on.
+//! most that long; a run that exceeds it becomes a `timeout` row, a simulation is told to
+//! stop (satquic-sim's `RunOptions::cancel`), and the worker moves on.
 //! The simulator cannot be interrupted, so the abandoned thread runs on in the background
 //! until its virtual time cap ends it (its result is discarded).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -334,12 +335,17 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
     let scenario = run.scenario.clone();
     let mode = run.mode;
     let (tx, rx) = std::sync::mpsc::channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let options = satquic_sim::RunOptions {
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
     let spawned = std::thread::Builder::new()
         .name(format!("satquic-run-{}", run.index))
         .spawn(move || {
             let result = std::panic::catch_unwind(|| match mode {
-                Mode::Sim => satquic_sim::run(&scenario)
-                    .map(|r| (r, None))
+                Mode::Sim => satquic_sim::run_with(&scenario, &options)
+                    .map(|o| (o.record, None))
                     .map_err(|e| format!("invalid scenario: {e}")),
                 Mode::Emulated => satquic_net::emulated::run_emulated(&scenario)
                     .map(|e| (e.record, Some(e.timing)))
@@ -370,7 +376,12 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
                 .unwrap_or_else(|| "unknown panic".into());
             Executed::Failed(format!("panic: {msg}"))
         }
-        Err(true) => Executed::TimedOut(timeout.unwrap_or_default()),
+        Err(true) => {
+            // Stop a simulation thread so it does not keep a core busy after its row is
+            // written (an emulated run ends at its own time cap).
+            cancel.store(true, Ordering::Relaxed);
+            Executed::TimedOut(timeout.unwrap_or_default())
+        }
         Err(false) => Executed::Failed("the run thread ended without a result".into()),
     };
     (outcome, started.elapsed())

@@ -48,6 +48,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -108,7 +109,15 @@ pub struct RunOptions {
     /// Keep, per flow, 32 bytes exported from the TLS session (RFC 5705 exporter): they
     /// differ between runs with the same seed, proving TLS randomness is real.
     pub tls_exporter: bool,
+    /// Set from another thread to stop the run early (a wall-clock timeout in the lab):
+    /// the event loop checks it every [`CANCEL_CHECK_STEPS`] steps and the run returns
+    /// [`SimError::Cancelled`]. It cannot change a run that completes.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
+
+/// How many event-loop steps pass between two looks at [`RunOptions::cancel`] (a few
+/// milliseconds of wall time).
+pub const CANCEL_CHECK_STEPS: u64 = 4096;
 
 /// One datagram offered to the link (see [`RunOptions::datagram_trace`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,7 +153,7 @@ pub fn run(scenario: &Scenario) -> Result<RunRecord, SimError> {
 /// Runs a scenario with options.
 pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, SimError> {
     let mut sim = Simulation::new(scenario, options)?;
-    sim.run_loop();
+    sim.run_loop(options.cancel.as_deref())?;
     Ok(sim.finish())
 }
 
@@ -504,9 +513,15 @@ impl Simulation {
         next.max(self.now)
     }
 
-    fn run_loop(&mut self) {
+    fn run_loop(&mut self, cancel: Option<&AtomicBool>) -> Result<(), SimError> {
         let cap = self.scenario.time_cap;
+        let mut steps: u64 = 0;
         loop {
+            if steps % CANCEL_CHECK_STEPS == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+            {
+                return Err(SimError::Cancelled);
+            }
+            steps += 1;
             let next = self.next_event();
             if next > cap {
                 self.now = cap;
@@ -526,6 +541,7 @@ impl Simulation {
                 end_flow(f, end);
             }
         }
+        Ok(())
     }
 
     fn step(&mut self) {

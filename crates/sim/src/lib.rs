@@ -62,12 +62,15 @@ pub use scenario::{FlowSpec, MB, MIB, Scenario, TransportSpec, Workload};
 pub enum SimError {
     /// The scenario is invalid (bad link, bad congestion-control spec, ...). One line.
     Invalid(String),
+    /// [`RunOptions::cancel`] was set before the run ended; there is no record.
+    Cancelled,
 }
 
 impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SimError::Invalid(msg) => f.write_str(msg),
+            SimError::Cancelled => f.write_str("cancelled"),
         }
     }
 }

@@ -55,6 +55,7 @@ fn datagram_trace_is_identical_although_tls_keys_differ() {
     let options = RunOptions {
         datagram_trace: true,
         tls_exporter: true,
+        ..RunOptions::default()
     };
     let a = run_with(&lossy(3), &options).unwrap();
     let b = run_with(&lossy(3), &options).unwrap();
@@ -76,5 +77,39 @@ fn wall_time_is_kept_out_of_the_record() {
     assert!(
         !json.contains("wall"),
         "summary.json must not carry wall-clock values"
+    );
+}
+
+#[test]
+fn a_cancelled_run_stops_without_a_record_and_an_unset_flag_changes_nothing() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let flag = Arc::new(AtomicBool::new(true));
+    let cancelled = run_with(
+        &lossy(5),
+        &RunOptions {
+            cancel: Some(flag.clone()),
+            ..RunOptions::default()
+        },
+    );
+    assert!(
+        matches!(cancelled, Err(satquic_sim::SimError::Cancelled)),
+        "{:?}",
+        cancelled.map(|o| o.record.summary.outcome)
+    );
+    flag.store(false, std::sync::atomic::Ordering::Relaxed);
+    let kept = run_with(
+        &lossy(5),
+        &RunOptions {
+            cancel: Some(flag),
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+    .record;
+    let plain = run(&lossy(5)).unwrap();
+    assert_eq!(
+        serde_json::to_string(&kept.summary).unwrap(),
+        serde_json::to_string(&plain.summary).unwrap()
     );
 }
