@@ -5,7 +5,7 @@
 //! All times are measured from the flow's start: the moment the client starts its
 //! handshake (as in the simulator's record).
 //!
-//! Perf downloads are read unordered and the in-order prefix is tracked here
+//! Perf and hq-interop downloads are read unordered and the in-order prefix is tracked here
 //! ([`InOrder`]): quinn 0.11's ordered reassembly gives up on a stream with more than 1024
 //! gaps, which a lossy satellite link (the Viasat AQM drops one arrival in four above its
 //! threshold) produces within a second. The per-MB times count only in-order bytes.

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use satquic_link::{DirectionSpec, LinkSpec, QueueLimit};
+use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
 use satquic_net::client::{Alpn, ClientOptions, run_client};
 use satquic_net::relay::{Relay, RelayOptions};
 use satquic_net::{Server, ServerOptions};
@@ -185,6 +185,29 @@ async fn fetch(
     options.alpn = alpn;
     options.path = path.map(str::to_string);
     run_client(options, None).await.unwrap()
+}
+
+/// Loss makes retransmissions arrive after later data: the hq-interop response is read
+/// out of order and only its in-order prefix counts, so the byte count is exact.
+#[test]
+fn hq_interop_download_through_a_lossy_relay_counts_the_whole_response() {
+    let mut link = scaled_link();
+    link.down.loss = LossSpec::Bernoulli { plr: 0.02 };
+    let rt = runtime();
+    let (r, lost) = rt.block_on(async {
+        let server = Server::bind(server_options()).unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let relay = Relay::start(RelayOptions::new(loopback(), addr, Some(link))).unwrap();
+        let r = fetch(relay.local_addr(), Alpn::Hq, None, 2_000_000).await;
+        let lost = relay.snapshot().down.dropped(DropReason::RandomLoss);
+        drop(relay);
+        serve.abort();
+        (r, lost)
+    });
+    assert_eq!(r.status, "completed", "{:?}", r.error);
+    assert_eq!(r.bytes, 2_000_000);
+    assert!(lost > 10, "the relay dropped only {lost} packets");
 }
 
 #[test]
