@@ -109,7 +109,7 @@ async fn download_ok(addr: SocketAddr, bytes: u64) {
 
 const CHILD_ENV: &str = "SATQUIC_ROBUSTNESS_CHILD";
 /// Rounds of 200 vanishing clients.
-const STORMS: usize = 3;
+const STORMS: usize = 5;
 
 /// Not a test: the server process of [`server_survives_garbage_replays_and_vanishing_clients`],
 /// started by it (so the server's memory is measured apart from the clients'). It prints
@@ -291,9 +291,10 @@ fn server_survives_garbage_replays_and_vanishing_clients() {
         download_ok(addr, 1_000_000).await;
 
         // 3. 200 clients that start a large download and vanish: they go through a relay
-        // that is then stopped, so the server never hears from them again. Three times: the
-        // allocator keeps some freed pages after the first storm, but a leak would grow
-        // again with each further storm.
+        // that is then stopped, so the server never hears from them again. Five times: the
+        // allocator keeps freed pages and its footprint settles over the first two or three
+        // storms (measured with six: 25, 42, 56, 53, 53, 57 MB), but a leak would grow again
+        // with each further storm.
         let mut after = Vec::new();
         for _storm in 0..STORMS {
             let (_, accepted_before, _) = child.stats();
@@ -342,7 +343,7 @@ fn server_survives_garbage_replays_and_vanishing_clients() {
             after.push(child.rss_bytes());
         }
         eprintln!("server memory: baseline {baseline} bytes, after each storm {after:?}");
-        // The allocator keeps freed pages after the first storms (+15 to +40 MB here);
+        // The allocator keeps freed pages after the first storms (+15 to +48 MB here);
         // a leak of the connections' state (200 x 1 GB requested) would grow by far more
         // than a few MB with every further storm.
         assert!(
