@@ -400,11 +400,8 @@ pub(crate) fn summarize(
                 }
                 _ => None,
             };
-        let shadow_capacity = if capacity.is_some() {
-            capacity
-        } else {
-            not_before_full_allocation(truth, f.busy_since_at_shadow_exit, None).0
-        };
+        let shadow_capacity = capacity
+            .or_else(|| not_before_full_allocation(truth, f.busy_since_at_shadow_exit, None).0);
         out_flows.push(FlowSummary {
             flow: f.index,
             cc: f.cc.clone(),
