@@ -260,7 +260,7 @@ fn run_one(
         o.failed,
         o.skipped,
         o.rows,
-        o.runs_csv.display(),
+        out.join("runs.csv").display(),
         o.wall.as_secs_f64()
     );
     Ok(())

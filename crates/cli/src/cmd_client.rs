@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use satquic_net::client::{Alpn, ClientOptions, IntervalRow, run_client};
 use satquic_net::tls::{Verify, parse_pin};
-use satquic_net::units::{format_bytes, parse_size};
 use satquic_net::{NetError, NetTransport};
-use satquic_sim::Workload;
+use satquic_run::Workload;
+use satquic_run::units::{format_bytes, parse_size};
 
 use crate::Failure;
 

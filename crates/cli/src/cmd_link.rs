@@ -7,7 +7,7 @@ use std::time::Duration;
 use satquic_link::units::parse_duration;
 use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
 use satquic_net::relay::{DirectionSnapshot, Relay, RelayOptions};
-use satquic_net::units::{parse_rate_bps, parse_size};
+use satquic_run::units::{parse_rate_bps, parse_size};
 
 use crate::Failure;
 use crate::cmd_client::net_failure;

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use satquic_net::units::parse_size;
-use satquic_sim::{Scenario, TransportSpec, Workload};
+use satquic_run::units::parse_size;
+use satquic_run::{Scenario, TransportSpec, Workload};
 
 use crate::Failure;
 use crate::cmd_client::{compose_cc, net_failure};
@@ -59,12 +59,7 @@ pub struct Args {
 }
 
 fn link(name: &str) -> Result<satquic_link::LinkSpec, Failure> {
-    let path = std::path::Path::new(name);
-    if name.ends_with(".toml") || path.is_file() {
-        satquic_link::LinkSpec::from_toml_file(path).map_err(|e| Failure::Usage(e.to_string()))
-    } else {
-        satquic_link::presets::lookup(name).map_err(|e| Failure::Usage(e.to_string()))
-    }
+    satquic_run::resolve_link(name).map_err(Failure::Usage)
 }
 
 pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
@@ -119,7 +114,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         "emulated {} over {} ({}): {}",
         f.cc,
         scenario.link.name,
-        satquic_net::units::format_bytes(f.requested_bytes.unwrap_or(0)),
+        satquic_run::units::format_bytes(f.requested_bytes.unwrap_or(0)),
         run.record.summary.outcome
     );
     match f.completion_time_s {
@@ -131,7 +126,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         ),
         None => println!(
             "delivered {} of the requested bytes",
-            satquic_net::units::format_bytes(f.delivered_bytes)
+            satquic_run::units::format_bytes(f.delivered_bytes)
         ),
     }
     if let Some(e) = &f.slow_start_exit {

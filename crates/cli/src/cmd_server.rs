@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use satquic_net::units::parse_size;
 use satquic_net::{Server, ServerOptions};
+use satquic_run::units::parse_size;
 
 use crate::Failure;
 use crate::cmd_client::{DEFAULT_PORT, TransportArgs, net_failure};

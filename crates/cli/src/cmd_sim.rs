@@ -1,18 +1,19 @@
 //! `satquic sim`: downloads over a simulated link in virtual time, many seeds in parallel,
 //! one or more congestion-control variants side by side.
 
-use std::collections::BTreeSet;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use satquic_sim::batch::{Quartiles, Variant, VariantStats, run_batch};
-use satquic_sim::probe::validate_cc;
-use satquic_sim::record::{Timing, WriteOptions};
-use satquic_sim::scenario::{ShaperSpec, first_line, parse_size, resolve_link};
-use satquic_sim::{MB, Scenario, TransportSpec};
+use satquic_lab::exec::{ExecOptions, Finished, execute_plan};
+use satquic_lab::plan::Plan;
+use satquic_lab::spec::{
+    AnalysisSpec, CampaignSpec, LinkEntry, Mode, Size, VariantEntry, WorkloadEntry, WorkloadKind,
+};
+use satquic_lab::stats::{Quartiles, VariantStats};
+use satquic_run::probe::validate_cc;
+use satquic_run::units::parse_size;
+use satquic_run::{LinkSource, MB, RunRecord, ShaperSpec, first_line};
 
 use crate::Failure;
 
@@ -66,7 +67,9 @@ pub struct Args {
     /// Parallel runs (default: number of cores).
     #[arg(short = 'j', long, value_name = "N", allow_hyphen_values = true)]
     jobs: Option<String>,
-    /// Write each run's record to DIR/<variant>/seed-<n>/ and the statistics to DIR/sim.json.
+    /// Write the runs as a campaign directory (DIR/campaign.json, DIR/runs.csv,
+    /// DIR/runs/<run id>/, as `satquic campaign run` does; `satquic report DIR` reads it)
+    /// and the statistics to DIR/sim.json.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Initial congestion window (bytes, size suffixes allowed).
@@ -88,7 +91,7 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     mtu: String,
-    /// With --out: also write each run's qlog, DIR/<variant>/seed-<n>/qlog.sqlog (qlog 0.3
+    /// With --out: also write each run's qlog, DIR/runs/<run id>/qlog.sqlog (qlog 0.3
     /// JSON-SEQ for qvis; the server's view; times are virtual ms since the run start).
     #[arg(long, requires = "out")]
     qlog: bool,
@@ -133,31 +136,6 @@ fn parse_time(text: &str) -> Result<Duration, Failure> {
     Ok(d)
 }
 
-fn parse_sender_cap(text: &str) -> Result<Option<ShaperSpec>, Failure> {
-    ShaperSpec::parse_cap(text).map_err(usage)
-}
-
-/// Directory name for a variant: its spec with path-unfriendly characters replaced.
-fn variant_dir(label: &str, taken: &mut BTreeSet<String>) -> String {
-    let base: String = label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "+-_.=".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let mut name = base.clone();
-    let mut k = 2;
-    while !taken.insert(name.clone()) {
-        name = format!("{base}-{k}");
-        k += 1;
-    }
-    name
-}
-
 /// MB marks reported: 50/100/150/200 up to the download size, or the size itself when
 /// it is below 50 MB.
 fn marks_for(bytes: u64) -> Vec<u64> {
@@ -172,12 +150,24 @@ fn marks_for(bytes: u64) -> Vec<u64> {
     }
 }
 
+/// One run's figures, as the hook saw them (records are not kept: their series would
+/// not fit in memory for thousands of runs).
+struct Done {
+    variant: usize,
+    rep: u32,
+    seed: u64,
+    /// The record without its series and events, or why there is none.
+    record: Result<RunRecord, String>,
+    wall: Duration,
+}
+
 pub fn run(args: Args) -> Result<(), Failure> {
-    let link = resolve_link(&args.link).map_err(usage)?;
+    let link_source = LinkSource::parse(&args.link);
+    let link = link_source.resolve().map_err(usage)?;
     let bytes = parse_size(&args.bytes).map_err(usage)?;
     let time_cap = parse_time(&args.time)?;
     let seed = parse_count("seed", &args.seed, 0, u64::MAX)?;
-    let runs = parse_count("runs", &args.runs, 1, 1_000_000)? as usize;
+    let runs = parse_count("runs", &args.runs, 1, 1_000_000)? as u32;
     let default_jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = match &args.jobs {
         Some(j) => parse_count("jobs", j, 1, 1024)? as usize,
@@ -189,95 +179,141 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         args.cc.clone()
     };
-    let mut transport = TransportSpec {
-        mtu,
-        ..TransportSpec::default()
-    };
-    if let Some(iw) = &args.iw {
-        transport.initial_window = Some(parse_size(iw).map_err(usage)?);
-    }
-    if let Some(rwnd) = &args.rwnd {
-        let w = parse_size(rwnd).map_err(usage)?;
-        if w >= 1 << 62 {
-            return Err(usage(format!("invalid rwnd '{rwnd}': too large")));
+    let iw = args
+        .iw
+        .as_deref()
+        .map(parse_size)
+        .transpose()
+        .map_err(usage)?;
+    let rwnd = match &args.rwnd {
+        Some(text) => {
+            let w = parse_size(text).map_err(usage)?;
+            if w >= 1 << 62 {
+                return Err(usage(format!("invalid rwnd '{text}': too large")));
+            }
+            Some(Size(w))
         }
-        transport.receive_window = w;
-        transport.stream_receive_window = w;
-    }
-    transport.sender_shaper = parse_sender_cap(&args.sender_cap)?;
+        None => None,
+    };
+    ShaperSpec::parse_cap(&args.sender_cap).map_err(usage)?;
     // Validate everything once, up front, so bad input is one line and no run starts.
     satquic_link::Path::<()>::new(&link, seed).map_err(usage)?;
-    let mut variants = Vec::new();
     for cc in &ccs {
         validate_cc(cc).map_err(usage)?;
-        let scenario = Scenario::download(
-            link.clone(),
-            TransportSpec {
-                cc: cc.clone(),
-                ..transport.clone()
-            },
-            bytes,
-            seed,
-        )
-        .with_time_cap(time_cap);
-        variants.push(Variant {
-            label: cc.clone(),
-            scenario,
-        });
     }
-    let mut taken = BTreeSet::new();
-    let dirs: Vec<String> = variants
-        .iter()
-        .map(|v| variant_dir(&v.label, &mut taken))
-        .collect();
-    if let Some(out) = &args.out {
-        std::fs::create_dir_all(out)
-            .map_err(|e| usage(format!("cannot create {}: {e}", out.display())))?;
-    }
-
-    let total = (runs * variants.len()) as u64;
-    let progress = if !args.json && std::io::stderr().is_terminal() {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed} (eta {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
+    let (preset, file) = match link_source {
+        LinkSource::Preset(name) => (Some(name), None),
+        LinkSource::File(path) => (None, Some(path)),
     };
-    let write_error: Mutex<Option<String>> = Mutex::new(None);
-    let results = run_batch(&variants, runs, seed, jobs, |result| {
-        if let (Some(out), Ok(record)) = (&args.out, &result.record) {
-            let dir = out
-                .join(&dirs[result.variant])
-                .join(format!("seed-{}", result.seed));
-            let written = record
-                .write_to_with(&dir, &WriteOptions { qlog: args.qlog })
-                .and_then(|()| Timing::new(result.wall, record.sim_time).write_to(&dir));
-            if let Err(e) = written {
-                let mut slot = write_error.lock().unwrap_or_else(|e| e.into_inner());
-                slot.get_or_insert(format!("cannot write {}: {e}", dir.display()));
+    // `satquic sim` is a campaign of one link and one workload: the lab's executor runs it.
+    let spec = CampaignSpec {
+        name: "sim".into(),
+        description: format!("satquic sim --link {}", args.link),
+        mode: Mode::Sim,
+        time_cap,
+        timeout: None,
+        repetitions: runs,
+        seed,
+        seeds: None,
+        interleave: true,
+        sender_cap: Some(args.sender_cap.clone()),
+        links: vec![LinkEntry {
+            preset,
+            file,
+            label: None,
+            params: Default::default(),
+        }],
+        variants: ccs
+            .iter()
+            .map(|cc| VariantEntry {
+                label: None,
+                cc: cc.clone(),
+                initial_window: iw.map(Size),
+                receive_window: rwnd,
+                stream_receive_window: rwnd,
+                send_window: None,
+                initial_rtt: None,
+                mtu: Some(mtu),
+                mtu_discovery: None,
+                sender_cap: None,
+            })
+            .collect(),
+        workloads: vec![WorkloadEntry {
+            kind: WorkloadKind::Download,
+            bytes: Some(Size(bytes)),
+            duration: None,
+            flows: 1,
+            stagger: None,
+            label: None,
+        }],
+        analysis: AnalysisSpec::default(),
+        base_dir: None,
+    };
+    let plan = Plan::new(&spec).map_err(usage)?;
+    let labels: Vec<String> = plan.variants.iter().map(|v| v.label.clone()).collect();
+    let options = ExecOptions {
+        jobs,
+        qlog: args.qlog,
+        ..ExecOptions::default()
+    };
+    let done: Mutex<Vec<Done>> = Mutex::new(Vec::with_capacity(plan.runs.len()));
+    let keep = |f: &Finished| {
+        let record = match f.record {
+            Some(r) => Ok(RunRecord {
+                summary: r.summary.clone(),
+                chunks: r.chunks.clone(),
+                events: Vec::new(),
+                series: Vec::new(),
+                sim_time: r.sim_time,
+            }),
+            None if f.row.reason.is_empty() => {
+                Err(format!("run {} left no readable record", f.run.run_id))
             }
-        }
-        progress.inc(1);
-    })
-    .map_err(|e| Failure::Other(e.to_string()))?;
-    progress.finish_and_clear();
-    if let Some(e) = write_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(Failure::Other(e));
+            None => Err(f.row.reason.clone()),
+        };
+        let variant = labels.iter().position(|l| *l == f.run.variant).unwrap_or(0);
+        done.lock().unwrap_or_else(|e| e.into_inner()).push(Done {
+            variant,
+            rep: f.run.rep,
+            seed: f.run.seed,
+            record,
+            wall: f.wall,
+        });
+    };
+    let bar = if args.json {
+        None
+    } else {
+        Some(crate::cmd_campaign::Bar::new("sim"))
+    };
+    let outcome = execute_plan(
+        &spec,
+        &plan,
+        args.out.as_deref(),
+        &options,
+        &|p| {
+            if let Some(bar) = &bar {
+                bar.update(p)
+            }
+        },
+        Some(&keep),
+    );
+    if let Some(bar) = &bar {
+        bar.finish();
     }
+    outcome.map_err(|e| Failure::Other(e.to_string()))?;
+    let mut results = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|d| (d.rep, d.variant));
     if let Some(err) = results.iter().find_map(|r| r.record.as_ref().err()) {
-        return Err(Failure::Other(err.to_string()));
+        return Err(Failure::Other(err.clone()));
     }
 
     let marks = marks_for(bytes);
-    let stats: Vec<VariantStats> = variants
+    let stats: Vec<VariantStats> = labels
         .iter()
         .enumerate()
-        .map(|(i, v)| {
+        .map(|(i, label)| {
             VariantStats::from_records(
-                &v.label,
+                label,
                 results
                     .iter()
                     .filter(|r| r.variant == i)
@@ -292,7 +328,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let record = r.record.as_ref().ok()?;
             let f = record.summary.flows.first()?;
             Some(serde_json::json!({
-                "variant": variants[r.variant].label,
+                "variant": labels[r.variant],
                 "seed": r.seed,
                 "status": f.status,
                 "completion_time_s": f.completion_time_s,
@@ -319,13 +355,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(out) = &args.out {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
-        satquic_sim::record::write_atomic(out, "sim.json", text.as_bytes())
+        satquic_run::record::write_atomic(out, "sim.json", text.as_bytes())
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", out.display())))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_table(&link.name, bytes, runs, seed, &stats, args.out.as_deref());
+        print_table(
+            &link.name,
+            bytes,
+            runs as usize,
+            seed,
+            &stats,
+            args.out.as_deref(),
+        );
     }
     Ok(())
 }
@@ -372,7 +415,7 @@ fn print_table(
         row("first loss seen (s)", s.first_loss_s.as_ref(), 1.0);
         row("packets lost", s.packets_lost.as_ref(), 1.0);
         row("goodput (Mbit/s)", s.goodput_bps.as_ref(), 1e-6);
-        let classes: Vec<String> = satquic_sim::record::EXIT_CLASSES
+        let classes: Vec<String> = satquic_run::record::EXIT_CLASSES
             .iter()
             .map(|class| {
                 format!(
@@ -477,9 +520,25 @@ mod tests {
             out.to_str().unwrap(),
         ];
         assert!(run(args(&argv)).is_ok());
-        for variant in ["cubic", "cubic+search"] {
-            for seed in [5, 6] {
-                let dir = out.join(variant).join(format!("seed-{seed}"));
+        // The campaign layout of `satquic campaign run`.
+        let meta = satquic_lab::exec::CampaignMeta::read(&out).unwrap();
+        assert_eq!(meta.run_ids.len(), 4);
+        let rows = satquic_lab::dataset::read_csv(&out.join("runs.csv")).unwrap();
+        assert_eq!(rows.len(), 4);
+        let seeds: Vec<(String, u64)> = rows.iter().map(|r| (r.variant.clone(), r.seed)).collect();
+        assert_eq!(
+            seeds,
+            [
+                ("cubic", 5),
+                ("cubic+search", 5),
+                ("cubic", 6),
+                ("cubic+search", 6)
+            ]
+            .map(|(v, s)| (v.to_string(), s))
+        );
+        for id in &meta.run_ids {
+            {
+                let dir = out.join("runs").join(id);
                 for file in [
                     "summary.json",
                     "chunks.csv",
@@ -500,13 +559,31 @@ mod tests {
         assert_eq!(report["variants"].as_array().unwrap().len(), 2);
         assert_eq!(report["per_run"].as_array().unwrap().len(), 4);
         assert_eq!(report["variants"][0]["completed"], 2);
-        // The same seed again gives the same summary.json.
-        let first = std::fs::read(out.join("cubic/seed-5/summary.json")).unwrap();
+        // Run again into the same directory: the finished runs are read back, not run
+        // again, and the statistics are the same.
+        let first_summary =
+            std::fs::read(out.join("runs").join(&meta.run_ids[0]).join("summary.json")).unwrap();
+        let first_stats = report["variants"].clone();
         assert!(run(args(&argv)).is_ok());
+        let again: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("sim.json")).unwrap()).unwrap();
+        assert_eq!(again["variants"], first_stats);
         assert_eq!(
-            first,
-            std::fs::read(out.join("cubic/seed-5/summary.json")).unwrap()
+            first_summary,
+            std::fs::read(out.join("runs").join(&meta.run_ids[0]).join("summary.json")).unwrap()
         );
+        // Without --out the same seeds give the same statistics.
+        let elsewhere =
+            std::env::temp_dir().join(format!("satquic-sim-cli2-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&elsewhere);
+        let mut fresh = argv;
+        fresh[argv.len() - 1] = elsewhere.to_str().unwrap();
+        assert!(run(args(&fresh)).is_ok());
+        let fresh_report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(elsewhere.join("sim.json")).unwrap())
+                .unwrap();
+        assert_eq!(fresh_report["variants"], first_stats);
+        std::fs::remove_dir_all(&elsewhere).ok();
         std::fs::remove_dir_all(&out).ok();
     }
 
@@ -526,7 +603,9 @@ mod tests {
             "--qlog",
         ];
         assert!(run(args(&argv)).is_ok());
-        let qlog = std::fs::read(out.join("cubic/seed-1/qlog.sqlog")).unwrap();
+        let meta = satquic_lab::exec::CampaignMeta::read(&out).unwrap();
+        let qlog =
+            std::fs::read(out.join("runs").join(&meta.run_ids[0]).join("qlog.sqlog")).unwrap();
         assert_eq!(qlog.first(), Some(&0x1e));
         let header = qlog[1..].split(|b| *b == b'\n').next().unwrap();
         let header: serde_json::Value = serde_json::from_slice(header).unwrap();

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-pub use satquic_sim::batch::{Quartiles, quantile};
+pub use crate::stats::{Quartiles, quantile};
 
 use crate::dataset::RunData;
 

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use satquic_link::QueueLimit;
-use satquic_sim::{RunRecord, Workload};
+use satquic_run::{RunRecord, Workload};
 
 use crate::analysis;
 use crate::plan::PlannedRun;

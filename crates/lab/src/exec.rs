@@ -1,4 +1,7 @@
-//! Running a campaign: a local pool of workers, resumable, shardable.
+//! Running a campaign: a local pool of workers, resumable, shardable. This is satquic's
+//! one executor: `satquic campaign`, `satquic reproduce` and `satquic sim` (a campaign of
+//! one link, one workload and its `--cc` variants, [`execute_plan`] without a directory
+//! unless `--out` asks for one) all run here.
 //!
 //! # Layout of a campaign directory
 //!
@@ -6,7 +9,8 @@
 //! DIR/campaign.json          the spec as run, the plan's run ids, analysis settings
 //! DIR/runs.csv               one row per finished run, in plan order (crate::dataset)
 //! DIR/runs/<run_id>/         summary.json chunks.csv events.jsonl series.csv
-//!                            timing.json row.json (the run's runs.csv row)
+//!                            timing.json row.json (the run's runs.csv row),
+//!                            qlog.sqlog (with ExecOptions::qlog)
 //! DIR/report/                written by `satquic report`
 //! ```
 //!
@@ -60,7 +64,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use satquic_sim::{RunRecord, Timing};
+use satquic_run::record::{RunRecord, Timing};
 
 use crate::LabError;
 use crate::dataset::{self, Row};
@@ -124,6 +128,8 @@ pub struct ExecOptions {
     pub shard: Option<(usize, usize)>,
     /// Run failed and timed-out runs again.
     pub retry_failed: bool,
+    /// Also write each run's qlog (`qlog.sqlog`, satquic-run's qlog of the record).
+    pub qlog: bool,
 }
 
 impl Default for ExecOptions {
@@ -132,6 +138,7 @@ impl Default for ExecOptions {
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
             shard: None,
             retry_failed: false,
+            qlog: false,
         }
     }
 }
@@ -160,9 +167,24 @@ pub struct CampaignOutcome {
     pub failed: usize,
     /// Rows now in runs.csv.
     pub rows: usize,
-    pub runs_csv: PathBuf,
+    /// The campaign's runs.csv (none without a directory).
+    pub runs_csv: Option<PathBuf>,
     pub wall: Duration,
 }
+
+/// A run the executor has just finished, as its hook sees it.
+pub struct Finished<'a> {
+    pub run: &'a PlannedRun,
+    /// Its runs.csv row (`status` and `reason` say how it went).
+    pub row: &'a Row,
+    /// The record, unless the run failed or timed out.
+    pub record: Option<&'a RunRecord>,
+    /// Wall-clock time the run took.
+    pub wall: Duration,
+}
+
+/// Called with each finished run, from a worker thread, before the run is stored.
+pub type RunHook<'a> = &'a (dyn Fn(&Finished) + Sync);
 
 /// Runs (the rest of) a campaign into `out`.
 pub fn run_campaign(
@@ -172,16 +194,46 @@ pub fn run_campaign(
     opts: &ExecOptions,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Result<CampaignOutcome, LabError> {
-    let started = Instant::now();
-    if spec.mode == Mode::Emulated
-        && let Some(run) = plan.runs.iter().find(|r| r.scenario.flows.len() != 1)
-    {
+    execute_plan(spec, plan, Some(out), opts, progress, None)
+}
+
+/// Checks before any run starts that every run of an emulated campaign can be emulated
+/// (one flow, no sender cap: satquic-net's emulated run), so a campaign is refused in one
+/// line rather than run differently from its spec.
+fn check_emulated(spec: &CampaignSpec, plan: &Plan) -> Result<(), LabError> {
+    if spec.mode != Mode::Emulated {
+        return Ok(());
+    }
+    if let Some(run) = plan.runs.iter().find(|r| r.scenario.flows.len() != 1) {
         return Err(LabError::Usage(format!(
             "workload {:?}: emulated mode runs exactly one flow (satquic-net's emulated run); use mode = \"sim\" for {} flows",
             run.workload.label,
             run.scenario.flows.len()
         )));
     }
+    for run in &plan.runs {
+        satquic_net::emulated::validate(&run.scenario)
+            .map_err(|e| LabError::Usage(format!("variant {:?}: {e}", run.variant)))?;
+    }
+    Ok(())
+}
+
+/// The executor: runs the plan's runs (those of `opts.shard`) on `opts.jobs` workers,
+/// each with the spec's wall-clock timeout, calling `on_run` with each finished run and
+/// `progress` after it. With `out`, the campaign directory (module docs) is
+/// written and resumed (runs finished before are not run again; `on_run` sees them read
+/// back from their directories); without, nothing is written and every selected run
+/// executes.
+pub fn execute_plan(
+    spec: &CampaignSpec,
+    plan: &Plan,
+    out: Option<&Path>,
+    opts: &ExecOptions,
+    progress: &(dyn Fn(&Progress) + Sync),
+    on_run: Option<RunHook>,
+) -> Result<CampaignOutcome, LabError> {
+    let started = Instant::now();
+    check_emulated(spec, plan)?;
     if let Some((i, n)) = opts.shard
         && (n == 0 || i >= n)
     {
@@ -189,16 +241,18 @@ pub fn run_campaign(
             "shard index {i} is not below the shard count {n}"
         )));
     }
-    let runs_dir = out.join("runs");
-    std::fs::create_dir_all(&runs_dir).map_err(|e| io_err(&runs_dir, e))?;
-    remove_stale_partials(&runs_dir);
-    let meta = CampaignMeta::new(spec, plan);
-    write_atomic_unique(
-        out,
-        "campaign.json",
-        &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
-    )
-    .map_err(|e| io_err(out, e))?;
+    let runs_dir = out.map(|out| out.join("runs"));
+    if let (Some(out), Some(runs_dir)) = (out, &runs_dir) {
+        std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
+        remove_stale_partials(runs_dir);
+        let meta = CampaignMeta::new(spec, plan);
+        write_atomic_unique(
+            out,
+            "campaign.json",
+            &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
+        )
+        .map_err(|e| io_err(out, e))?;
+    }
 
     let selected: Vec<&PlannedRun> = match opts.shard {
         Some((i, n)) => plan.shard(i, n),
@@ -207,9 +261,31 @@ pub fn run_campaign(
     let mut todo = Vec::new();
     let mut skipped = 0;
     for run in &selected {
+        let Some(runs_dir) = &runs_dir else {
+            todo.push(*run);
+            continue;
+        };
         let dir = runs_dir.join(&run.run_id);
         match read_row(&dir) {
-            Some(row) if !(opts.retry_failed && is_failure(&row.status)) => skipped += 1,
+            Some(row) if !(opts.retry_failed && is_failure(&row.status)) => {
+                skipped += 1;
+                if let Some(hook) = on_run {
+                    // A finished run is not run again; the hook still sees it.
+                    let record = RunRecord::read_from(&dir).ok();
+                    let wall = std::fs::read(dir.join("timing.json"))
+                        .ok()
+                        .and_then(|t| serde_json::from_slice::<Timing>(&t).ok())
+                        .map_or(Duration::ZERO, |t| {
+                            Duration::from_secs_f64(t.wall_s.max(0.0))
+                        });
+                    hook(&Finished {
+                        run,
+                        row: &row,
+                        record: record.as_ref(),
+                        wall,
+                    });
+                }
+            }
             Some(_) => {
                 std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
                 todo.push(*run);
@@ -243,7 +319,12 @@ pub fn run_campaign(
                     if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
                         break;
                     }
-                    match execute_and_store(&spec.name, run, spec.timeout, &runs_dir) {
+                    let target = Target {
+                        runs_dir: runs_dir.as_deref(),
+                        qlog: opts.qlog,
+                        on_run,
+                    };
+                    match execute_and_store(&spec.name, run, spec.timeout, &target) {
                         Ok(row) => {
                             let mut p = state.lock().unwrap_or_else(|e| e.into_inner());
                             p.done += 1;
@@ -262,7 +343,10 @@ pub fn run_campaign(
             });
         }
     });
-    let rows = collect(out, plan.runs.iter().map(|r| r.run_id.as_str()))?;
+    let rows = match out {
+        Some(out) => collect(out, plan.runs.iter().map(|r| r.run_id.as_str()))?.len(),
+        None => 0,
+    };
     if let Some(e) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
@@ -273,8 +357,8 @@ pub fn run_campaign(
         skipped,
         ran: p.done,
         failed: p.failed,
-        rows: rows.len(),
-        runs_csv: out.join("runs.csv"),
+        rows,
+        runs_csv: out.map(|out| out.join("runs.csv")),
         wall: started.elapsed(),
     })
 }
@@ -387,49 +471,72 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
     (outcome, started.elapsed())
 }
 
+/// Where a finished run goes.
+#[derive(Clone, Copy, Default)]
+pub struct Target<'a> {
+    /// The campaign's `runs/` directory; none: the run is not stored.
+    pub runs_dir: Option<&'a Path>,
+    /// Also write `qlog.sqlog`.
+    pub qlog: bool,
+    pub on_run: Option<RunHook<'a>>,
+}
+
 /// Executes a run and stores its directory atomically; returns its row.
 pub fn execute_and_store(
     campaign: &str,
     run: &PlannedRun,
     timeout: Option<Duration>,
-    runs_dir: &Path,
+    target: &Target,
 ) -> Result<Row, LabError> {
     let (executed, wall) = execute(run, timeout);
+    let row = outcome_row(campaign, run, &executed);
+    if let Some(hook) = target.on_run {
+        hook(&Finished {
+            run,
+            row: &row,
+            record: match &executed {
+                Executed::Record(record, _) => Some(record),
+                _ => None,
+            },
+            wall,
+        });
+    }
+    let Some(runs_dir) = target.runs_dir else {
+        return Ok(row);
+    };
     let partial = runs_dir.join(format!(".partial-{}-{}", run.run_id, std::process::id()));
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
     }
     std::fs::create_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
-    let row = match &executed {
-        Executed::Record(record, timing) => {
-            // Plain writes: the directory rename below is what makes a run appear
-            // complete, and per-file fsyncs cost ~0.1 s each on some file systems.
-            let timing = timing
-                .clone()
-                .unwrap_or_else(|| Timing::new(wall, record.sim_time));
-            let timing = serde_json::to_vec_pretty(&timing).expect("timing serializes");
-            for (name, bytes) in [
-                ("chunks.csv", record.chunks_csv()),
-                ("events.jsonl", record.events_jsonl()),
-                ("series.csv", record.series_csv()),
-                ("summary.json", record.summary_json().into_bytes()),
-                ("timing.json", timing),
-            ] {
-                std::fs::write(partial.join(name), bytes).map_err(|e| io_err(&partial, e))?;
-            }
-            dataset::record_row(campaign, run, record)
-        }
-        Executed::Failed(reason) => dataset::failed_row(campaign, run, "failed", reason),
-        Executed::TimedOut(limit) => dataset::failed_row(
-            campaign,
-            run,
-            "timeout",
-            &format!(
-                "no result within the {} s wall-clock timeout",
-                limit.as_secs_f64()
+    if let Executed::Record(record, timing) = &executed {
+        // Plain writes: the directory rename below is what makes a run appear
+        // complete, and per-file fsyncs cost ~0.1 s each on some file systems.
+        let timing = timing
+            .clone()
+            .unwrap_or_else(|| Timing::new(wall, record.sim_time));
+        let timing = serde_json::to_vec_pretty(&timing).expect("timing serializes");
+        let qlog = if target.qlog {
+            record.qlog_files()
+        } else {
+            Vec::new()
+        };
+        for (name, bytes) in [
+            ("chunks.csv".to_string(), record.chunks_csv()),
+            ("events.jsonl".to_string(), record.events_jsonl()),
+            ("series.csv".to_string(), record.series_csv()),
+            (
+                "summary.json".to_string(),
+                record.summary_json().into_bytes(),
             ),
-        ),
-    };
+            ("timing.json".to_string(), timing),
+        ]
+        .into_iter()
+        .chain(qlog)
+        {
+            std::fs::write(partial.join(name), bytes).map_err(|e| io_err(&partial, e))?;
+        }
+    }
     std::fs::write(
         partial.join("row.json"),
         serde_json::to_vec_pretty(&row).expect("rows serialize"),
@@ -444,6 +551,23 @@ pub fn execute_and_store(
         }
     }
     Ok(row)
+}
+
+/// The runs.csv row of an executed run.
+fn outcome_row(campaign: &str, run: &PlannedRun, executed: &Executed) -> Row {
+    match executed {
+        Executed::Record(record, _) => dataset::record_row(campaign, run, record),
+        Executed::Failed(reason) => dataset::failed_row(campaign, run, "failed", reason),
+        Executed::TimedOut(limit) => dataset::failed_row(
+            campaign,
+            run,
+            "timeout",
+            &format!(
+                "no result within the {} s wall-clock timeout",
+                limit.as_secs_f64()
+            ),
+        ),
+    }
 }
 
 /// Rebuilds `runs.csv` from the run directories of `run_ids` (plan order) and returns the
@@ -518,6 +642,56 @@ bytes = "4MB"
         let spec = CampaignSpec::from_toml_str(TINY, None).unwrap();
         let plan = Plan::new(&spec).unwrap();
         (spec, plan)
+    }
+
+    #[test]
+    fn an_emulated_campaign_with_a_sender_cap_is_refused_before_any_run() {
+        let text = TINY.replace(
+            "repetitions = 2",
+            "repetitions = 2\nmode = \"emulated\"\nsender_cap = \"200M:1.5s\"",
+        );
+        let spec = CampaignSpec::from_toml_str(&text, None).unwrap();
+        let plan = Plan::new(&spec).unwrap();
+        let out = temp_dir("emulated-cap");
+        match run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}) {
+            Err(LabError::Usage(msg)) => assert!(msg.contains("sender cap"), "{msg}"),
+            other => panic!("not refused: {other:?}"),
+        }
+        assert_eq!(finished_dirs(&out), 0, "no run started");
+        std::fs::remove_dir_all(&out).ok();
+    }
+
+    #[test]
+    fn without_a_directory_the_hook_sees_every_run_and_nothing_is_written() {
+        let (spec, plan) = tiny();
+        let seen = Mutex::new(Vec::new());
+        let hook = |f: &Finished| {
+            seen.lock().unwrap().push((
+                f.run.run_id.clone(),
+                f.row.status.clone(),
+                f.record.map(|r| r.summary.flows[0].delivered_bytes),
+            ))
+        };
+        let o = execute_plan(
+            &spec,
+            &plan,
+            None,
+            &ExecOptions::default(),
+            &|_| {},
+            Some(&hook),
+        )
+        .unwrap();
+        assert_eq!((o.ran, o.rows, o.runs_csv), (4, 0, None));
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        let mut ids: Vec<String> = plan.runs.iter().map(|r| r.run_id.clone()).collect();
+        ids.sort();
+        assert_eq!(seen.iter().map(|s| s.0.clone()).collect::<Vec<_>>(), ids);
+        assert!(
+            seen.iter()
+                .all(|s| s.1 == "completed" && s.2 == Some(4_000_000)),
+            "{seen:?}"
+        );
     }
 
     fn finished_dirs(out: &Path) -> usize {
@@ -622,7 +796,7 @@ bytes = "4MB"
             let opts = ExecOptions {
                 jobs: 1,
                 shard: Some((i, 2)),
-                retry_failed: false,
+                ..ExecOptions::default()
             };
             let o = run_campaign(&spec, &plan, &b, &opts, &|_| {}).unwrap();
             assert_eq!(o.selected, 2);

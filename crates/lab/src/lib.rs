@@ -64,6 +64,7 @@ pub mod plot;
 pub mod report;
 pub mod reproduce;
 pub mod spec;
+pub mod stats;
 
 /// Why a lab operation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use satquic_sim::{FlowSpec, Scenario, Workload};
+use satquic_run::{FlowSpec, Scenario, Workload};
 
 use crate::spec::{
     CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,

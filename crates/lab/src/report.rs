@@ -1386,12 +1386,12 @@ fn short(s: &str, n: usize) -> String {
 }
 
 /// Rows of a run's series.csv for one flow, thinned to at most `max` rows.
-fn read_series(dir: &Path, flow: u32, max: usize) -> Vec<satquic_sim::record::SeriesRow> {
+fn read_series(dir: &Path, flow: u32, max: usize) -> Vec<satquic_run::record::SeriesRow> {
     let Ok(mut r) = csv::Reader::from_path(dir.join("series.csv")) else {
         return Vec::new();
     };
-    let rows: Vec<satquic_sim::record::SeriesRow> = r
-        .deserialize::<satquic_sim::record::SeriesRow>()
+    let rows: Vec<satquic_run::record::SeriesRow> = r
+        .deserialize::<satquic_run::record::SeriesRow>()
         .flatten()
         .filter(|s| s.flow == flow)
         .collect();

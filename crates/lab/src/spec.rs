@@ -62,12 +62,12 @@ use std::time::Duration;
 
 use satquic_link::LinkSpec;
 use satquic_link::units::duration_str;
-use satquic_sim::TransportSpec;
-use satquic_sim::scenario::ShaperSpec;
+use satquic_run::ShaperSpec;
+use satquic_run::TransportSpec;
 
 /// Sizes in specs are parsed as everywhere in satquic: `"200MB"` (10^6), `"10MiB"`
 /// (2^20), `"1.5GB"`, `"64kB"`, `"1500B"` or a bare integer.
-pub use satquic_sim::scenario::parse_size;
+pub use satquic_run::units::parse_size;
 use serde::{Deserialize, Serialize};
 
 /// A spec that cannot be used; one line naming the key (a usage error: exit 2).
@@ -275,8 +275,8 @@ impl<'de> Deserialize<'de> for Size {
 
 /// Formats a byte count for labels: `200MB`, `10MiB`, `1500B`.
 pub fn size_label(bytes: u64) -> String {
-    if bytes >= satquic_sim::MIB && bytes % satquic_sim::MIB == 0 && bytes % 1_000_000 != 0 {
-        format!("{}MiB", bytes / satquic_sim::MIB)
+    if bytes >= satquic_run::MIB && bytes % satquic_run::MIB == 0 && bytes % 1_000_000 != 0 {
+        format!("{}MiB", bytes / satquic_run::MIB)
     } else if bytes >= 1_000_000 && bytes % 1_000_000 == 0 {
         format!("{}MB", bytes / 1_000_000)
     } else if bytes >= 1_000 && bytes % 1_000 == 0 {

@@ -93,6 +93,11 @@ mod trace;
 mod truth;
 pub mod units;
 
+/// Bytes an IPv4 + UDP header (20 + 8) adds to each datagram on the link: a QUIC
+/// datagram of `n` UDP payload bytes occupies `n + IP_UDP_OVERHEAD_BYTES` of the modelled
+/// link, in the simulator and in the real-time relay alike.
+pub const IP_UDP_OVERHEAD_BYTES: u32 = 28;
+
 pub use direction::{Admission, Counter, Delivered, Direction, DirectionStats};
 pub use error::LinkError;
 pub use path::Path;

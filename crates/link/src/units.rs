@@ -1,8 +1,16 @@
-//! Human-readable units for specs: durations as `"300ms"`, rates printed as `"150 Mbit/s"`.
+//! The units of satquic, for every crate and command: one parser and one formatter each
+//! for sizes, rates and durations (satquic-run re-exports this module as `units`).
 //!
-//! Durations in TOML are strings with a unit (`ns`, `us`, `ms`, `s`), decimals allowed
-//! (`"1.5s"`), exact to the nanosecond. A bare number is rejected: its unit would have to
-//! be guessed.
+//! - Durations are strings with a unit (`ns`, `us`, `ms`, `s`, `min`), decimals allowed
+//!   (`"1.5s"`), exact to the nanosecond. A bare number is rejected: its unit would have
+//!   to be guessed.
+//! - Sizes ([`parse_size`]) and rates ([`parse_rate_bps`]) are written as iperf and qperf
+//!   users write them: `k`, `M`, `G`, `T` are decimal (10^3 ...; the seeds' "200 MB" and
+//!   the record's MB are 10^6 bytes), `Ki`, `Mi`, `Gi`, `Ti` binary (2^10 ...). A size may
+//!   end in `B` (`10MB`, `10MiB`), a rate in `bit`, `bps`, `bit/s` or `b/s` (`20Mbit`).
+//!   Both are exact (integer arithmetic: `1.5G` is 1,500,000,000, `0.5` bytes is an
+//!   error), at least 1 and at most 10^12; where zero means "off", a command says so
+//!   itself.
 
 use std::time::Duration;
 
@@ -81,6 +89,104 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     let ns = u64::try_from(ns).map_err(|_| format!("duration {text:?} is out of range"))?;
     Ok(Duration::from_nanos(ns))
+}
+
+/// Largest size [`parse_size`] accepts: 1 TB, far beyond a 60 s run on any preset.
+pub const MAX_SIZE_BYTES: u64 = 1_000_000_000_000;
+
+/// Largest rate [`parse_rate_bps`] accepts: 1 Tbit/s.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
+
+/// Parses a byte count: `200M`, `200MB`, `10MiB`, `1.5G`, `512k`, `2000000` (see the
+/// module docs). Errors are one line.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    parse_scaled(text, &["B", "b"], MAX_SIZE_BYTES).map_err(|e| {
+        let e = match e {
+            ScaleError::Syntax => "use a number with an optional suffix K, M, G, T (10^3 ...) \
+                                   or Ki, Mi, Gi, Ti (2^10 ...), e.g. 200M or 10MiB"
+                .to_string(),
+            ScaleError::Fraction => "not a whole number of bytes".to_string(),
+            ScaleError::Zero => "must be at least one byte".to_string(),
+            ScaleError::TooLarge => "larger than the 1 TB limit".to_string(),
+        };
+        format!("invalid size '{text}': {e}")
+    })
+}
+
+/// Parses a rate in bit/s: `150M`, `150Mbit`, `20Mbps`, `1.5G`, `500k` (see the module
+/// docs). Errors are one line.
+pub fn parse_rate_bps(text: &str) -> Result<u64, String> {
+    parse_scaled(text, &["bit/s", "b/s", "bps", "bit"], MAX_RATE_BPS).map_err(|e| {
+        let e = match e {
+            ScaleError::Syntax => "use bit/s with an optional suffix k, M, G, T, e.g. 150M or \
+                                   20Mbit"
+                .to_string(),
+            ScaleError::Fraction => "not a whole number of bit/s".to_string(),
+            ScaleError::Zero => "must be at least 1 bit/s".to_string(),
+            ScaleError::TooLarge => "larger than the 1 Tbit/s limit".to_string(),
+        };
+        format!("invalid rate '{text}': {e}")
+    })
+}
+
+enum ScaleError {
+    Syntax,
+    Fraction,
+    Zero,
+    TooLarge,
+}
+
+/// A decimal number, a prefix and one of `units` (optional), exactly.
+fn parse_scaled(text: &str, units: &[&str], max: u64) -> Result<u64, ScaleError> {
+    let s = text.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(split);
+    let mut suffix = suffix.trim();
+    if let Some(unit) = units.iter().find(|u| suffix.ends_with(*u)) {
+        suffix = &suffix[..suffix.len() - unit.len()];
+    }
+    let multiplier: u64 = match suffix {
+        "" => 1,
+        "k" | "K" => 1_000,
+        "M" | "m" => 1_000_000,
+        "G" | "g" => 1_000_000_000,
+        "T" | "t" => 1_000_000_000_000,
+        "Ki" | "ki" | "KI" => 1 << 10,
+        "Mi" | "mi" | "MI" => 1 << 20,
+        "Gi" | "gi" | "GI" => 1 << 30,
+        "Ti" | "ti" | "TI" => 1 << 40,
+        _ => return Err(ScaleError::Syntax),
+    };
+    if number.is_empty() || number.matches('.').count() > 1 || number.len() > 30 {
+        return Err(ScaleError::Syntax);
+    }
+    let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
+    let int: u128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().map_err(|_| ScaleError::Syntax)?
+    };
+    let mut value = int
+        .checked_mul(u128::from(multiplier))
+        .ok_or(ScaleError::TooLarge)?;
+    if !frac_part.is_empty() {
+        let frac: u128 = frac_part.parse().map_err(|_| ScaleError::Syntax)?;
+        let scale = 10u128.pow(frac_part.len() as u32);
+        let scaled = frac * u128::from(multiplier);
+        if scaled % scale != 0 {
+            return Err(ScaleError::Fraction);
+        }
+        value += scaled / scale;
+    }
+    if value == 0 {
+        return Err(ScaleError::Zero);
+    }
+    if value > u128::from(max) {
+        return Err(ScaleError::TooLarge);
+    }
+    Ok(value as u64)
 }
 
 /// Formats a duration with the largest unit that represents it exactly (`"300ms"`).
@@ -233,6 +339,67 @@ mod tests {
             Duration::from_nanos(123_456_789),
         ] {
             assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
+        }
+    }
+
+    #[test]
+    fn sizes_parse_like_iperf_with_decimal_and_binary_suffixes() {
+        assert_eq!(parse_size("200M"), Ok(200_000_000));
+        assert_eq!(parse_size("200MB"), Ok(200_000_000));
+        assert_eq!(parse_size("10MiB"), Ok(10 * 1024 * 1024));
+        assert_eq!(parse_size("10Mi"), Ok(10 * 1024 * 1024));
+        assert_eq!(parse_size("1.5G"), Ok(1_500_000_000));
+        assert_eq!(parse_size("512k"), Ok(512_000));
+        assert_eq!(parse_size("2000000"), Ok(2_000_000));
+        for bad in [
+            "12Q",
+            "",
+            "M",
+            "0",
+            "-5M",
+            "1.2.3M",
+            "0.5",
+            "2T5",
+            "99999999999999999999999999G",
+            "1e30",
+        ] {
+            let err = parse_size(bad).unwrap_err();
+            assert!(!err.contains('\n'), "{err}");
+        }
+        assert!(parse_size("2T").is_err(), "above the 1 TB limit");
+    }
+
+    #[test]
+    fn rates_parse_with_the_same_rules_in_bit_per_second() {
+        assert_eq!(parse_rate_bps("150M"), Ok(150_000_000));
+        assert_eq!(parse_rate_bps("20Mbit"), Ok(20_000_000));
+        assert_eq!(parse_rate_bps("20Mbps"), Ok(20_000_000));
+        assert_eq!(parse_rate_bps("2.5Mbit/s"), Ok(2_500_000));
+        assert_eq!(parse_rate_bps("1G"), Ok(1_000_000_000));
+        for bad in ["fast", "0", "0M", "1.0000001k", "2T"] {
+            let err = parse_rate_bps(bad).unwrap_err();
+            assert!(
+                err.starts_with("invalid rate") && !err.contains('\n'),
+                "{err}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn size_and_rate_parsing_never_panic_and_errors_are_one_line(text in ".{0,40}") {
+            match parse_size(&text) {
+                Ok(n) => proptest::prop_assert!((1..=MAX_SIZE_BYTES).contains(&n)),
+                Err(e) => proptest::prop_assert!(!e.contains('\n')),
+            }
+            if let Err(e) = parse_rate_bps(&text) {
+                proptest::prop_assert!(!e.contains('\n'));
+            }
+        }
+
+        #[test]
+        fn whole_megabytes_round_trip(n in 1u64..1_000_000) {
+            proptest::prop_assert_eq!(parse_size(&format!("{n}M")), Ok(n * 1_000_000));
         }
     }
 

@@ -6,11 +6,10 @@
 //! handshake (as in the simulator's record).
 //!
 //! Perf and hq-interop downloads are read unordered and the in-order prefix is tracked here
-//! ([`InOrder`]): quinn 0.11's ordered reassembly gives up on a stream with more than 1024
+//! ([`InOrder`](satquic_run::InOrder)): quinn 0.11's ordered reassembly gives up on a stream with more than 1024
 //! gaps, which a lossy satellite link (the Viasat AQM drops one arrival in four above its
 //! threshold) produces within a second. The per-MB times count only in-order bytes.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,15 +20,16 @@ use bytes::Bytes;
 use quinn::crypto::rustls::QuicClientConfig;
 use quinn::{ClientConfig, Connection, Endpoint, VarInt};
 use satquic_cc::EventSink;
-use satquic_sim::Workload;
-use satquic_sim::probe::{ProbeHandle, read_probe};
+use satquic_run::Workload;
+use satquic_run::probe::{ProbeHandle, read_probe};
 use serde::Serialize;
 
 use crate::NetError;
 use crate::perf::{self, Receipt, Request, ServerReport};
-use crate::server::{EventStore, ZEROS};
+use crate::server::EventStore;
 use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, PinVerifier, Verify};
 use crate::transport::NetTransport;
+use satquic_run::{InOrder, ZEROS};
 
 /// Which application protocol the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,44 +156,8 @@ pub struct ClientResult {
     /// SHA-256 of the certificate the server presented.
     pub server_certificate: Option<String>,
     /// The client's own congestion controller (uploads).
-    pub probe: Option<satquic_sim::probe::ProbeState>,
+    pub probe: Option<satquic_run::probe::ProbeState>,
     pub qlog_file: Option<PathBuf>,
-}
-
-/// Tracks the in-order prefix of a stream read out of order.
-#[derive(Debug, Default, Clone)]
-pub struct InOrder {
-    prefix: u64,
-    /// Received ranges beyond the prefix: start -> end.
-    ahead: BTreeMap<u64, u64>,
-}
-
-impl InOrder {
-    /// Records `[offset, offset + len)`; returns the new in-order prefix.
-    pub fn insert(&mut self, offset: u64, len: u64) -> u64 {
-        let end = offset + len;
-        if end <= self.prefix {
-            return self.prefix;
-        }
-        if offset <= self.prefix {
-            self.prefix = end;
-        } else {
-            let e = self.ahead.entry(offset).or_insert(end);
-            *e = (*e).max(end);
-        }
-        while let Some((&start, &stop)) = self.ahead.iter().next() {
-            if start > self.prefix {
-                break;
-            }
-            self.ahead.remove(&start);
-            self.prefix = self.prefix.max(stop);
-        }
-        self.prefix
-    }
-
-    pub fn prefix(&self) -> u64 {
-        self.prefix
-    }
 }
 
 /// Shared progress of a transfer.
@@ -215,7 +179,7 @@ impl Progress {
         if old == 0 && total > 0 {
             lock(&self.first_byte).get_or_insert(now);
         }
-        let mb = total / satquic_sim::MB;
+        let mb = total / satquic_run::MB;
         let mut times = lock(&self.mb_times);
         while (times.len() as u64) < mb {
             times.push(now);
@@ -605,33 +569,4 @@ async fn upload(
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn in_order_waits_for_holes() {
-        let mut o = InOrder::default();
-        assert_eq!(o.insert(10, 10), 0);
-        assert_eq!(o.insert(30, 5), 0);
-        assert_eq!(o.insert(0, 10), 20);
-        assert_eq!(o.insert(20, 10), 35);
-        assert_eq!(o.insert(5, 5), 35);
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn in_order_matches_a_bitmap(chunks in proptest::collection::vec((0u64..200, 1u64..20), 0..60)) {
-            let mut o = InOrder::default();
-            let mut bits = vec![false; 256];
-            for (off, len) in chunks {
-                let got = o.insert(off, len);
-                for b in off..off + len { bits[b as usize] = true; }
-                let want = bits.iter().position(|b| !b).unwrap_or(bits.len()) as u64;
-                proptest::prop_assert_eq!(got, want);
-            }
-        }
-    }
 }

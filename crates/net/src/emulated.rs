@@ -13,7 +13,9 @@
 //!   GSO; the relay splits the batches back into datagrams;
 //! - `capacity_source` is never `busy_at_exit` (the relay's model lives on its own thread).
 //!
-//! Only single-flow scenarios are supported.
+//! Only single-flow scenarios are supported, and no sender cap (the seeds' tc TBF, which
+//! the simulator models in front of the link): [`validate`] refuses one rather than run
+//! uncapped.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -23,13 +25,13 @@ use std::time::{Duration, Instant};
 
 use satquic_cc::CcEvent;
 use satquic_link::DropReason;
-use satquic_sim::record::{
-    FlowEvent, LinkTruth, RECORD_SCHEMA, RunRecord, SeriesRow, Summary, Timing,
+use satquic_run::record::{
+    FlowDrops, FlowEvent, FlowInput, FlowStatus, LinkObservation, RunRecord, SeriesRow, Timing,
+    summarize,
 };
-use satquic_sim::{Scenario, Workload};
+use satquic_run::{Scenario, Workload};
 
 use crate::client::{ClientOptions, run_client};
-use crate::perf::ServerReport;
 use crate::relay::{Relay, RelayOptions, RelaySnapshot};
 use crate::server::{ConnectionInfo, Server, ServerOptions};
 use crate::tls::Verify;
@@ -60,6 +62,13 @@ pub fn validate(scenario: &Scenario) -> Result<(), NetError> {
         .link
         .validate()
         .map_err(|e| NetError::Usage(e.to_string()))?;
+    if let Some(cap) = &scenario.flows[0].transport.sender_shaper {
+        return Err(NetError::Usage(format!(
+            "an emulated run cannot apply a sender cap ({} at the server's interface): the \
+             relay models the link only; run it in simulation or with sender_cap = \"none\"",
+            satquic_run::units::format_rate_bps(cap.rate_bps)
+        )));
+    }
     transport_for(scenario).validate()
 }
 
@@ -174,117 +183,99 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     let relay_start = relay.epoch();
     let (relay_end, path) = relay.stop();
     let flow_start = result.started_at;
-    // Seconds from the relay's epoch (the model's time zero) to the flow's start.
-    let relay_epoch = flow_start
-        .saturating_duration_since(relay_start)
-        .as_secs_f64();
-    let to_flow = |d: Duration| -> f64 { d.as_secs_f64() - relay_epoch };
+    // The flow's start on the relay's clock (the link model's time zero is the relay's).
+    let epoch = flow_start.saturating_duration_since(relay_start);
     let mut path = path.ok_or_else(|| NetError::Setup("the relay ran without its model".into()))?;
-    let truth_end = Duration::from_secs_f64((run_end.as_secs_f64() + relay_epoch).max(0.0));
-    let truth = path.down.finish(truth_end).clone();
+    let truth = path.down.finish(run_end + epoch).clone();
     let down_stats = path.down.stats().clone();
     let up_stats = path.up.stats().clone();
 
-    let (report, accept_offset, events) = match &info {
-        Some(info) => {
-            let offset = info
-                .accepted_at
-                .saturating_duration_since(flow_start)
-                .as_secs_f64();
-            (Some(report_from(info)), offset, info.events.events())
-        }
-        None => (None, 0.0, Vec::new()),
+    // The server's clock starts when it accepts the connection, about one RTT after the
+    // flow's start: its events and probe times move to the flow's time base.
+    let (accept_offset, events, probe, stats) = match &info {
+        Some(info) => (
+            info.accepted_at.saturating_duration_since(flow_start),
+            info.events.events(),
+            Some(satquic_run::probe::read_probe(&info.probe)),
+            info.stats(),
+        ),
+        None => (Duration::ZERO, Vec::new(), None, None),
     };
-    let capacity = match (truth.capacity_time(), truth.busy_since()) {
-        (Some(c), _) => Some((to_flow(c), "congestion_drop")),
-        (None, Some(b)) => Some((to_flow(b), "busy_at_end")),
-        _ => None,
-    };
-    let mut summary = crate::record::flow_summary(
-        &result,
-        &flow.transport.cc,
-        report.as_ref(),
-        accept_offset,
-        capacity,
-    );
-    let rtt_at = |at_s: f64| {
+    let events: Vec<CcEvent> = events
+        .into_iter()
+        .map(|e| shift_event(e, accept_offset))
+        .collect();
+    // The smoothed RTT at an exit, from the series (the relay has no hook at the exit).
+    let rtt_at_exit = |shadow_wanted: bool| {
+        let at = events.iter().find_map(|e| match e {
+            CcEvent::SlowStartExit { at, shadow, .. } if *shadow == shadow_wanted => Some(*at),
+            _ => None,
+        })?;
         series
             .iter()
             .rev()
-            .find(|r| r.time_s <= at_s)
+            .find(|r| r.time_s <= at.as_secs_f64())
             .and_then(|r| r.smoothed_rtt_s)
+            .map(Duration::from_secs_f64)
     };
-    if let Some(e) = summary.slow_start_exit.as_mut() {
-        e.rtt_s = rtt_at(e.at_s);
-    }
-    if let Some(e) = summary.shadow_exit.as_mut() {
-        e.rtt_s = rtt_at(e.at_s);
-    }
-    let ratio = |e: &Option<satquic_sim::record::ExitSummary>| match (
-        e,
-        summary.first_loss_detected_at_s,
-    ) {
-        (Some(e), Some(loss)) => e.rtt_s.filter(|r| *r > 0.0).map(|r| (loss - e.at_s) / r),
-        _ => None,
+    let mut drops = FlowDrops {
+        first_down_drop: DropReason::ALL
+            .iter()
+            .filter_map(|r| truth.first_drop(*r).map(|t| (t.saturating_sub(epoch), *r)))
+            .min_by_key(|(t, _)| *t),
+        up_packets: up_stats.dropped_total().packets,
+        ..FlowDrops::default()
     };
-    summary.exit_to_loss_ratio = ratio(&summary.slow_start_exit);
-    summary.shadow_exit_to_loss_ratio = ratio(&summary.shadow_exit);
-    summary.link_drops = DropReason::ALL
-        .iter()
-        .map(|r| (r.as_str().to_string(), down_stats.dropped(*r).packets))
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    summary.link_drops_up = up_stats.dropped_total().packets;
-    let first_drop = DropReason::ALL
-        .iter()
-        .filter_map(|r| truth.first_drop(*r))
-        .min();
-    summary.first_drop_at_s = first_drop.map(to_flow);
-    if let Some(stats) = info.as_ref().and_then(|i| i.stats()) {
-        summary.min_rtt_s = Some(stats.path.min_rtt.as_secs_f64());
+    for (i, reason) in DropReason::ALL.iter().enumerate() {
+        drops.down_by_reason[i] = down_stats.dropped(*reason).packets;
     }
-    let events: Vec<FlowEvent> = events
-        .into_iter()
-        .map(|e| FlowEvent {
-            flow: 0,
-            event: shift_event(e, accept_offset),
-        })
-        .collect();
-    let outcome = match summary.status.as_str() {
-        "completed" => "completed",
-        "capped" => "capped",
-        _ => "failed",
+    let (status, capped) = match result.status.as_str() {
+        "completed" => (FlowStatus::Completed, false),
+        "capped" => (FlowStatus::Running, true),
+        _ => (
+            FlowStatus::Failed(result.error.clone().unwrap_or_default()),
+            false,
+        ),
+    };
+    let input = FlowInput {
+        index: 0,
+        start: Duration::ZERO,
+        workload: flow.workload.clone(),
+        cc: flow.transport.cc.clone(),
+        status,
+        capped,
+        delivered_bytes: result.bytes,
+        connected_at: result.connected_at,
+        completed_at: result.completed_at,
+        ended_at: result.ended_at,
+        stats,
+        first_rtt: probe.as_ref().and_then(|p| p.first_rtt),
+        first_loss_detected: probe
+            .as_ref()
+            .and_then(|p| p.first_congestion)
+            .map(|t| t + accept_offset),
+        rtt_at_exit: rtt_at_exit(false),
+        rtt_at_shadow_exit: rtt_at_exit(true),
+        busy_since_at_exit: None,
+        busy_since_at_shadow_exit: None,
+        events: events.clone(),
+        drops,
+    };
+    let link = LinkObservation {
+        truth: &truth,
+        down: &down_stats,
+        up: &up_stats,
+        epoch,
     };
     let sim_time = result.ended_at;
+    let summary = summarize(scenario, sim_time, &[input], &link);
     let record = RunRecord {
-        summary: Summary {
-            schema: RECORD_SCHEMA.to_string(),
-            scenario: scenario.clone(),
-            outcome: outcome.to_string(),
-            sim_time_s: sim_time.as_secs_f64(),
-            flows: vec![summary],
-            link: LinkTruth {
-                capacity_at_s: truth.capacity_time().map(to_flow),
-                busy_at_end_since_s: truth.busy_since().map(to_flow),
-                first_congestion_drop_at_s: truth.first_congestion_drop().map(|(t, _)| to_flow(t)),
-                first_congestion_drop_reason: truth
-                    .first_congestion_drop()
-                    .map(|(_, r)| r.as_str().to_string()),
-                first_drop_at_s: first_drop.map(to_flow),
-                drops: DropReason::ALL
-                    .iter()
-                    .map(|r| (r.as_str().to_string(), down_stats.dropped(*r).packets))
-                    .filter(|(_, n)| *n > 0)
-                    .collect(),
-                max_queue_bytes: down_stats.max_queue_bytes,
-                delivered_packets: down_stats.delivered.packets,
-                delivered_bytes: down_stats.delivered.bytes,
-                full_allocation_at_s: truth.full_allocation_at().map(to_flow),
-                up_drops: up_stats.dropped_total().packets,
-            },
-        },
+        summary,
         chunks: crate::record::chunk_rows(&result),
-        events,
+        events: events
+            .into_iter()
+            .map(|event| FlowEvent { flow: 0, event })
+            .collect(),
         series,
         sim_time,
     };
@@ -296,7 +287,7 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
 }
 
 fn sample(s: &mut Sampler, t: Duration, info: &ConnectionInfo, queue_bytes: u64, delivered: u64) {
-    let probe = satquic_sim::probe::read_probe(&info.probe);
+    let probe = satquic_run::probe::read_probe(&info.probe);
     s.acked.push_back((t, probe.acked_bytes));
     while s
         .acked
@@ -324,14 +315,9 @@ fn sample(s: &mut Sampler, t: Duration, info: &ConnectionInfo, queue_bytes: u64,
     });
 }
 
-/// The sender's view, from the in-process connection state (every event kept).
-fn report_from(info: &ConnectionInfo) -> ServerReport {
-    crate::server::report_with(info, info.stats().unwrap_or_default(), usize::MAX)
-}
-
 /// Moves an event from the server's time base to the flow's.
-fn shift_event(e: CcEvent, offset_s: f64) -> CcEvent {
-    let shift = |at: Duration| at + Duration::from_secs_f64(offset_s.max(0.0));
+fn shift_event(e: CcEvent, offset: Duration) -> CcEvent {
+    let shift = |at: Duration| at + offset;
     match e {
         CcEvent::SlowStartExit {
             at,
@@ -409,7 +395,31 @@ pub fn ideal_download_time(scenario: &Scenario) -> Option<Duration> {
     let mtu = scenario.flows[0].transport.mtu as f64;
     // ~30 bytes of QUIC short header, frame header and AEAD tag per packet.
     let payload = mtu - 30.0;
-    let wire = bytes as f64 / payload * (mtu + f64::from(crate::relay::IP_UDP_OVERHEAD_BYTES));
+    let wire = bytes as f64 / payload * (mtu + f64::from(satquic_link::IP_UDP_OVERHEAD_BYTES));
     let rtt = scenario.link.base_rtt().as_secs_f64();
     Some(Duration::from_secs_f64(wire * 8.0 / rate + 2.0 * rtt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use satquic_run::{ShaperSpec, TransportSpec};
+
+    #[test]
+    fn a_sender_cap_is_refused_rather_than_ignored() {
+        let link = satquic_link::presets::lookup("qir-sat").unwrap();
+        let mut scenario = Scenario::download(link, TransportSpec::with_cc("cubic"), 1_000_000, 1);
+        assert_eq!(validate(&scenario), Ok(()));
+        scenario.flows[0].transport.sender_shaper = Some(ShaperSpec::seeds_server());
+        match validate(&scenario) {
+            Err(NetError::Usage(msg)) => {
+                assert!(
+                    msg.contains("sender cap") && msg.contains("200 Mbit/s"),
+                    "{msg}"
+                );
+                assert!(!msg.contains('\n'), "{msg}");
+            }
+            other => panic!("a capped emulated run was not refused: {other:?}"),
+        }
+    }
 }

@@ -4,7 +4,7 @@
 //!
 //! Both serve the same content: a file under `--www` if the path names one, otherwise a
 //! synthetic object `/<size>` of zeros (`/10M`, `/1048576`; sizes as in
-//! [`crate::units::parse_size`]), at most `max_request_bytes`. Paths with `..`, `%` or a
+//! [`satquic_run::units::parse_size`]), at most `max_request_bytes`. Paths with `..`, `%` or a
 //! backslash are refused; files are resolved inside the canonical `--www` directory.
 
 use std::path::{Component, Path, PathBuf};
@@ -15,8 +15,8 @@ use quinn::{Connection, RecvStream, SendStream, VarInt};
 use tokio::io::AsyncReadExt;
 
 use crate::NetError;
-use crate::client::InOrder;
-use crate::server::{REQUEST_TIMEOUT, ServerState, ZEROS};
+use crate::server::{REQUEST_TIMEOUT, ServerState};
+use satquic_run::{InOrder, ZEROS};
 
 /// hq-interop stream error: the object does not exist.
 pub const HQ_ERR_NOT_FOUND: u32 = 0x104;
@@ -78,7 +78,7 @@ pub fn resolve(www: Option<&Path>, path: &str, max_bytes: u64) -> Result<Body, R
             return Ok(Body::File(canon, meta.len()));
         }
     }
-    match crate::units::parse_size(&path[1..]) {
+    match satquic_run::units::parse_size(&path[1..]) {
         Ok(size) if size <= max_bytes => Ok(Body::Zeros(size)),
         Ok(_) => Err(Refusal::TooLarge),
         Err(_) => Err(Refusal::NotFound),

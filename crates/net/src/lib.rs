@@ -8,7 +8,10 @@
 //!   time (a userspace satellite-link emulator: no root, no netem);
 //! - [`emulated`]: `satquic run`, server + relay + client in one process on loopback,
 //!   writing the simulator's run record;
-//! - [`perf`], [`http`], [`tls`], [`transport`], [`qlog`], [`units`]: the pieces.
+//! - [`perf`], [`http`], [`tls`], [`transport`], [`qlog`]: the pieces.
+//!
+//! Scenarios, the quinn transport builder, the run record, units and link resolution are
+//! satquic-run's, shared with the simulator.
 //!
 //! The link model and the congestion controllers are the other crates' code, driven here
 //! by wall-clock time; nothing here re-implements queues, delays or slow start.
@@ -23,7 +26,6 @@ pub mod relay;
 pub mod server;
 pub mod tls;
 pub mod transport;
-pub mod units;
 
 pub use client::{Alpn, ClientOptions, ClientResult, IntervalRow, run_client};
 pub use relay::{Relay, RelayOptions, RelaySnapshot};

@@ -85,7 +85,7 @@ pub fn write_client_qlog(
         );
     }
     for event in client_events {
-        let value = satquic_sim::record::FlowEvent {
+        let value = satquic_run::record::FlowEvent {
             flow: 0,
             event: event.clone(),
         }

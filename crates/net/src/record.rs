@@ -1,11 +1,11 @@
-//! Turning a real transfer into the simulator's record types ([`satquic_sim::record`]),
+//! Turning a real transfer into the simulator's record types ([`satquic_run::record`]),
 //! so `satquic client -J`, `satquic run` and `satquic sim` are read by the same code.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use satquic_cc::ExitReason;
-use satquic_sim::record::{ChunkRow, ExitSummary, FlowSummary, RECORD_SCHEMA, classify};
+use satquic_run::record::{ChunkRow, ExitSummary, FlowSummary, RECORD_SCHEMA, classify};
 use serde_json::{Value, json};
 
 use crate::client::{ClientOptions, ClientResult};

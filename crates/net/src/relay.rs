@@ -55,8 +55,7 @@ use satquic_link::{Admission, DirectionStats, DropReason, GroundTruthConfig, Lin
 
 use crate::NetError;
 
-/// Bytes an IPv4 + UDP header adds to each datagram on the modelled link.
-pub const IP_UDP_OVERHEAD_BYTES: u32 = satquic_sim::engine::IP_UDP_OVERHEAD_BYTES;
+use satquic_link::IP_UDP_OVERHEAD_BYTES;
 /// Datagrams that may wait between the receiving threads and the scheduler.
 pub const CHANNEL_CAPACITY: usize = 1 << 16;
 /// Socket buffer size asked for (the kernel caps it at `net.core.rmem_max`/`wmem_max`).

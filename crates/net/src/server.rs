@@ -29,7 +29,7 @@ use bytes::Bytes;
 use quinn::crypto::rustls::QuicServerConfig;
 use quinn::{Connection, Endpoint, Incoming, RecvStream, SendStream, ServerConfig, VarInt};
 use satquic_cc::{CcEvent, EventSink};
-use satquic_sim::probe::ProbeHandle;
+use satquic_run::probe::ProbeHandle;
 
 use crate::NetError;
 use crate::perf::{self, Receipt, Request, ServerReport};
@@ -42,9 +42,6 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_EVENTS_PER_CONNECTION: usize = 200_000;
 /// Resolution of kept Sample events.
 pub const SAMPLE_STEP: Duration = Duration::from_millis(10);
-
-/// Zeros the server sends from without copying.
-pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
 /// What `satquic server` is told.
 #[derive(Debug, Clone)]
@@ -526,9 +523,9 @@ async fn perf_stream(
     // A download "until stopped" (iperf's -t) also ends at the per-request limit.
     let mut left = request.size.min(limit);
     while left > 0 {
-        let n = left.min(ZEROS.len() as u64) as usize;
+        let n = left.min(satquic_run::ZEROS.len() as u64) as usize;
         if send
-            .write_chunk(Bytes::from_static(&ZEROS[..n]))
+            .write_chunk(Bytes::from_static(&satquic_run::ZEROS[..n]))
             .await
             .is_err()
         {
@@ -564,14 +561,14 @@ pub(crate) fn report_with(
     stats: quinn::ConnectionStats,
     max_events: usize,
 ) -> ServerReport {
-    let probe = satquic_sim::probe::read_probe(&info.probe);
+    let probe = satquic_run::probe::read_probe(&info.probe);
     let events: Vec<serde_json::Value> = info
         .events
         .events()
         .into_iter()
         .filter(|e| !matches!(e, CcEvent::Sample { .. } | CcEvent::SearchEval { .. }))
         .take(max_events)
-        .map(|event| satquic_sim::record::FlowEvent { flow: 0, event }.to_json())
+        .map(|event| satquic_run::record::FlowEvent { flow: 0, event }.to_json())
         .collect();
     ServerReport {
         cc: info.cc.clone(),

@@ -1,16 +1,18 @@
 //! Transport settings shared by the server, the client and emulated runs.
 //!
-//! The congestion-control and window fields are the simulator's [`TransportSpec`], so an
-//! emulated run and a simulated run of the same scenario configure quinn identically;
-//! [`NetTransport`] adds what only real sockets have (GSO, idle timeout, stream limits).
+//! The congestion-control and window fields are satquic-run's [`TransportSpec`] and quinn
+//! is configured by satquic-run's one builder, so an emulated run and a simulated run of
+//! the same scenario configure quinn identically; [`NetTransport`] adds what only real
+//! sockets have (GSO, idle timeout, keep-alives, stream limits).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quinn::{IdleTimeout, TransportConfig, VarInt};
+use quinn::TransportConfig;
 use satquic_cc::EventSink;
-use satquic_sim::TransportSpec;
-use satquic_sim::probe::{ProbeFactory, ProbeHandle, controller_factory};
+use satquic_run::TransportSpec;
+use satquic_run::probe::{ProbeFactory, ProbeHandle, controller_factory};
+use satquic_run::transport::{EndpointSettings, transport_config};
 
 use crate::NetError;
 
@@ -48,35 +50,26 @@ impl Default for NetTransport {
 impl NetTransport {
     /// Checks the settings a user typed, one line per problem.
     pub fn validate(&self) -> Result<(), NetError> {
-        satquic_sim::probe::validate_cc(&self.spec.cc)
-            .map_err(|e| NetError::Usage(e.to_string()))?;
-        if self.spec.mtu < 1200 {
-            return Err(NetError::Usage(format!(
-                "mtu {} is below QUIC's minimum of 1200 bytes",
-                self.spec.mtu
-            )));
-        }
-        for (name, v) in [
-            ("receive window", self.spec.receive_window),
-            ("stream receive window", self.spec.stream_receive_window),
-        ] {
-            if VarInt::from_u64(v).is_err() || v == 0 {
-                return Err(NetError::Usage(format!("{name} {v} bytes is out of range")));
-            }
-        }
+        satquic_run::transport::validate(&self.spec).map_err(NetError::Usage)?;
         if self.idle_timeout.is_zero() || self.idle_timeout > Duration::from_secs(3600) {
             return Err(NetError::Usage(
                 "idle timeout must be between 1 ms and 1 hour".into(),
             ));
         }
-        if let Some(rtt) = self.spec.initial_rtt
-            && (rtt.is_zero() || rtt > Duration::from_secs(60))
-        {
-            return Err(NetError::Usage(
-                "initial RTT must be between 1 us and 60 s".into(),
-            ));
-        }
         Ok(())
+    }
+
+    /// What this endpoint adds to the spec: GSO, the idle timeout with keep-alives well
+    /// inside it (so a long stall on a GEO link, a deep queue draining, does not look like
+    /// a dead peer), stream limits.
+    pub fn endpoint_settings(&self) -> EndpointSettings {
+        EndpointSettings {
+            segmentation_offload: self.gso,
+            idle_timeout: self.idle_timeout,
+            keep_alive_interval: Some(self.idle_timeout / 3),
+            max_bidi_streams: Some(self.max_bidi_streams),
+            max_uni_streams: Some(self.max_uni_streams),
+        }
     }
 
     /// A quinn transport configuration whose congestion controller reports its events to
@@ -87,36 +80,11 @@ impl NetTransport {
         origin: Instant,
     ) -> Result<(TransportConfig, ProbeHandle), NetError> {
         self.validate()?;
-        let spec = &self.spec;
-        let factory =
-            controller_factory(spec, sink, origin).map_err(|e| NetError::Usage(e.to_string()))?;
+        let factory = controller_factory(&self.spec, sink, origin)
+            .map_err(|e| NetError::Usage(e.to_string()))?;
         let (probe_factory, probe) = ProbeFactory::new(factory, origin);
-        let mut t = TransportConfig::default();
-        let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
-        t.receive_window(varint(spec.receive_window));
-        t.stream_receive_window(varint(spec.stream_receive_window));
-        t.send_window(spec.send_window);
-        if let Some(rtt) = spec.initial_rtt {
-            t.initial_rtt(rtt);
-        }
-        t.initial_mtu(spec.mtu);
-        if spec.mtu_discovery {
-            t.min_mtu(1200);
-        } else {
-            t.min_mtu(spec.mtu);
-            t.mtu_discovery_config(None);
-        }
-        t.enable_segmentation_offload(self.gso);
-        t.max_idle_timeout(Some(
-            IdleTimeout::try_from(self.idle_timeout)
-                .unwrap_or_else(|_| IdleTimeout::from(VarInt::from_u32(30_000))),
-        ));
-        // Keep-alives well inside the idle timeout, so a long stall on a GEO link (a
-        // deep queue draining) does not look like a dead peer.
-        t.keep_alive_interval(Some(self.idle_timeout / 3));
-        t.max_concurrent_bidi_streams(VarInt::from_u32(self.max_bidi_streams));
-        t.max_concurrent_uni_streams(VarInt::from_u32(self.max_uni_streams));
-        t.congestion_controller_factory(probe_factory);
-        Ok((t, probe))
+        let config = transport_config(&self.spec, &self.endpoint_settings(), probe_factory)
+            .map_err(NetError::Usage)?;
+        Ok((config, probe))
     }
 }

@@ -11,7 +11,7 @@ use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
 use satquic_net::client::{Alpn, ClientOptions, run_client};
 use satquic_net::relay::{Relay, RelayOptions};
 use satquic_net::{Server, ServerOptions};
-use satquic_sim::{Scenario, TransportSpec};
+use satquic_run::{Scenario, TransportSpec};
 
 fn scaled_link() -> LinkSpec {
     let d = DirectionSpec::simple(20_000_000, Duration::from_millis(50), QueueLimit::Bdp(1.0));
@@ -168,7 +168,7 @@ fn writes_the_same_record_files_as_the_simulator() {
     ] {
         assert!(dir.join(f).is_file(), "{f}");
     }
-    let summary: satquic_sim::Summary =
+    let summary: satquic_run::Summary =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary.flows[0].cc, "cubic+search");
     assert_eq!(summary.scenario, scenario);
@@ -257,7 +257,7 @@ fn hq_interop_h3_uploads_and_files() {
 
         // Timed download (-t).
         let mut options = ClientOptions::download(addr, 1);
-        options.workload = satquic_sim::Workload::Timed {
+        options.workload = satquic_run::Workload::Timed {
             duration: Duration::from_millis(500),
         };
         let r = run_client(options, None).await.unwrap();

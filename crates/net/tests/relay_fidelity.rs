@@ -7,8 +7,9 @@ use std::net::{SocketAddr, UdpSocket};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use satquic_link::IP_UDP_OVERHEAD_BYTES;
 use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, Path, QueueLimit};
-use satquic_net::relay::{IP_UDP_OVERHEAD_BYTES, Relay, RelayOptions, RelaySnapshot};
+use satquic_net::relay::{Relay, RelayOptions, RelaySnapshot};
 
 const PAYLOAD: usize = 1000;
 

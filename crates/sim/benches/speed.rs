@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use satquic_sim::scenario::ShaperSpec;
-use satquic_sim::{MB, MIB, Scenario, TransportSpec, run};
+use satquic_run::{MB, MIB, Scenario, ShaperSpec, TransportSpec};
+use satquic_sim::run;
 
 struct Case {
     name: &'static str,

@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use satquic_sim::{Scenario, TransportSpec, run};
+use satquic_run::{Scenario, TransportSpec};
+use satquic_sim::run;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,7 +23,7 @@ fn main() {
         transport.stream_receive_window = w;
     }
     if std::env::var_os("QUICLY").is_some() {
-        transport.window_update = satquic_sim::scenario::WindowUpdate::Quicly;
+        transport.window_update = satquic_run::scenario::WindowUpdate::Quicly;
     }
     let scenario = Scenario::download(spec, transport, bytes, seed);
     let started = Instant::now();

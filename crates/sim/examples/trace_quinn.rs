@@ -4,7 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use satquic_sim::{Scenario, TransportSpec, run};
+use satquic_run::{Scenario, TransportSpec};
+use satquic_sim::run;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};

@@ -54,24 +54,25 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
-    Event, IdleTimeout, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TransportConfig,
-    VarInt, WriteError,
+    Event, NoneTokenStore, ServerConfig, StreamEvent, StreamId, VarInt, WriteError,
 };
 use satquic_cc::{CcEvent, EventSink};
-use satquic_link::{
-    Admission, Direction, DirectionSpec, DropReason, GroundTruthConfig, Path, QueueLimit,
-};
+use satquic_link::{Direction, DirectionSpec, GroundTruthConfig, Path, QueueLimit};
 
-use crate::SimError;
-use crate::probe::{
+use satquic_run::probe::{
     EventCollector, ProbeFactory, ProbeHandle, ProbeState, controller_factory, read_probe,
 };
-use crate::record::{self, ChunkRow, FlowEvent, RunRecord, SeriesRow};
-use crate::scenario::{MB, Scenario, TransportSpec, WindowUpdate, Workload};
+use satquic_run::record::{
+    self, ChunkRow, FlowDrops, FlowEvent, FlowStatus, LinkObservation, RunRecord, SeriesRow,
+};
+use satquic_run::scenario::{MB, Scenario, TransportSpec, WindowUpdate, Workload};
+use satquic_run::transport::{EndpointSettings, transport_config};
+use satquic_run::{InOrder, ZEROS};
+
+use crate::SimError;
 use crate::tls::{self, SeededCidGenerator, rng_seed_bytes, sub_seed};
 
-/// Bytes an IPv4 + UDP header adds to each datagram on the link.
-pub const IP_UDP_OVERHEAD_BYTES: u32 = 28;
+use satquic_link::IP_UDP_OVERHEAD_BYTES;
 
 /// Resolution of `series.csv`.
 pub const SERIES_STEP: Duration = Duration::from_millis(10);
@@ -83,12 +84,6 @@ const DELIVERY_RATE_WINDOW: Duration = Duration::from_millis(100);
 const SEND_AHEAD_MIN: u64 = MB;
 /// ... and tops up to this much when it falls below.
 const SEND_AHEAD_MAX: u64 = 2 * MB;
-
-/// A buffer of zeros the server writes from. Large writes matter for speed: quinn-proto
-/// 0.11 finds a packet's data by scanning its list of written segments, one per write,
-/// so with ~40 MB unacknowledged on a GEO link 64 KB writes would mean 600 segments per
-/// lookup. Segment sizes do not change what goes on the wire.
-static ZEROS: [u8; MB as usize] = [0; MB as usize];
 
 /// Sub-seed domains: one independent random stream per consumer.
 const SEED_LINK: u64 = 1;
@@ -163,14 +158,6 @@ struct Packet {
     data: Vec<u8>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FlowStatus {
-    Pending,
-    Running,
-    Completed,
-    Failed(String),
-}
-
 struct Conn {
     handle: ConnectionHandle,
     conn: Connection,
@@ -209,27 +196,6 @@ struct ServerApp {
     finished: bool,
     /// UDP payload bytes the server connection has sent.
     udp_sent: u64,
-}
-
-/// Link drops of one flow's packets.
-#[derive(Default, Clone)]
-pub(crate) struct FlowDrops {
-    pub first_down_drop: Option<(Duration, DropReason)>,
-    pub down_by_reason: [u64; DropReason::ALL.len()],
-    pub up_packets: u64,
-    /// Dropped by the sender shaper's queue.
-    pub shaper_packets: u64,
-}
-
-impl FlowDrops {
-    fn on_down(&mut self, now: Duration, admission: Admission) {
-        if let Admission::Dropped { reason, .. } = admission {
-            self.first_down_drop.get_or_insert((now, reason));
-            if let Some(i) = DropReason::ALL.iter().position(|r| *r == reason) {
-                self.down_by_reason[i] += 1;
-            }
-        }
-    }
 }
 
 struct FlowRt {
@@ -289,39 +255,6 @@ struct Simulation {
     trace: Vec<TraceEntry>,
     buf: Vec<u8>,
     end: Duration,
-}
-
-fn transport_config(
-    spec: &TransportSpec,
-    factory: Arc<dyn quinn_proto::congestion::ControllerFactory + Send + Sync>,
-) -> Result<TransportConfig, SimError> {
-    let mut t = TransportConfig::default();
-    let window = |bytes: u64, what: &str| {
-        VarInt::from_u64(bytes).map_err(|_| SimError::Invalid(format!("{what} {bytes} too large")))
-    };
-    t.receive_window(window(spec.receive_window, "receive_window")?);
-    t.stream_receive_window(window(spec.stream_receive_window, "stream_receive_window")?);
-    t.send_window(spec.send_window);
-    if let Some(rtt) = spec.initial_rtt {
-        t.initial_rtt(rtt);
-    }
-    if spec.mtu < 1200 {
-        return Err(SimError::Invalid(format!(
-            "mtu {} is below QUIC's minimum of 1200 bytes",
-            spec.mtu
-        )));
-    }
-    t.initial_mtu(spec.mtu);
-    t.min_mtu(spec.mtu);
-    if !spec.mtu_discovery {
-        t.mtu_discovery_config(None);
-    }
-    t.enable_segmentation_offload(false);
-    // A stalled GEO flow can be silent for several seconds (RTT 0.6 s + deep queue);
-    // keep quinn's 30 s idle timeout from ending it before the 60 s cap would.
-    t.max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(120_000))));
-    t.congestion_controller_factory(factory);
-    Ok(t)
 }
 
 impl Simulation {
@@ -386,13 +319,18 @@ impl Simulation {
 
             let mut server_cfg =
                 ServerConfig::new(server_crypto.clone(), Arc::new(tls::FixedTokenKey::new()));
-            server_cfg
-                .transport_config(Arc::new(transport_config(&flow.transport, probe_factory)?));
+            let endpoint = EndpointSettings::simulated();
+            let transport = |factory| {
+                transport_config(&flow.transport, &endpoint, factory)
+                    .map(Arc::new)
+                    .map_err(|e| SimError::Invalid(format!("flow {i}: {e}")))
+            };
+            server_cfg.transport_config(transport(probe_factory)?);
             server_cfg.time_source(Arc::new(tls::FixedClock));
             let server_cfg = Arc::new(server_cfg);
 
             let mut client_cfg = ClientConfig::new(client_crypto.clone());
-            client_cfg.transport_config(Arc::new(transport_config(&flow.transport, receiver_cc)?));
+            client_cfg.transport_config(transport(receiver_cc)?);
             client_cfg.token_store(Arc::new(NoneTokenStore));
             let dcid_gen = std::sync::Mutex::new(SeededCidGenerator::new(sub_seed(
                 flow_seed,
@@ -810,6 +748,10 @@ impl Simulation {
                 });
             }
             exporters.push(f.exporter.filter(|_| self.options.tls_exporter));
+            let probe = f
+                .final_probe
+                .clone()
+                .unwrap_or_else(|| read_probe(&f.probe));
             flows.push(record::FlowInput {
                 index: f.index,
                 start: f.start,
@@ -822,10 +764,8 @@ impl Simulation {
                 completed_at: f.client_app.completed_at,
                 ended_at: f.ended_at.unwrap_or(end),
                 stats: f.final_stats,
-                probe: f
-                    .final_probe
-                    .clone()
-                    .unwrap_or_else(|| read_probe(&f.probe)),
+                first_rtt: probe.first_rtt,
+                first_loss_detected: probe.first_congestion,
                 events: f.events.clone(),
                 rtt_at_exit: f.rtt_at_exit,
                 rtt_at_shadow_exit: f.rtt_at_shadow_exit,
@@ -834,8 +774,13 @@ impl Simulation {
                 drops: f.drops.clone(),
             });
         }
-        let summary =
-            record::summarize(&self.scenario, end, &flows, &truth, &down_stats, &up_stats);
+        let link = LinkObservation {
+            truth: &truth,
+            down: &down_stats,
+            up: &up_stats,
+            epoch: Duration::ZERO,
+        };
+        let summary = record::summarize(&self.scenario, end, &flows, &link);
         RunOutput {
             record: RunRecord {
                 summary,
@@ -1141,80 +1086,4 @@ fn push_event(f: &mut FlowRt, e: CcEvent) {
         f.next_sample_event = Duration::from_nanos((k * step) as u64);
     }
     f.events.push(e);
-}
-
-/// The in-order prefix of a stream read out of order: the ranges received beyond the
-/// prefix, merged as holes fill.
-#[derive(Debug, Default, Clone)]
-pub struct InOrder {
-    prefix: u64,
-    /// start -> end of received ranges beyond `prefix`, non-overlapping.
-    beyond: std::collections::BTreeMap<u64, u64>,
-}
-
-impl InOrder {
-    /// Records `len` bytes at `offset`; returns the in-order prefix length.
-    pub fn insert(&mut self, offset: u64, len: u64) -> u64 {
-        let end = offset + len;
-        if offset <= self.prefix {
-            self.prefix = self.prefix.max(end);
-            while let Some((&start, &stop)) = self.beyond.first_key_value() {
-                if start > self.prefix {
-                    break;
-                }
-                self.prefix = self.prefix.max(stop);
-                self.beyond.pop_first();
-            }
-        } else {
-            let stop = self.beyond.entry(offset).or_insert(end);
-            *stop = (*stop).max(end);
-        }
-        self.prefix
-    }
-
-    /// Bytes received in order.
-    pub fn prefix(&self) -> u64 {
-        self.prefix
-    }
-
-    /// Holes currently open.
-    pub fn gaps(&self) -> usize {
-        self.beyond.len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn in_order_prefix_waits_for_holes() {
-        let mut r = InOrder::default();
-        assert_eq!(r.insert(0, 10), 10);
-        assert_eq!(r.insert(20, 10), 10);
-        assert_eq!(r.insert(40, 5), 10);
-        assert_eq!(r.gaps(), 2);
-        assert_eq!(r.insert(10, 10), 30);
-        assert_eq!(r.insert(30, 10), 45);
-        assert_eq!(r.gaps(), 0);
-    }
-
-    proptest! {
-        #[test]
-        fn in_order_prefix_matches_a_bitmap(
-            order in Just((0..40u64).collect::<Vec<_>>()).prop_shuffle(),
-            len in 1..5u64,
-        ) {
-            let mut r = InOrder::default();
-            let mut have = [false; 40];
-            for i in order {
-                let got = r.insert(i * len, len);
-                have[i as usize] = true;
-                let expected = have.iter().take_while(|h| **h).count() as u64 * len;
-                prop_assert_eq!(got, expected);
-            }
-            prop_assert_eq!(r.prefix(), 40 * len);
-        }
-    }
 }

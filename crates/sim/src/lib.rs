@@ -7,7 +7,8 @@
 //! [`Scenario`] (including its seed) gives byte-identical record files.
 //!
 //! ```no_run
-//! use satquic_sim::{Scenario, TransportSpec, run};
+//! use satquic_run::{Scenario, TransportSpec};
+//! use satquic_sim::run;
 //!
 //! let link = satquic_link::presets::lookup("geo-viasat").unwrap();
 //! let scenario = Scenario::download(link, TransportSpec::with_cc("cubic+search"), 200_000_000, 1);
@@ -16,14 +17,13 @@
 //! record.write_to(std::path::Path::new("out/run-1")).unwrap();
 //! ```
 //!
-//! - [`scenario`]: what to run (link, flows with their transport settings and workloads);
 //! - [`engine`]: the event loop ([`run`], [`run_with`]);
-//! - [`record`]: the run record and its files;
-//! - [`qlog`]: the record as qlog (JSON-SEQ, the sender's view, virtual time), optional;
-//! - [`batch`]: many runs in parallel, and the statistics `satquic sim` prints;
 //! - [`tls`]: the deterministic endpoint configuration, and why TLS randomness cannot
-//!   reach the record;
-//! - [`probe`]: congestion-controller construction and observation.
+//!   reach the record.
+//!
+//! What to run and what a run produced (the scenario, the transport builder, the record,
+//! its qlog) are satquic-run's, shared with the real-socket tools of satquic-net; many
+//! runs in parallel are the lab's executor (satquic-lab, `satquic sim`).
 //!
 //! Modelling choices worth knowing (details in [`engine`] and [`scenario`]):
 //!
@@ -33,8 +33,8 @@
 //!   produces);
 //! - connections are polled only after their own events, as quinn's driver does (this
 //!   matters for quinn's pacer);
-//! - [`scenario::ShaperSpec`] reproduces the seeds' 200 Mbit/s server shaper and
-//!   [`scenario::WindowUpdate::Quicly`] quicly's MAX_DATA policy; both are off by default
+//! - `ShaperSpec` reproduces the seeds' 200 Mbit/s server shaper and
+//!   `WindowUpdate::Quicly` quicly's MAX_DATA policy (satquic-run's scenario); both are off by default
 //!   in the library (`satquic sim` turns the shaper on).
 //!
 //! Limits: the qlog has no per-packet events (it shows what the record keeps); one
@@ -44,18 +44,10 @@
 //! frames, not packets, so the record counts lost packets (quinn's figure) but no
 //! "retransmitted packets".
 
-pub mod batch;
 pub mod engine;
-pub mod probe;
-pub mod qlog;
-pub mod record;
-pub mod scenario;
 pub mod tls;
 
-pub use batch::{RunResult, Variant, VariantStats, run_batch};
 pub use engine::{RunOptions, RunOutput, run, run_with};
-pub use record::{RunRecord, Summary, Timing, WriteOptions};
-pub use scenario::{FlowSpec, MB, MIB, Scenario, TransportSpec, Workload};
 
 /// Why a run could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq)]

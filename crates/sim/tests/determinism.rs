@@ -1,7 +1,8 @@
 //! Same scenario and seed => byte-identical record; different seeds => different records;
 //! the randomness left inside TLS changes packet bytes but never sizes or times.
 
-use satquic_sim::{RunOptions, Scenario, TransportSpec, run, run_with};
+use satquic_run::{Scenario, TransportSpec};
+use satquic_sim::{RunOptions, run, run_with};
 
 /// 2 MB over QIR-SE SATLOSS (20/2 Mbit/s, 300 ms each way, 1 % loss each way): random
 /// loss makes the seed matter.

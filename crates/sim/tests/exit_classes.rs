@@ -8,9 +8,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use satquic_sim::batch::{Variant, run_batch};
-use satquic_sim::scenario::ShaperSpec;
-use satquic_sim::{MB, Scenario, TransportSpec};
+use rayon::prelude::*;
+use satquic_run::{MB, Scenario, ShaperSpec, TransportSpec};
 
 fn classes(link: &str, cc: &str, seeds: usize, cap: Duration) -> BTreeMap<String, usize> {
     let spec = satquic_link::presets::lookup(link).unwrap();
@@ -18,16 +17,21 @@ fn classes(link: &str, cc: &str, seeds: usize, cap: Duration) -> BTreeMap<String
         sender_shaper: Some(ShaperSpec::seeds_server()),
         ..TransportSpec::with_cc(cc)
     };
-    let variant = Variant {
-        label: cc.to_string(),
-        scenario: Scenario::download(spec, transport, 200 * MB, 1).with_time_cap(cap),
-    };
-    let results = run_batch(&[variant], seeds, 1, 2, |_| {}).unwrap();
+    let scenario = Scenario::download(spec, transport, 200 * MB, 1).with_time_cap(cap);
+    let classes: Vec<String> = (1..=seeds as u64)
+        .into_par_iter()
+        .map(|seed| {
+            let scenario = Scenario {
+                seed,
+                ..scenario.clone()
+            };
+            let record = satquic_sim::run(&scenario).unwrap();
+            record.summary.flows[0].exit_class.clone()
+        })
+        .collect();
     let mut out = BTreeMap::new();
-    for r in results {
-        let record = r.record.unwrap();
-        *out.entry(record.summary.flows[0].exit_class.clone())
-            .or_insert(0) += 1;
+    for class in classes {
+        *out.entry(class).or_insert(0) += 1;
     }
     out
 }

@@ -2,8 +2,9 @@
 //! used" MAX_DATA policy a 16 MB window stalls the sender once per round trip - the queue
 //! drains and delivery stops until the next MAX_DATA arrives; with 256 MB it does not.
 
-use satquic_sim::scenario::{MIB, WindowUpdate};
-use satquic_sim::{MB, RunRecord, Scenario, TransportSpec, run};
+use satquic_run::scenario::{MIB, WindowUpdate};
+use satquic_run::{MB, RunRecord, Scenario, TransportSpec};
+use satquic_sim::run;
 
 const LINK_RATE_BPS: f64 = 150e6;
 

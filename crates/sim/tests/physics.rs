@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use satquic_link::IP_UDP_OVERHEAD_BYTES;
 use satquic_link::{DirectionSpec, LinkSpec, QueueLimit};
-use satquic_sim::engine::IP_UDP_OVERHEAD_BYTES;
-use satquic_sim::{FlowSpec, MB, RunRecord, Scenario, TransportSpec, Workload, run};
+use satquic_run::{FlowSpec, MB, RunRecord, Scenario, TransportSpec, Workload};
+use satquic_sim::run;
 
 const RATE_BPS: u64 = 20_000_000;
 const ONE_WAY: Duration = Duration::from_millis(300);

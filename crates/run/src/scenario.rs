@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use satquic_link::LinkSpec;
-use satquic_link::units::duration_str;
+use satquic_link::units::{duration_str, parse_rate_bps};
 use serde::{Deserialize, Serialize};
 
 /// One megabyte as the record counts it: 1,000,000 bytes (decimal, like the seeds' "200 MB"
@@ -63,7 +63,7 @@ impl ShaperSpec {
     }
 
     /// Parses a sender cap as `satquic sim --sender-cap` and campaign specs write it:
-    /// `RATE[:LATENCY]` with RATE in bit/s and [`parse_size`]'s suffixes (`200M:1.5s`;
+    /// `RATE[:LATENCY]` with RATE in bit/s as [`parse_rate_bps`] reads it (`200M:1.5s`;
     /// without a latency the seeds' 1.5 s), or `none` for no cap. Errors are one line.
     pub fn parse_cap(text: &str) -> Result<Option<Self>, String> {
         if text.trim().eq_ignore_ascii_case("none") {
@@ -73,7 +73,7 @@ impl ShaperSpec {
             Some((r, l)) => (r, Some(l)),
             None => (text, None),
         };
-        let rate_bps = parse_size(rate).map_err(|_| {
+        let rate_bps = parse_rate_bps(rate).map_err(|_| {
             format!("invalid sender-cap '{text}': expected RATE[:LATENCY] like 200M:1.5s, or none")
         })?;
         let latency = match latency {
@@ -239,142 +239,9 @@ impl TransportSpec {
     }
 }
 
-/// Largest size [`parse_size`] accepts: 1 TB, far beyond a 60 s run on any preset.
-pub const MAX_SIZE_BYTES: u64 = 1_000_000_000_000;
-
-/// Parses a byte count as iperf and qperf users write it: `200M`, `10MiB`, `1.5G`, `512k`,
-/// `2000000`. `K`/`M`/`G`/`T` (optionally followed by `B`) are decimal (10^3..), `Ki`/`Mi`/
-/// `Gi`/`Ti` (optionally `B`) binary (2^10..), as in the seeds ("200 MB", "10 MiB").
-/// Zero, fractions of a byte and more than [`MAX_SIZE_BYTES`] are rejected. Errors are
-/// one line.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let s = text.trim();
-    let bad = || {
-        format!(
-            "invalid size '{text}': use a number with an optional suffix K, M, G, T (10^3 ...) \
-             or Ki, Mi, Gi, Ti (2^10 ...), e.g. 200M or 10MiB"
-        )
-    };
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(split);
-    let suffix = suffix.trim();
-    let suffix = suffix.strip_suffix(['B', 'b']).unwrap_or(suffix);
-    let multiplier: u64 = match suffix {
-        "" => 1,
-        "k" | "K" => 1_000,
-        "M" | "m" => 1_000_000,
-        "G" | "g" => 1_000_000_000,
-        "T" | "t" => 1_000_000_000_000,
-        "Ki" | "ki" | "KI" => 1 << 10,
-        "Mi" | "mi" | "MI" => 1 << 20,
-        "Gi" | "gi" | "GI" => 1 << 30,
-        "Ti" | "ti" | "TI" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    if number.is_empty() || number.matches('.').count() > 1 || number.len() > 30 {
-        return Err(bad());
-    }
-    let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
-    let int: u128 = if int_part.is_empty() {
-        0
-    } else {
-        int_part.parse().map_err(|_| bad())?
-    };
-    let mut bytes = int.checked_mul(u128::from(multiplier)).ok_or_else(bad)?;
-    if !frac_part.is_empty() {
-        let frac: u128 = frac_part.parse().map_err(|_| bad())?;
-        let scale = 10u128.pow(frac_part.len() as u32);
-        let scaled = frac * u128::from(multiplier);
-        if scaled % scale != 0 {
-            return Err(format!(
-                "invalid size '{text}': not a whole number of bytes"
-            ));
-        }
-        bytes += scaled / scale;
-    }
-    if bytes == 0 {
-        return Err(format!("invalid size '{text}': must be at least one byte"));
-    }
-    if bytes > u128::from(MAX_SIZE_BYTES) {
-        return Err(format!("invalid size '{text}': larger than the 1 TB limit"));
-    }
-    Ok(bytes as u64)
-}
-
-/// A link from a command-line argument: a TOML file if the argument names an existing
-/// file or ends in `.toml`, else a preset name (`geo-viasat`, `thesis-sat:buffer=0.5`).
-/// Errors are one line.
-pub fn resolve_link(arg: &str) -> Result<LinkSpec, String> {
-    let path = std::path::Path::new(arg);
-    let result = if arg.ends_with(".toml") || path.is_file() {
-        LinkSpec::from_toml_file(path)
-    } else {
-        satquic_link::presets::lookup(arg)
-    };
-    result.map_err(|e| first_line(&e.to_string()))
-}
-
-/// The first line of a message, for one-line errors.
-pub fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or("").trim().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn sizes_parse_like_iperf_with_decimal_and_binary_suffixes() {
-        assert_eq!(parse_size("200M"), Ok(200_000_000));
-        assert_eq!(parse_size("200MB"), Ok(200_000_000));
-        assert_eq!(parse_size("10MiB"), Ok(10 * 1024 * 1024));
-        assert_eq!(parse_size("10Mi"), Ok(10 * 1024 * 1024));
-        assert_eq!(parse_size("1.5G"), Ok(1_500_000_000));
-        assert_eq!(parse_size("512k"), Ok(512_000));
-        assert_eq!(parse_size("2000000"), Ok(2_000_000));
-        for bad in [
-            "12Q",
-            "",
-            "M",
-            "0",
-            "-5M",
-            "1.2.3M",
-            "0.5",
-            "2T5",
-            "99999999999999999999999999G",
-        ] {
-            let err = parse_size(bad).unwrap_err();
-            assert!(!err.contains('\n'), "{err}");
-        }
-        assert!(parse_size("2T").is_err(), "above the 1 TB limit");
-    }
-
-    proptest! {
-        #[test]
-        fn size_parsing_never_panics_and_errors_are_one_line(text in ".{0,40}") {
-            match parse_size(&text) {
-                Ok(n) => prop_assert!((1..=MAX_SIZE_BYTES).contains(&n)),
-                Err(e) => prop_assert!(!e.contains('\n')),
-            }
-        }
-
-        #[test]
-        fn whole_megabytes_round_trip(n in 1u64..1_000_000) {
-            prop_assert_eq!(parse_size(&format!("{n}M")), Ok(n * MB));
-        }
-    }
-
-    #[test]
-    fn links_resolve_from_presets_and_report_unknown_names_in_one_line() {
-        assert_eq!(resolve_link("geo-viasat").unwrap().name, "geo-viasat");
-        let err = resolve_link("no-such-link").unwrap_err();
-        assert!(!err.contains('\n') && err.contains("no-such-link"), "{err}");
-        let err = resolve_link("/nonexistent/link.toml").unwrap_err();
-        assert!(!err.contains('\n'), "{err}");
-    }
 
     #[test]
     fn transport_defaults_never_limit() {

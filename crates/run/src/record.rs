@@ -56,8 +56,6 @@ use satquic_cc::{CcEvent, ExitReason};
 use satquic_link::{DirectionStats, DropReason, GroundTruth};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{FlowDrops, FlowStatus};
-use crate::probe::ProbeState;
 use crate::scenario::{MB, Scenario, Workload};
 
 /// Version tag of the record layout.
@@ -251,26 +249,90 @@ pub struct LinkTruth {
     pub up_drops: u64,
 }
 
-/// What the engine hands over per flow.
-pub(crate) struct FlowInput {
+/// Where a flow stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowStatus {
+    Pending,
+    Running,
+    Completed,
+    Failed(String),
+}
+
+/// Link drops of one flow's packets.
+#[derive(Debug, Default, Clone)]
+pub struct FlowDrops {
+    /// The first down-link drop: when (run time) and why.
+    pub first_down_drop: Option<(Duration, DropReason)>,
+    /// Down-link drops by reason, in [`DropReason::ALL`] order.
+    pub down_by_reason: [u64; DropReason::ALL.len()],
+    /// Up-link (client -> server) drops.
+    pub up_packets: u64,
+    /// Dropped by the sender shaper's queue.
+    pub shaper_packets: u64,
+}
+
+impl FlowDrops {
+    /// Counts a down-link admission of this flow's packet at run time `now`.
+    pub fn on_down(&mut self, now: Duration, admission: satquic_link::Admission) {
+        if let satquic_link::Admission::Dropped { reason, .. } = admission {
+            self.first_down_drop.get_or_insert((now, reason));
+            if let Some(i) = DropReason::ALL.iter().position(|r| *r == reason) {
+                self.down_by_reason[i] += 1;
+            }
+        }
+    }
+}
+
+/// What a run observed of one flow, simulated or real; [`summarize`] turns it into the
+/// flow's [`FlowSummary`]. Times are run time (since the run's start) unless a name says
+/// otherwise.
+#[derive(Debug, Clone)]
+pub struct FlowInput {
     pub index: u32,
     pub start: Duration,
     pub workload: Workload,
     pub cc: String,
     pub status: FlowStatus,
+    /// The time cap ended the flow.
     pub capped: bool,
     pub delivered_bytes: u64,
     pub connected_at: Option<Duration>,
     pub completed_at: Option<Duration>,
     pub ended_at: Duration,
+    /// quinn's counters of the sending connection.
     pub stats: Option<quinn_proto::ConnectionStats>,
-    pub probe: ProbeState,
+    /// The first RTT sample at the sender (a duration, not a time).
+    pub first_rtt: Option<Duration>,
+    /// When the sender first learned of a loss (its first congestion event).
+    pub first_loss_detected: Option<Duration>,
+    /// The sender's congestion-control events, times in run time.
     pub events: Vec<CcEvent>,
+    /// The sender's smoothed RTT at its (shadow) slow-start exit.
     pub rtt_at_exit: Option<Duration>,
     pub rtt_at_shadow_exit: Option<Duration>,
+    /// Start of the link's busy period in progress at the (shadow) exit, if known.
     pub busy_since_at_exit: Option<Duration>,
     pub busy_since_at_shadow_exit: Option<Duration>,
     pub drops: FlowDrops,
+}
+
+/// The down-link bottleneck as a run saw it: ground truth and counters on the link
+/// model's own clock, whose time zero is `epoch` before the run's (zero in the
+/// simulator; an emulated run's relay starts before its flow).
+#[derive(Debug, Clone, Copy)]
+pub struct LinkObservation<'a> {
+    pub truth: &'a GroundTruth,
+    pub down: &'a DirectionStats,
+    pub up: &'a DirectionStats,
+    /// The run's start on the link's clock.
+    pub epoch: Duration,
+}
+
+impl LinkObservation<'_> {
+    /// A link time as run time.
+    fn run_time(&self, link_time: Duration) -> Duration {
+        link_time.saturating_sub(self.epoch)
+    }
 }
 
 fn secs(d: Duration) -> f64 {
@@ -287,14 +349,17 @@ pub const EXIT_CLASSES: [&str; 4] = ["early", "chokepoint", "late", "none"];
 /// 003 Table III, where HyStart exits at 1.3 s and the link reaches capacity at 23.1 s).
 /// Links without BoD are unchanged.
 fn not_before_full_allocation(
-    truth: &GroundTruth,
+    link: &LinkObservation,
     capacity: Option<Duration>,
     source: Option<&'static str>,
 ) -> (Option<Duration>, Option<&'static str>) {
-    if truth.allocation().is_empty() {
+    if link.truth.allocation().is_empty() {
         return (capacity, source);
     }
-    match (capacity, truth.full_allocation_at()) {
+    match (
+        capacity,
+        link.truth.full_allocation_at().map(|t| link.run_time(t)),
+    ) {
         (Some(c), Some(full)) if full > c => (Some(full), Some("full_allocation")),
         (Some(c), Some(_)) => (Some(c), source),
         _ => (None, None),
@@ -357,16 +422,18 @@ fn drop_map(
         .collect()
 }
 
-pub(crate) fn summarize(
+/// The summary of a run that ended at run time `end`: one assembly for simulated and
+/// real runs.
+pub fn summarize(
     scenario: &Scenario,
     end: Duration,
     flows: &[FlowInput],
-    truth: &GroundTruth,
-    down_stats: &DirectionStats,
-    up_stats: &DirectionStats,
+    link: &LinkObservation,
 ) -> Summary {
-    let link_capacity = truth.capacity_time();
-    let busy_at_end = truth.busy_since();
+    let (truth, down_stats, up_stats) = (link.truth, link.down, link.up);
+    let at = |t: Duration| link.run_time(t);
+    let link_capacity = truth.capacity_time().map(at);
+    let busy_at_end = truth.busy_since().map(at);
     let mut out_flows = Vec::with_capacity(flows.len());
     for f in flows {
         let (status, error) = match (&f.status, f.capped) {
@@ -381,7 +448,7 @@ pub(crate) fn summarize(
             f.delivered_bytes as f64 * 8.0 / elapsed.as_secs_f64()
         };
         let stats = f.stats.unwrap_or_default();
-        let first_loss = f.probe.first_congestion;
+        let first_loss = f.first_loss_detected;
         let exit = exit_summary(&f.events, false, f.rtt_at_exit);
         let shadow = exit_summary(&f.events, true, f.rtt_at_shadow_exit);
         let (capacity, source) = match (link_capacity, busy_at_end, f.busy_since_at_exit) {
@@ -390,7 +457,7 @@ pub(crate) fn summarize(
             (None, None, Some(b)) => (Some(b), Some("busy_at_exit")),
             _ => (None, None),
         };
-        let (capacity, source) = not_before_full_allocation(truth, capacity, source);
+        let (capacity, source) = not_before_full_allocation(link, capacity, source);
         let ratio =
             |exit: &Option<(ExitSummary, Duration, ExitReason)>, rtt: Option<Duration>| match (
                 exit, first_loss, rtt,
@@ -401,7 +468,7 @@ pub(crate) fn summarize(
                 _ => None,
             };
         let shadow_capacity = capacity
-            .or_else(|| not_before_full_allocation(truth, f.busy_since_at_shadow_exit, None).0);
+            .or_else(|| not_before_full_allocation(link, f.busy_since_at_shadow_exit, None).0);
         out_flows.push(FlowSummary {
             flow: f.index,
             cc: f.cc.clone(),
@@ -423,7 +490,7 @@ pub(crate) fn summarize(
             udp_datagrams_sent: stats.udp_tx.datagrams,
             udp_bytes_sent: stats.udp_tx.bytes,
             congestion_events: stats.path.congestion_events,
-            first_rtt_s: f.probe.first_rtt.map(secs),
+            first_rtt_s: f.first_rtt.map(secs),
             min_rtt_s: f.stats.map(|s| secs(s.path.min_rtt)),
             link_drops: drop_map(
                 DropReason::ALL
@@ -457,7 +524,8 @@ pub(crate) fn summarize(
     let first_drop = DropReason::ALL
         .iter()
         .filter_map(|r| truth.first_drop(*r))
-        .min();
+        .min()
+        .map(at);
     Summary {
         schema: RECORD_SCHEMA.to_string(),
         scenario: scenario.clone(),
@@ -467,7 +535,7 @@ pub(crate) fn summarize(
         link: LinkTruth {
             capacity_at_s: link_capacity.map(secs),
             busy_at_end_since_s: busy_at_end.map(secs),
-            first_congestion_drop_at_s: truth.first_congestion_drop().map(|(t, _)| secs(t)),
+            first_congestion_drop_at_s: truth.first_congestion_drop().map(|(t, _)| secs(at(t))),
             first_congestion_drop_reason: truth
                 .first_congestion_drop()
                 .map(|(_, r)| r.as_str().to_string()),
@@ -480,7 +548,7 @@ pub(crate) fn summarize(
             max_queue_bytes: down_stats.max_queue_bytes,
             delivered_packets: down_stats.delivered.packets,
             delivered_bytes: down_stats.delivered.bytes,
-            full_allocation_at_s: truth.full_allocation_at().map(secs),
+            full_allocation_at_s: truth.full_allocation_at().map(|t| secs(at(t))),
             up_drops: up_stats.dropped_total().packets,
         },
     }
@@ -527,6 +595,33 @@ impl RunRecord {
         crate::qlog::qlog_files(self)
     }
 
+    /// Reads a record back from a run directory: `summary.json`, `chunks.csv` and
+    /// `series.csv`. The events are not read back (`events.jsonl` writes durations as
+    /// seconds); `sim_time` is the summary's.
+    pub fn read_from(dir: &FsPath) -> std::io::Result<RunRecord> {
+        let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+        let summary: Summary = serde_json::from_slice(&fs::read(dir.join("summary.json"))?)
+            .map_err(|e| invalid(format!("summary.json: {e}")))?;
+        let rows = |name: &str| -> std::io::Result<csv::Reader<fs::File>> {
+            Ok(csv::Reader::from_reader(fs::File::open(dir.join(name))?))
+        };
+        let chunks = rows("chunks.csv")?
+            .deserialize()
+            .collect::<Result<Vec<ChunkRow>, _>>()
+            .map_err(|e| invalid(format!("chunks.csv: {e}")))?;
+        let series = rows("series.csv")?
+            .deserialize()
+            .collect::<Result<Vec<SeriesRow>, _>>()
+            .map_err(|e| invalid(format!("series.csv: {e}")))?;
+        Ok(RunRecord {
+            sim_time: Duration::from_secs_f64(summary.sim_time_s.max(0.0)),
+            summary,
+            chunks,
+            events: Vec::new(),
+            series,
+        })
+    }
+
     /// Writes the record into `dir` (created if needed), each file atomically, the
     /// summary last.
     pub fn write_to(&self, dir: &FsPath) -> std::io::Result<()> {
@@ -550,7 +645,7 @@ impl RunRecord {
 
 /// Optional files of a run directory. The qlog is a view of the record, not something
 /// the engine keeps, so it is chosen when writing ([`RunRecord::write_to_with`]), not in
-/// [`crate::RunOptions`]; any record (a simulated or an emulated run) can have one.
+/// the simulator's run options; any record (a simulated or an emulated run) can have one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Also write `qlog.sqlog` (one `qlog-flow<N>.sqlog` per flow when there are

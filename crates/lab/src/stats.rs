@@ -1,86 +1,10 @@
-//! Many runs in parallel, and the per-variant statistics `satquic sim` prints.
-//!
-//! Each run is single-threaded and deterministic; runs are spread over a rayon pool of
-//! `jobs` threads. Run `i` of a batch uses seed `base_seed + i` (wrapping), the same for
-//! every variant, so variants are compared on the same link randomness and any run can be
-//! repeated alone with `--seed base_seed+i --runs 1`. Results come back in (run, variant)
-//! order whatever the scheduling.
+//! Quartiles, and the per-variant statistics `satquic sim` prints.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::SimError;
-use crate::engine;
-use crate::record::{EXIT_CLASSES, RunRecord};
-use crate::scenario::Scenario;
-
-/// One configuration to compare: a label and a scenario whose seed the batch replaces.
-#[derive(Debug, Clone)]
-pub struct Variant {
-    pub label: String,
-    pub scenario: Scenario,
-}
-
-/// One finished run.
-#[derive(Debug)]
-pub struct RunResult {
-    /// Index into the batch's variants.
-    pub variant: usize,
-    /// Run index within the variant.
-    pub run: usize,
-    pub seed: u64,
-    pub record: Result<RunRecord, SimError>,
-    /// Wall-clock time the run took (for `timing.json` only).
-    pub wall: Duration,
-}
-
-/// The seed of run `index` of a batch.
-pub fn run_seed(base_seed: u64, index: usize) -> u64 {
-    base_seed.wrapping_add(index as u64)
-}
-
-/// Runs `runs` seeds of every variant on `jobs` threads, calling `on_done` as each run
-/// finishes (from a worker thread, in completion order). Returns results sorted by run,
-/// then variant.
-pub fn run_batch(
-    variants: &[Variant],
-    runs: usize,
-    base_seed: u64,
-    jobs: usize,
-    on_done: impl Fn(&RunResult) + Sync,
-) -> Result<Vec<RunResult>, SimError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| SimError::Invalid(format!("cannot start {jobs} worker threads: {e}")))?;
-    let work: Vec<(usize, usize)> = (0..runs)
-        .flat_map(|run| (0..variants.len()).map(move |v| (run, v)))
-        .collect();
-    let results = pool.install(|| {
-        work.par_iter()
-            .map(|&(run, variant)| {
-                let seed = run_seed(base_seed, run);
-                let mut scenario = variants[variant].scenario.clone();
-                scenario.seed = seed;
-                let started = Instant::now();
-                let record = engine::run(&scenario);
-                let result = RunResult {
-                    variant,
-                    run,
-                    seed,
-                    record,
-                    wall: started.elapsed(),
-                };
-                on_done(&result);
-                result
-            })
-            .collect::<Vec<_>>()
-    });
-    Ok(results)
-}
+use satquic_run::record::{EXIT_CLASSES, RunRecord};
 
 /// First quartile, median and third quartile (linear interpolation between order
 /// statistics, numpy's default).
@@ -229,12 +153,5 @@ mod tests {
         let q = Quartiles::of(&[7.0]).unwrap();
         assert_eq!((q.q1, q.median, q.q3), (7.0, 7.0, 7.0));
         assert!(Quartiles::of(&[]).is_none());
-    }
-
-    #[test]
-    fn run_seeds_count_up_from_the_base() {
-        assert_eq!(run_seed(10, 0), 10);
-        assert_eq!(run_seed(10, 3), 13);
-        assert_eq!(run_seed(u64::MAX, 1), 0);
     }
 }

@@ -1,0 +1,154 @@
+//! The one quinn `TransportConfig` builder, for the simulator's endpoints, the real server
+//! and client, and emulated runs: the same [`TransportSpec`] configures quinn identically
+//! everywhere. What differs between an endpoint in virtual time and one on a real socket
+//! (segmentation offload, idle timeout, keep-alives, stream limits) is an explicit
+//! [`EndpointSettings`].
+
+use std::time::Duration;
+
+use quinn_proto::{IdleTimeout, TransportConfig, VarInt};
+
+use crate::probe::{SharedFactory, validate_cc};
+use crate::scenario::TransportSpec;
+
+/// QUIC's minimum UDP payload size (RFC 9000 Sec. 14), quinn's `initial_mtu` default.
+pub const MIN_MTU: u16 = 1200;
+
+/// Longest initial RTT a spec may assume.
+pub const MAX_INITIAL_RTT: Duration = Duration::from_secs(60);
+
+/// Endpoint settings that are not part of a flow's [`TransportSpec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointSettings {
+    /// Hand batches of datagrams to the kernel (UDP GSO). The simulator's link carries
+    /// single datagrams.
+    pub segmentation_offload: bool,
+    /// Close a connection after this long without a packet from the peer.
+    pub idle_timeout: Duration,
+    /// Send keep-alives at this interval (`None`: never).
+    pub keep_alive_interval: Option<Duration>,
+    /// Concurrent bidirectional / unidirectional streams a peer may open (`None`: quinn's
+    /// default of 100).
+    pub max_bidi_streams: Option<u32>,
+    pub max_uni_streams: Option<u32>,
+}
+
+impl EndpointSettings {
+    /// The simulator's endpoints: single datagrams, and an idle timeout of 120 s so that
+    /// a stalled GEO flow (RTT 0.6 s plus a deep queue, silent for seconds) is not ended
+    /// by quinn's 30 s default before a 60 s cap would.
+    pub fn simulated() -> Self {
+        EndpointSettings {
+            segmentation_offload: false,
+            idle_timeout: Duration::from_secs(120),
+            keep_alive_interval: None,
+            max_bidi_streams: None,
+            max_uni_streams: None,
+        }
+    }
+}
+
+/// Checks a transport spec as a user typed it; errors are one line.
+pub fn validate(spec: &TransportSpec) -> Result<(), String> {
+    validate_cc(&spec.cc).map_err(|e| e.to_string())?;
+    if spec.mtu < MIN_MTU {
+        return Err(format!(
+            "mtu {} is below QUIC's minimum of {MIN_MTU} bytes",
+            spec.mtu
+        ));
+    }
+    for (name, bytes) in [
+        ("receive_window", spec.receive_window),
+        ("stream_receive_window", spec.stream_receive_window),
+    ] {
+        if bytes == 0 || VarInt::from_u64(bytes).is_err() {
+            return Err(format!("{name} {bytes} bytes is out of range"));
+        }
+    }
+    if spec.send_window == 0 {
+        return Err("send_window must be at least one byte".into());
+    }
+    if let Some(rtt) = spec.initial_rtt
+        && (rtt.is_zero() || rtt > MAX_INITIAL_RTT)
+    {
+        return Err("initial RTT must be above 0 and at most 60 s".into());
+    }
+    Ok(())
+}
+
+/// The quinn transport configuration of an endpoint for `spec`, with `factory` as its
+/// congestion controller.
+pub fn transport_config(
+    spec: &TransportSpec,
+    endpoint: &EndpointSettings,
+    factory: SharedFactory,
+) -> Result<TransportConfig, String> {
+    validate(spec)?;
+    let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
+    let mut t = TransportConfig::default();
+    t.receive_window(varint(spec.receive_window));
+    t.stream_receive_window(varint(spec.stream_receive_window));
+    t.send_window(spec.send_window);
+    if let Some(rtt) = spec.initial_rtt {
+        t.initial_rtt(rtt);
+    }
+    t.initial_mtu(spec.mtu);
+    if spec.mtu_discovery {
+        // PLPMTUD falls back to QUIC's minimum, not to the starting size.
+        t.min_mtu(MIN_MTU);
+    } else {
+        t.min_mtu(spec.mtu);
+        t.mtu_discovery_config(None);
+    }
+    t.enable_segmentation_offload(endpoint.segmentation_offload);
+    let idle = IdleTimeout::try_from(endpoint.idle_timeout)
+        .map_err(|_| "idle timeout out of range".to_string())?;
+    t.max_idle_timeout(Some(idle));
+    t.keep_alive_interval(endpoint.keep_alive_interval);
+    if let Some(n) = endpoint.max_bidi_streams {
+        t.max_concurrent_bidi_streams(VarInt::from_u32(n));
+    }
+    if let Some(n) = endpoint.max_uni_streams {
+        t.max_concurrent_uni_streams(VarInt::from_u32(n));
+    }
+    t.congestion_controller_factory(factory);
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_specs_are_refused_in_one_line() {
+        let ok = TransportSpec::default();
+        assert_eq!(validate(&ok), Ok(()));
+        let cases = [
+            TransportSpec::with_cc("cubic+serch"),
+            TransportSpec {
+                mtu: 1199,
+                ..ok.clone()
+            },
+            TransportSpec {
+                receive_window: 0,
+                ..ok.clone()
+            },
+            TransportSpec {
+                stream_receive_window: 1 << 62,
+                ..ok.clone()
+            },
+            TransportSpec {
+                send_window: 0,
+                ..ok.clone()
+            },
+            TransportSpec {
+                initial_rtt: Some(Duration::ZERO),
+                ..ok.clone()
+            },
+        ];
+        for spec in cases {
+            let err = validate(&spec).unwrap_err();
+            assert!(!err.is_empty() && !err.contains('\n'), "{err}");
+        }
+    }
+}
