@@ -7,6 +7,7 @@ use std::time::Duration;
 use satquic_link::units::parse_duration;
 use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
 use satquic_net::relay::{DirectionSnapshot, Relay, RelayOptions};
+use satquic_run::LinkSource;
 use satquic_run::units::{parse_rate_bps, parse_size};
 
 use crate::Failure;
@@ -20,11 +21,15 @@ pub struct Args {
     /// The server behind the link (e.g. 127.0.0.1:4433).
     #[arg(long, value_name = "ADDR")]
     to: SocketAddr,
-    /// A link preset (`satquic presets` lists them), e.g. qir-sat, geo-viasat.
-    #[arg(long, value_name = "NAME", conflicts_with = "toml")]
+    /// Link preset (see `satquic presets`) or a TOML link file (`satquic presets --toml
+    /// NAME` prints one to start from), as for `satquic sim` and `satquic run`.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["preset", "toml"])]
+    link: Option<String>,
+    /// Old spelling of `--link NAME`.
+    #[arg(long, value_name = "NAME", conflicts_with = "toml", hide = true)]
     preset: Option<String>,
-    /// A link TOML file (`satquic presets --toml NAME` prints one to start from).
-    #[arg(long, value_name = "FILE")]
+    /// Old spelling of `--link FILE`.
+    #[arg(long, value_name = "FILE", hide = true)]
     toml: Option<PathBuf>,
     /// Rate of both directions (150M, 20Mbit); overrides the preset's.
     #[arg(long, value_name = "RATE")]
@@ -97,15 +102,16 @@ fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
         || args.up_delay.is_some()
         || args.queue.is_some()
         || args.loss.is_some();
-    let mut spec = match (&args.preset, &args.toml) {
-        (Some(name), _) => {
-            satquic_link::presets::lookup(name).map_err(|e| Failure::Usage(e.to_string()))?
-        }
-        (None, Some(file)) => {
-            LinkSpec::from_toml_file(file).map_err(|e| Failure::Usage(e.to_string()))?
-        }
-        (None, None) if !explicit => return Ok(None),
-        (None, None) => {
+    let source = match (&args.link, &args.preset, &args.toml) {
+        (Some(arg), _, _) => Some(LinkSource::parse(arg)),
+        (None, Some(name), _) => Some(LinkSource::Preset(name.clone())),
+        (None, None, Some(file)) => Some(LinkSource::File(file.clone())),
+        (None, None, None) => None,
+    };
+    let mut spec = match source {
+        Some(source) => source.resolve().map_err(Failure::Usage)?,
+        None if !explicit => return Ok(None),
+        None => {
             // A plain link: 1 Gbit/s, no delay, 1 BDP queue unless flags say otherwise.
             let d =
                 DirectionSpec::simple(1_000_000_000, Duration::ZERO, QueueLimit::Bytes(4_000_000));
@@ -287,12 +293,15 @@ mod tests {
     #[test]
     fn flags_build_the_link() {
         assert!(spec(&[]).ok().unwrap().is_none());
-        let l = spec(&["--preset", "qir-sat", "--down-rate", "10M"])
+        let l = spec(&["--link", "qir-sat", "--down-rate", "10M"])
             .ok()
             .unwrap()
             .unwrap();
         assert_eq!(l.down.rate.nominal_rate_bps(), 10_000_000);
         assert_eq!(l.up.rate.nominal_rate_bps(), 2_000_000);
+        // The old spellings still work.
+        let old = spec(&["--preset", "qir-sat", "--down-rate", "10M"]);
+        assert_eq!(old.ok().unwrap().unwrap(), l);
         let l = spec(&["--rate", "20M", "--delay", "50ms", "--queue", "1bdp"])
             .ok()
             .unwrap()
@@ -304,7 +313,9 @@ mod tests {
     #[test]
     fn bad_link_flags_are_usage_errors() {
         for argv in [
-            &["--preset", "mars"][..],
+            &["--link", "mars"][..],
+            &["--preset", "mars"],
+            &["--link", "/nonexistent.toml"],
             &["--rate", "fast"],
             &["--delay", "5"],
             &["--queue", "xbdp"],

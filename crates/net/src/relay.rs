@@ -26,7 +26,7 @@
 //!
 //! ```text
 //! satquic server -p 4433 --www ./www
-//! satquic link --listen 127.0.0.1:4434 --to 127.0.0.1:4433 --preset qir-sat
+//! satquic link --listen 127.0.0.1:4434 --to 127.0.0.1:4433 --link qir-sat
 //! satquic client 127.0.0.1:4434 -n 10M -i 1          # perf protocol
 //! gtlsclient -q --exit-on-all-streams-close --download=out 127.0.0.1 4434 \
 //!     https://localhost:4434/10M                     # ngtcp2's client (h3), Debian ngtcp2-client

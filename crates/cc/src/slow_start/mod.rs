@@ -14,13 +14,13 @@ use crate::event::{Emitter, ExitReason};
 mod classic;
 mod hybla;
 mod hystart;
-mod linux_hystart;
+mod hystart_plus_plus;
 pub mod search;
 
 pub use classic::Classic;
 pub use hybla::{HYBLA_RTT0, HyblaSlowStart};
-pub use hystart::{HyStartConfig, HyStartPlusPlus};
-pub use linux_hystart::{HyStartDetect, LinuxHyStart, LinuxHyStartConfig};
+pub use hystart::{HyStartDetect, LinuxHyStart, LinuxHyStartConfig};
+pub use hystart_plus_plus::{HyStartConfig, HyStartPlusPlus};
 pub use search::{
     ExitAction, LookbackRtt, PrevPoint, Search, SearchConfig, SearchMode, SearchVersion,
 };

@@ -1,0 +1,310 @@
+//! The built `satquic` binary, end to end: for each of the nine subcommands a success path
+//! on small inputs, `--help`, and one bad input answered with one line on stderr and exit
+//! code 2. Everything runs on loopback; servers and relays are children killed on drop.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_satquic");
+
+fn satquic(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `args`, expecting success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let o = satquic(args);
+    assert!(
+        o.status.success(),
+        "{args:?} failed ({:?}): {}",
+        o.status,
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Runs `args`, expecting a usage error: exit code 2, one line on stderr, no panic, nothing
+/// on stdout. Returns the line.
+fn usage_error(args: &[&str]) -> String {
+    let o = satquic(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{args:?}: {err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err:?}");
+    assert!(!err.trim().is_empty(), "{args:?}");
+    assert!(o.stdout.is_empty(), "{args:?}: stdout {}", stdout(&o));
+    err
+}
+
+fn help(command: &str) {
+    let text = ok(&[command, "--help"]);
+    assert!(text.contains("Usage: satquic"), "{command} --help: {text}");
+}
+
+/// A fresh directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("satquic-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn join(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process killed when the test ends, pass or fail.
+struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(args: &[&str]) -> Background {
+    Background(
+        Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary starts"),
+    )
+}
+
+/// A UDP port free on loopback right now.
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A 1 MB download through `satquic link` to `satquic server`, retried while the children
+/// start (bounded); returns the client's JSON.
+fn download_through(relay: SocketAddr) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let o = satquic(&[
+            "client",
+            &relay.to_string(),
+            "-n",
+            "1M",
+            "--insecure",
+            "-J",
+        ]);
+        if o.status.success() {
+            return serde_json::from_slice(&o.stdout).expect("client -J prints JSON");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "client never succeeded: {}",
+            stderr(&o)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn sim_runs_prints_json_and_refuses_bad_sizes() {
+    help("sim");
+    let json = ok(&[
+        "sim", "--link", "qir-sat", "--cc", "cubic", "-n", "200K", "-J",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["link"], "qir-sat");
+    assert_eq!(v["variants"][0]["completed"], 1);
+    assert_eq!(v["per_run"][0]["status"], "completed");
+    let err = usage_error(&["sim", "-n", "0"]);
+    assert!(err.contains("size"), "{err}");
+}
+
+#[test]
+fn presets_lists_every_preset_and_prints_toml() {
+    help("presets");
+    let table = ok(&["presets"]);
+    for name in ["geo-viasat", "geo-viasat-bod", "qir-sat", "leo", "lte"] {
+        assert!(table.contains(name), "{name} missing from:\n{table}");
+    }
+    let toml = ok(&["presets", "--toml", "qir-sat"]);
+    let dir = TempDir::new("presets");
+    let file = dir.join("qir-sat.toml");
+    std::fs::write(&file, toml).unwrap();
+    // The printed TOML is a link every command accepts.
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["sim", "--link", &file, "-n", "100K", "-J"])).unwrap();
+    assert_eq!(v["variants"][0]["completed"], 1);
+    usage_error(&["presets", "--toml", "no-such-preset"]);
+}
+
+#[test]
+fn campaign_plans_runs_collects_and_report_draws_it() {
+    help("campaign");
+    help("report");
+    let dir = TempDir::new("campaign");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "tiny"
+repetitions = 2
+[[link]]
+preset = "qir-terrestrial"
+[[variant]]
+cc = "cubic"
+[[variant]]
+cc = "cubic+search"
+[[workload]]
+kind = "download"
+bytes = "1MB"
+"#,
+    )
+    .unwrap();
+    let plan = ok(&["campaign", "plan", &spec]);
+    assert!(
+        plan.contains("4 runs") || plan.lines().count() >= 4,
+        "{plan}"
+    );
+    let out = dir.join("out");
+    ok(&["campaign", "run", &spec, "--out", &out, "--jobs", "2"]);
+    let runs_csv = std::fs::read_to_string(dir.path().join("out/runs.csv")).unwrap();
+    assert_eq!(
+        runs_csv.lines().count(),
+        5,
+        "header and 4 rows:\n{runs_csv}"
+    );
+    ok(&["campaign", "collect", &out]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/runs.csv")).unwrap(),
+        runs_csv,
+        "collect rebuilds the same runs.csv"
+    );
+    let report = ok(&["report", &out]);
+    assert!(report.contains("index.html"), "{report}");
+    let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
+    assert!(
+        html.contains("tiny") && html.contains("<html"),
+        "report page"
+    );
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"bad\"\nrepetitions = 0\n[[link]]\npreset = \"mars\"\n",
+    )
+    .unwrap();
+    usage_error(&["campaign", "plan", &bad]);
+    usage_error(&["report", &dir.join("no-such-dir")]);
+}
+
+#[test]
+fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
+    help("reproduce");
+    let dir = TempDir::new("reproduce");
+    let out = dir.join("out");
+    let text = ok(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "c",
+        "--jobs",
+        "2",
+        "--out",
+        &out,
+    ]);
+    assert!(text.contains("report"), "{text}");
+    let rows = std::fs::read_to_string(dir.path().join("out/c-qir-se/runs.csv")).unwrap();
+    assert!(rows.lines().count() > 10, "{rows}");
+    let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
+    assert!(html.contains("verdict"), "the seed comparison table");
+    usage_error(&["reproduce", "--only", "z", "--out", &out]);
+}
+
+#[test]
+fn run_emulates_a_download_on_loopback_and_refuses_a_zero_window() {
+    help("run");
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "run",
+        "--link",
+        "qir-terrestrial",
+        "--cc",
+        "cubic",
+        "-n",
+        "500K",
+        "-J",
+    ]))
+    .unwrap();
+    assert_eq!(v["outcome"], "completed", "{v}");
+    assert_eq!(v["flows"][0]["delivered_bytes"], 500_000);
+    let err = usage_error(&["run", "--link", "qir-terrestrial", "--iw", "0"]);
+    assert!(err.contains("size"), "{err}");
+}
+
+#[test]
+fn server_link_and_client_move_bytes_through_the_emulated_link() {
+    help("server");
+    help("link");
+    help("client");
+    let server_port = free_port();
+    let relay_port = free_port();
+    let server = format!("127.0.0.1:{server_port}");
+    let relay: SocketAddr = format!("127.0.0.1:{relay_port}").parse().unwrap();
+    let _server = spawn(&["server", "--listen", &server]);
+    let _relay = spawn(&[
+        "link",
+        "--listen",
+        &relay.to_string(),
+        "--to",
+        &server,
+        "--link",
+        "qir-terrestrial",
+    ]);
+    let v = download_through(relay);
+    assert_eq!(v["flows"][0]["delivered_bytes"], 1_000_000, "{v}");
+    assert_eq!(v["outcome"], "completed");
+    usage_error(&["server", "--max-bytes", "lots"]);
+    usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:1",
+        "--to",
+        "127.0.0.1:2",
+        "--link",
+        "mars",
+    ]);
+    usage_error(&["client", "127.0.0.1:1", "-n", "12Q"]);
+}
