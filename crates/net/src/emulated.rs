@@ -396,6 +396,31 @@ fn shift_event(e: CcEvent, offset_s: f64) -> CcEvent {
             in_flight,
             rtt,
         },
+        CcEvent::CarefulResumePhaseUpdated {
+            at,
+            old,
+            new,
+            trigger,
+            pipesize,
+            first_unvalidated_packet,
+            last_unvalidated_packet,
+            cwnd,
+            ssthresh,
+            saved_cwnd,
+            saved_rtt,
+        } => CcEvent::CarefulResumePhaseUpdated {
+            at: shift(at),
+            old,
+            new,
+            trigger,
+            pipesize,
+            first_unvalidated_packet,
+            last_unvalidated_packet,
+            cwnd,
+            ssthresh,
+            saved_cwnd,
+            saved_rtt,
+        },
     }
 }
 
