@@ -24,6 +24,7 @@ use quinn_proto::congestion::{
 };
 
 use crate::avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
 use crate::controller::{Controller, RttInfo};
 use crate::event::{Emitter, EventSink};
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
@@ -73,6 +74,8 @@ pub struct CongestionConfig {
     max_window: Option<u64>,
     sink: Option<Arc<dyn EventSink>>,
     time_origin: Option<Instant>,
+    careful_resume: CarefulResumeConfig,
+    resume: Option<ResumeTicket>,
 }
 
 impl CongestionConfig {
@@ -84,6 +87,8 @@ impl CongestionConfig {
             max_window: None,
             sink: None,
             time_origin: None,
+            careful_resume: CarefulResumeConfig::default(),
+            resume: None,
         }
     }
 
@@ -154,6 +159,32 @@ impl CongestionConfig {
         self
     }
 
+    /// Careful Resume constants and switch (RFC 9959; spec suffix `+cr:...`).
+    pub fn careful_resume(mut self, config: CarefulResumeConfig) -> Self {
+        self.careful_resume = config;
+        self
+    }
+
+    /// Resume from saved parameters with Careful Resume (RFC 9959), if it is enabled. Only
+    /// the first controller built from this configuration (or a clone) gets them: RFC 9959
+    /// Sec. 3.2 lets one connection use a set, and a path quinn migrates to is a new path.
+    /// Check the parameters first ([`crate::SavedCcParams::check`],
+    /// [`crate::SavedStateStore::take`]).
+    pub fn resume(mut self, params: ResumeParams) -> Self {
+        self.resume = Some(ResumeTicket::new(params));
+        self
+    }
+
+    /// The Careful Resume configuration.
+    pub fn careful_resume_config(&self) -> &CarefulResumeConfig {
+        &self.careful_resume
+    }
+
+    /// Saved parameters not yet handed to a controller.
+    pub fn pending_resume(&self) -> Option<ResumeParams> {
+        self.resume.as_ref().and_then(ResumeTicket::pending)
+    }
+
     /// The configured slow start.
     pub fn slow_start_config(&self) -> &SlowStartConfig {
         &self.slow_start
@@ -184,6 +215,8 @@ impl CongestionConfig {
         if let Some(max) = self.max_window {
             controller.set_max_window(max);
         }
+        let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
+        controller.set_careful_resume(self.careful_resume.clone(), resume);
         Some(controller)
     }
 }
@@ -202,6 +235,7 @@ impl fmt::Debug for CongestionConfig {
             .field("initial_window", &self.initial_window)
             .field("max_window", &self.max_window)
             .field("sink", &self.sink.is_some())
+            .field("resume", &self.pending_resume())
             .finish()
     }
 }
@@ -209,7 +243,11 @@ impl fmt::Debug for CongestionConfig {
 impl fmt::Display for CongestionConfig {
     /// The canonical spec string (parses back to an equal configuration).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::spec::write_spec(f, &self.avoidance, &self.slow_start)
+        crate::spec::write_spec(f, &self.avoidance, &self.slow_start)?;
+        if matches!(self.avoidance, AvoidanceConfig::Bbr) {
+            return Ok(());
+        }
+        crate::careful_resume::write_spec(f, &self.careful_resume)
     }
 }
 
@@ -317,7 +355,10 @@ impl QuinnControllerTrait for QuinnController {
 
     fn metrics(&self) -> ControllerMetrics {
         let mut metrics = ControllerMetrics::default();
-        metrics.congestion_window = self.inner.window();
+        metrics.congestion_window = self.inner.congestion_window();
+        // Careful Resume's required rate (quinn's pacer does not read it; see
+        // `careful_resume`), in bits per second.
+        metrics.pacing_rate = self.inner.pacing().map(|p| (p.rate * 8.0) as u64);
         metrics.ssthresh = (self.inner.ssthresh() != u64::MAX).then_some(self.inner.ssthresh());
         metrics
     }

@@ -12,10 +12,19 @@
 //! recommendation); after a loss the window grows classically up to `ssthresh`. While the
 //! sender is application-limited the window does not grow (Sec. 7.8), but the slow start
 //! still sees every acknowledgement (SEARCH counts delivered bytes regardless).
+//!
+//! Careful Resume (RFC 9959, [`crate::careful_resume`]) rides along: it observes the
+//! capacity in its Normal phase and, given saved parameters, sets the window at the jump,
+//! freezes it until validation, and cuts it on congestion after the jump (Safe Retreat).
+//! The slow start sees every packet throughout.
 
 use std::time::Duration;
 
 use crate::avoidance::{Avoidance, CaAck};
+use crate::careful_resume::{
+    AckEffect, CarefulResume, CarefulResumeConfig, Effect, NotObserved, Observation,
+    PacingRequirement, ResumeParams, Transition, Window,
+};
 use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
@@ -74,6 +83,8 @@ pub struct Controller {
     latest_rtt: Duration,
     /// Where events go.
     events: Emitter,
+    /// Careful Resume: observing, and resuming from saved parameters.
+    cr: CarefulResume,
 }
 
 impl Controller {
@@ -86,8 +97,9 @@ impl Controller {
         events: Emitter,
     ) -> Self {
         let mss = mss.max(1);
+        let cwnd = initial_window.clamp(2 * mss, MAX_WINDOW);
         Self {
-            cwnd: initial_window.clamp(2 * mss, MAX_WINDOW),
+            cwnd,
             cwnd_carry: 0.0,
             ssthresh: u64::MAX,
             mss,
@@ -100,7 +112,18 @@ impl Controller {
             round_end_pn: None,
             latest_rtt: Duration::ZERO,
             events,
+            cr: CarefulResume::new(CarefulResumeConfig::default(), None, cwnd),
         }
+    }
+
+    /// Configures Careful Resume and the parameters to resume from (none: only observe).
+    /// Call before the first packet is sent.
+    pub fn set_careful_resume(
+        &mut self,
+        config: CarefulResumeConfig,
+        resume: Option<ResumeParams>,
+    ) {
+        self.cr = CarefulResume::new(config, resume, self.cwnd);
     }
 
     /// Caps the window (bytes).
@@ -109,9 +132,87 @@ impl Controller {
         self.cwnd = self.cwnd.min(self.max_window);
     }
 
-    /// Congestion window in bytes.
+    /// Bytes that may be in flight: the congestion window, except while Careful Resume
+    /// paces its jump (RFC 9959 Sec. 3.3), when it is released over the RTT.
     pub fn window(&self) -> u64 {
+        self.cr.window(self.cwnd).max(self.minimum_window())
+    }
+
+    /// The congestion window (CWND) in bytes.
+    pub fn congestion_window(&self) -> u64 {
         self.cwnd
+    }
+
+    /// Careful Resume state: phase, PipeSize, jump.
+    pub fn careful_resume(&self) -> &CarefulResume {
+        &self.cr
+    }
+
+    /// The pacing Careful Resume requires now (RFC 9959 Sec. 3.3, 4.3.2), if any.
+    pub fn pacing(&self) -> Option<PacingRequirement> {
+        self.cr.pacing()
+    }
+
+    /// The capacity to save for a later connection (RFC 9959 Sec. 3.1), observed only in
+    /// Careful Resume's Normal phase.
+    pub fn observe(&self) -> Result<Observation, NotObserved> {
+        self.cr.observe()
+    }
+
+    /// The sender learnt that the path changed (RFC 9959 Sec. 3.2, 3.3): Careful Resume
+    /// stops, retreating if it already jumped.
+    pub fn on_path_change(&mut self, now: Duration) {
+        if let Some(t) = self.cr.on_path_change(self.cr_window()) {
+            self.apply_careful_resume(now, t);
+        }
+    }
+
+    fn cr_window(&self) -> Window {
+        Window {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            mss: self.mss,
+            max_window: self.max_window,
+        }
+    }
+
+    /// Applies a Careful Resume phase change to the window, then reports it.
+    fn apply_careful_resume(&mut self, now: Duration, t: Transition) {
+        match t.effect {
+            Effect::None => {}
+            Effect::Jump(cwnd) | Effect::SetCwnd(cwnd) => self.set_window(cwnd as f64),
+            Effect::Resume(cwnd) => {
+                if let Some(cwnd) = cwnd {
+                    self.set_window(cwnd as f64);
+                }
+            }
+            Effect::Retreat(cwnd) => {
+                let before = self.cwnd;
+                self.recovery_start = Some(now);
+                self.set_window(cwnd as f64);
+                if !self.initial_slow_start_done {
+                    self.initial_slow_start_done = true;
+                    self.events.emit(|| CcEvent::SlowStartExit {
+                        at: now,
+                        reason: ExitReason::Loss,
+                        cwnd_before: before,
+                        cwnd_after: self.cwnd,
+                        ssthresh: self.ssthresh,
+                        shadow: false,
+                    });
+                }
+            }
+            Effect::RetreatDone { cap, pipesize } => {
+                // The measured capacity is the window at the congestion event (W_max).
+                let _ = self.avoidance.on_congestion(now, pipesize, self.mss);
+                self.ssthresh = self.ssthresh.min(cap).max(self.minimum_window());
+            }
+            Effect::CapSsthresh(cap) => {
+                self.ssthresh = self.ssthresh.min(cap).max(self.minimum_window());
+            }
+        }
+        self.cr
+            .report(&self.events, now, &t, self.cwnd, self.ssthresh);
     }
 
     /// Slow-start threshold in bytes (`u64::MAX` while unset).
@@ -164,6 +265,12 @@ impl Controller {
         if !self.initial_slow_start_done {
             self.slow_start.on_sent(now, bytes);
         }
+        if let Some(t) = self
+            .cr
+            .on_sent(now, bytes, pn, self.cr_window(), &self.events)
+        {
+            self.apply_careful_resume(now, t);
+        }
     }
 
     /// A packet of `bytes` sent at `sent` was acknowledged at `now`.
@@ -176,9 +283,15 @@ impl Controller {
         rtt: RttInfo,
     ) {
         self.latest_rtt = rtt.latest;
+        let cr = self.cr.on_ack(now, sent, bytes, app_limited, &rtt);
+        if let AckEffect::Transition(t) = cr {
+            self.apply_careful_resume(now, t);
+            return;
+        }
         if self.recovery_start.is_some_and(|start| sent <= start) {
             return;
         }
+        let hold = !matches!(cr, AckEffect::Normal);
         if !self.initial_slow_start_done {
             let sample = AckSample {
                 now,
@@ -190,7 +303,12 @@ impl Controller {
                 cwnd: self.cwnd,
                 mss: self.mss,
             };
-            match self.slow_start.on_ack(&sample, &self.events) {
+            let decision = self.slow_start.on_ack(&sample, &self.events);
+            if hold {
+                // RFC 9959 Sec. 3.3: the CWND is not increased in the Unvalidated Phase.
+                return;
+            }
+            match decision {
                 SsDecision::Grow { increase } => {
                     if !app_limited {
                         self.set_window(self.cwnd as f64 + increase as f64);
@@ -204,7 +322,7 @@ impl Controller {
             }
             return;
         }
-        if app_limited {
+        if app_limited || hold {
             return;
         }
         if self.in_slow_start() {
@@ -238,6 +356,9 @@ impl Controller {
             ssthresh: self.ssthresh,
             shadow: false,
         });
+        if let Some(t) = self.cr.on_slow_start_exit() {
+            self.apply_careful_resume(now, t);
+        }
     }
 
     /// A batch of acknowledgements ended. `largest_acked` closes a round when it reaches
@@ -248,8 +369,12 @@ impl Controller {
                 if !self.initial_slow_start_done {
                     self.slow_start.on_round_end(now);
                 }
+                self.cr.on_round_end(now);
                 self.round_end_pn = self.last_sent_pn.map(|pn| pn.max(largest + 1));
             }
+        }
+        if let Some(t) = self.cr.on_end_acks(now, in_flight, largest_acked) {
+            self.apply_careful_resume(now, t);
         }
         let (cwnd, rtt) = (self.cwnd, self.latest_rtt);
         self.events.emit(|| CcEvent::Sample {
@@ -268,6 +393,21 @@ impl Controller {
         persistent: bool,
         lost_bytes: u64,
     ) {
+        let cr = self
+            .cr
+            .on_congestion(persistent, lost_bytes, self.cr_window());
+        if let Some(t) = cr.filter(|t| matches!(t.effect, Effect::Retreat(_))) {
+            // RFC 9959 Sec. 3.5: Safe Retreat replaces the normal reduction.
+            self.apply_careful_resume(now, t);
+            let cwnd = self.cwnd;
+            self.events.emit(|| CcEvent::Congestion {
+                at: now,
+                lost_bytes,
+                cwnd_after: cwnd,
+                persistent,
+            });
+            return;
+        }
         let in_recovery = self.recovery_start.is_some_and(|start| sent <= start);
         if !in_recovery {
             self.recovery_start = Some(now);
@@ -302,6 +442,9 @@ impl Controller {
                 cwnd_after: cwnd,
                 persistent,
             });
+        }
+        if let Some(t) = cr {
+            self.apply_careful_resume(now, t);
         }
     }
 

@@ -11,6 +11,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::careful_resume::{CarefulResumePhase, CarefulResumeTrigger};
+
 /// Why slow start ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -138,6 +140,23 @@ pub enum CcEvent {
         in_flight: u64,
         rtt: Duration,
     },
+    /// Careful Resume (RFC 9959) changed phase: the `CarefulResumePhaseUpdated` event of
+    /// draft-ietf-tsvwg-careful-resume-qlog, with its `state_data` (state after the change;
+    /// bytes) and `restored_data`. `old` is `None` for the first (Reconnaissance); `trigger`
+    /// is `None` where the draft names none (the window already reached the jump).
+    CarefulResumePhaseUpdated {
+        at: Duration,
+        old: Option<CarefulResumePhase>,
+        new: CarefulResumePhase,
+        trigger: Option<CarefulResumeTrigger>,
+        pipesize: u64,
+        first_unvalidated_packet: Option<u64>,
+        last_unvalidated_packet: Option<u64>,
+        cwnd: u64,
+        ssthresh: u64,
+        saved_cwnd: u64,
+        saved_rtt: Duration,
+    },
 }
 
 impl CcEvent {
@@ -148,7 +167,8 @@ impl CcEvent {
             | Self::SearchEval { at, .. }
             | Self::HyStartPhase { at, .. }
             | Self::Congestion { at, .. }
-            | Self::Sample { at, .. } => *at,
+            | Self::Sample { at, .. }
+            | Self::CarefulResumePhaseUpdated { at, .. } => *at,
         }
     }
 }

@@ -7,7 +7,9 @@
 //!   (RFC 9406), classic HyStart as in Linux CUBIC ([`LinuxHyStart`]), [`HyblaSlowStart`],
 //!   or [`Search`] in its versions 2.0, 3.0 and the current draft ([`SearchVersion`]);
 //! * an [`Avoidance`]: NewReno (RFC 9002), [`Cubic`] (RFC 9438) or Hybla;
-//! * RFC 9002 recovery and persistent congestion, in [`Controller`].
+//! * RFC 9002 recovery and persistent congestion, in [`Controller`];
+//! * Careful Resume (RFC 9959, [`careful_resume`]): a connection given the parameters a
+//!   previous one saved jumps to half its capacity after one RTT.
 //!
 //! quinn-proto's BBR is available through the same [`CongestionConfig`].
 //!
@@ -30,6 +32,7 @@
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
 
 pub mod avoidance;
+pub mod careful_resume;
 mod config;
 pub mod controller;
 pub mod event;
@@ -37,6 +40,11 @@ pub mod slow_start;
 pub mod spec;
 
 pub use avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+pub use careful_resume::{
+    CarefulResume, CarefulResumeConfig, CarefulResumePhase, CarefulResumeTrigger, NotObserved,
+    Observation, PacingRequirement, RemoteEndpoint, ResumeParams, ResumeRejected, SavedCcParams,
+    SavedStateStore,
+};
 pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};

@@ -1,6 +1,6 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]]`, case-insensitive.
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+cr[:OPTION,...]]`, case-insensitive.
 //!
 //! | part | values |
 //! |---|---|
@@ -10,6 +10,11 @@
 //! | `hystart++` options | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
 //! | `hystart` options | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`) |
+//! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm` |
+//!
+//! Careful Resume is on by default and acts only on a connection given saved parameters
+//! ([`CongestionConfig::resume`]); `+cr:...` tunes it and `+cr:off` turns it off. The
+//! canonical string omits the default `+cr`.
 //!
 //! Without a slow start, `newreno`/`cubic` use `classic` and `hybla` uses Hybla's own.
 //! Version options come first in effect: `search:lower-cwnd,v2` is V2 with lower-cwnd.
@@ -64,10 +69,15 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             format!("empty; expected AVOIDANCE[+SLOWSTART] with avoidance one of {AVOIDANCES}"),
         ));
     }
+    let (lower, cr_part) = crate::careful_resume::split_spec(&lower);
+    let careful_resume = match cr_part {
+        Some(opts) => crate::careful_resume::parse_spec_options(opts).map_err(|m| err(spec, m))?,
+        None => Default::default(),
+    };
     let (ca_part, ss_part) = match lower.split_once('+') {
         // `hystart++` contains '+': split at the first '+' only.
         Some((ca, ss)) => (ca, Some(ss)),
-        None => (lower.as_str(), None),
+        None => (lower, None),
     };
     let (ca_name, ca_opts) = split_opts(ca_part);
     let mut avoidance = match ca_name {
@@ -103,9 +113,16 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             "bbr has its own startup and takes no slow start".into(),
         ));
     }
+    if matches!(avoidance, AvoidanceConfig::Bbr) && cr_part.is_some() {
+        return Err(err(
+            spec,
+            "bbr is quinn's own and takes no careful resume".into(),
+        ));
+    }
     Ok(CongestionConfig::cubic()
         .avoidance(avoidance)
-        .slow_start(slow_start))
+        .slow_start(slow_start)
+        .careful_resume(careful_resume))
 }
 
 fn split_opts(part: &str) -> (&str, Vec<&str>) {

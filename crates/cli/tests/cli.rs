@@ -120,14 +120,7 @@ fn free_port() -> u16 {
 fn download_through(relay: SocketAddr) -> serde_json::Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let o = satquic(&[
-            "client",
-            &relay.to_string(),
-            "-n",
-            "1M",
-            "--insecure",
-            "-J",
-        ]);
+        let o = satquic(&["client", &relay.to_string(), "-n", "1M", "--insecure", "-J"]);
         if o.status.success() {
             return serde_json::from_slice(&o.stdout).expect("client -J prints JSON");
         }

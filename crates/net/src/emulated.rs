@@ -382,6 +382,31 @@ fn shift_event(e: CcEvent, offset: Duration) -> CcEvent {
             in_flight,
             rtt,
         },
+        CcEvent::CarefulResumePhaseUpdated {
+            at,
+            old,
+            new,
+            trigger,
+            pipesize,
+            first_unvalidated_packet,
+            last_unvalidated_packet,
+            cwnd,
+            ssthresh,
+            saved_cwnd,
+            saved_rtt,
+        } => CcEvent::CarefulResumePhaseUpdated {
+            at: shift(at),
+            old,
+            new,
+            trigger,
+            pipesize,
+            first_unvalidated_packet,
+            last_unvalidated_packet,
+            cwnd,
+            ssthresh,
+            saved_cwnd,
+            saved_rtt,
+        },
     }
 }
 
