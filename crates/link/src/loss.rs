@@ -15,6 +15,8 @@ pub(crate) struct LossProcess {
     spec: LossSpec,
     /// Gilbert-Elliott: currently in the bad state.
     bad: bool,
+    /// Periodic: packets offered so far.
+    offered: u64,
     rng: ChaCha8Rng,
 }
 
@@ -23,6 +25,7 @@ impl LossProcess {
         LossProcess {
             spec: *spec,
             bad: false,
+            offered: 0,
             rng: stream_rng(seed, STREAM_LOSS),
         }
     }
@@ -50,6 +53,11 @@ impl LossProcess {
                 }
                 let p = if self.bad { loss_in_bad } else { loss_in_good };
                 self.rng.random_bool(p).then_some(DropReason::BurstLoss)
+            }
+            LossSpec::Periodic { every, offset } => {
+                let position = self.offered % u64::from(every);
+                self.offered += 1;
+                (position == u64::from(offset)).then_some(DropReason::RandomLoss)
             }
         }
     }

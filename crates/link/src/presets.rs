@@ -12,10 +12,15 @@
 //! | `thesis-asym-<pct>` | 004 Table 6.3 | 20 Mbit/s down, 10/5/2/1/0.5/0.2 Mbit/s up, 300 ms |
 //! | `leo` | 003 Sec IV-A, Table II | ~100 Mbit/s, min RTT 30 ms, 10 Hz RTT noise, path changes every 15 s |
 //! | `lte` | 003 Sec IV-A, Table II | min RTT 60 ms, 6 Hz RTT noise, varying capacity |
+//! | `sat-250-3` | picoquic `satellite_test.c` | 250 Mbit/s client to server, 3 Mbit/s back, 300 ms each way, no drops |
+//! | `sat-50-10` | picoquic `satellite_test.c` | 50 / 10 Mbit/s, otherwise as `sat-250-3` |
+//! | `sat-10-2` | picoquic `satellite_test.c` | 10 / 2 Mbit/s (and 20/2 as `sat-20-2`) |
 //!
 //! Parameterised presets take `name:key=value,key=value`, e.g.
 //! `thesis-sat:buffer=0.5,plr=0.001`; `buffer` is the queue limit as a multiple of the
 //! BDP (default 1), `plr` the random loss rate of each direction as a fraction (default 0).
+//! The `sat-*` presets take `loss=N` (1 packet in N lost, picoquic's fixed pattern) and
+//! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`.
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
 //! each way; values the seeds leave open are documented on each preset function.
@@ -65,8 +70,26 @@ pub fn names() -> Vec<String> {
     );
     v.push("leo".into());
     v.push("lte".into());
+    v.extend(PICOQUIC_SATELLITE.iter().map(|(n, ..)| n.to_string()));
     v
 }
+
+/// picoquic's satellite test links (`picoquictest/satellite_test.c`): name, rate in the
+/// data direction (client to server) and back, bit/s. `sat-20-2` is the link of its
+/// `satellite_preemptive_fc` test (QIR-SE's SAT rates).
+pub const PICOQUIC_SATELLITE: [(&str, u64, u64); 4] = [
+    ("sat-250-3", 250 * MBPS, 3 * MBPS),
+    ("sat-50-10", 50 * MBPS, 10 * MBPS),
+    ("sat-20-2", 20 * MBPS, 2 * MBPS),
+    ("sat-10-2", 10 * MBPS, 2 * MBPS),
+];
+
+/// picoquic's loss pattern: bit 28 of a 64-bit mask (`0x10000000`), one packet in 64.
+pub const PICOQUIC_LOSS_OFFSET: u32 = 28;
+
+/// The queue of the `sat-*` presets, in seconds at the direction's rate: picoquic's
+/// simulated links have no queue limit; 10 s is more than any of its tests builds up.
+pub const SAT_QUEUE_SECONDS: u64 = 10;
 
 /// Every preset, with default parameters.
 pub fn all() -> Vec<LinkSpec> {
@@ -97,6 +120,10 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
         "lte" => no_params(base, &params, lte())?,
         "thesis-sat" => thesis(thesis_sat)?,
         "thesis-terr" => thesis(thesis_terr)?,
+        other if PICOQUIC_SATELLITE.iter().any(|(n, ..)| *n == other) => {
+            let (loss_every, jitter) = sat_params(base, &params)?;
+            picoquic_satellite(base, loss_every, jitter).expect("listed in PICOQUIC_SATELLITE")
+        }
         other => match other.strip_prefix("thesis-asym-") {
             Some(pct) if THESIS_ASYMMETRY.iter().any(|(p, _)| *p == pct) => {
                 let (buffer, plr) = thesis_params(base, &params)?;
@@ -147,7 +174,7 @@ fn no_params(
         Some((k, _)) => Err(LinkError::PresetParameter {
             preset: preset.to_string(),
             message: format!(
-                "takes no parameters (got {k:?}); parameterised presets: thesis-sat, thesis-terr, thesis-asym-<pct>"
+                "takes no parameters (got {k:?}); parameterised presets: thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
             ),
         }),
     }
@@ -190,6 +217,82 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
         }
     }
     Ok((buffer, plr))
+}
+
+/// `(loss one in N, jitter)` from `loss=N,jitter=DURATION`.
+fn sat_params(
+    preset: &str,
+    params: &[(String, String)],
+) -> Result<(Option<u32>, Option<Duration>), LinkError> {
+    let err = |message: String| LinkError::PresetParameter {
+        preset: preset.to_string(),
+        message,
+    };
+    let mut loss = None;
+    let mut jitter = None;
+    for (k, v) in params {
+        match k.as_str() {
+            "loss" => match v.parse::<u32>() {
+                Ok(n) if n >= 2 => loss = Some(n),
+                _ => {
+                    return Err(err(format!(
+                        "loss is 1 packet in N with N >= 2 (picoquic's is 64), got {v}"
+                    )));
+                }
+            },
+            "jitter" => {
+                let d = crate::units::parse_duration(v).map_err(|e| err(format!("jitter: {e}")))?;
+                jitter = (!d.is_zero()).then_some(d);
+            }
+            other => {
+                return Err(err(format!(
+                    "unknown parameter {other:?}; valid parameters: loss, jitter"
+                )));
+            }
+        }
+    }
+    Ok((loss, jitter))
+}
+
+/// `sat-<fwd>-<ret>`: picoquic's satellite test links (`picoquictest/satellite_test.c`),
+/// as its tests drive them: the *client* sends (the test reverses the roles of a download
+/// over John Border's 250/3 Mbit/s model), so the data direction is up (client to server)
+/// at the first rate and the return direction down at the second. Run them with an upload
+/// (`satquic sim -R`) to measure what picoquic measures. 300 ms each way; picoquic's links
+/// have no queue limit, so the queues hold [`SAT_QUEUE_SECONDS`] at their rate and never
+/// drop. `loss_every`: 1 packet in N lost in each direction at picoquic's position
+/// ([`PICOQUIC_LOSS_OFFSET`]; picoquic shares one mask between the directions).
+/// `jitter`: uniform extra delay per packet in `[0, jitter]`, each direction.
+pub fn picoquic_satellite(
+    name: &str,
+    loss_every: Option<u32>,
+    jitter: Option<Duration>,
+) -> Option<LinkSpec> {
+    let &(base, fwd, ret) = PICOQUIC_SATELLITE.iter().find(|(n, ..)| *n == name)?;
+    let loss = match loss_every {
+        Some(every) => LossSpec::Periodic {
+            every,
+            offset: PICOQUIC_LOSS_OFFSET.min(every - 1),
+        },
+        None => LossSpec::None,
+    };
+    let dir = |rate: u64| {
+        let queue = QueueSpec::drop_tail(QueueLimit::Bytes(rate / 8 * SAT_QUEUE_SECONDS));
+        let mut d = direction(rate, ms(300), queue, loss);
+        d.delay.jitter = jitter.map(|max| JitterSpec { max });
+        d
+    };
+    Some(LinkSpec {
+        name: base.into(),
+        description: format!(
+            "picoquic satellite test: {} client to server (data), {} back, 300 ms each way, no queue limit",
+            format_rate_bps(fwd),
+            format_rate_bps(ret)
+        ),
+        source: "picoquic picoquictest/satellite_test.c".into(),
+        down: dir(ret),
+        up: dir(fwd),
+    })
 }
 
 fn direction(rate_bps: u64, delay: Duration, queue: QueueSpec, loss: LossSpec) -> DirectionSpec {
@@ -611,6 +714,7 @@ fn loss_text(l: &LossSpec) -> String {
         LossSpec::GilbertElliott { .. } => {
             format!("GE {}%", trim_float(l.mean_loss_rate() * 100.0))
         }
+        LossSpec::Periodic { every, .. } => format!("1/{every}"),
     }
 }
 
@@ -671,7 +775,9 @@ pub fn table() -> String {
     }
     out.push_str(
         "\nParameters (thesis-sat, thesis-terr, thesis-asym-<pct>): buffer=<x BDP> (default 1), \
-         plr=<fraction> (default 0), e.g. thesis-sat:buffer=0.5,plr=0.001\n",
+         plr=<fraction> (default 0), e.g. thesis-sat:buffer=0.5,plr=0.001\n\
+         Parameters (sat-*): loss=<N> (1 packet in N, picoquic's pattern), jitter=<duration>, \
+         e.g. sat-250-3:loss=64; the client sends on these links (satquic sim -R)\n",
     );
     out
 }
@@ -715,5 +821,59 @@ mod tests {
         assert!(e.contains("not a number"), "{e}");
         let e = lookup("thesis-sat:plr=1.5").unwrap_err().to_string();
         assert!(e.contains("[0, 1]"), "{e}");
+    }
+
+    #[test]
+    fn picoquic_satellite_links_send_fast_from_the_client() {
+        let spec = lookup("sat-250-3").unwrap();
+        assert_eq!(spec.up.rate.nominal_rate_bps(), 250_000_000);
+        assert_eq!(spec.down.rate.nominal_rate_bps(), 3_000_000);
+        assert_eq!(spec.base_rtt(), Duration::from_millis(600));
+        assert!(spec.up.loss.is_none() && spec.up.delay.jitter.is_none());
+        let lossy = lookup("sat-250-3:loss=64,jitter=3ms").unwrap();
+        assert_eq!(lossy.name, "sat-250-3:loss=64,jitter=3ms");
+        for d in [&lossy.up, &lossy.down] {
+            assert_eq!(
+                d.loss,
+                LossSpec::Periodic {
+                    every: 64,
+                    offset: 28
+                }
+            );
+            assert_eq!(d.delay.jitter, Some(JitterSpec { max: ms(3) }));
+        }
+        for bad in [
+            "sat-250-3:loss=1",
+            "sat-250-3:loss=x",
+            "sat-250-3:jitter=3",
+            "sat-50-10:plr=0.1",
+        ] {
+            let e = lookup(bad).unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.contains("sat-"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn periodic_loss_drops_exactly_one_packet_in_n_at_its_offset() {
+        let mut spec = lookup("sat-10-2:loss=64").unwrap();
+        spec.up.queue.limit = QueueLimit::Bytes(1_000_000_000_000);
+        let mut path = crate::Path::<u32>::new(&spec, 7).unwrap();
+        let dropped: Vec<u32> = (0..640)
+            .filter(|&i| !path.up.enqueue(Duration::ZERO, 100, i).is_queued())
+            .collect();
+        let expected: Vec<u32> = (0..10).map(|k| 64 * k + 28).collect();
+        assert_eq!(dropped, expected);
+        assert_eq!(spec.up.loss.mean_loss_rate(), 1.0 / 64.0);
+        let bad = LossSpec::Periodic {
+            every: 4,
+            offset: 4,
+        };
+        spec.up.loss = bad;
+        assert!(
+            spec.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("loss.offset")
+        );
     }
 }

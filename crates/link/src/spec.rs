@@ -314,6 +314,18 @@ pub enum LossSpec {
         #[serde(default = "one")]
         loss_in_bad: f64,
     },
+    /// A fixed pattern: of every `every` packets offered, the one at position `offset`
+    /// (counting from 0) is lost, with no randomness. picoquic's satellite tests lose 1
+    /// packet in 64 this way (a rotating 64-bit loss mask with one bit set,
+    /// `picoquictest/satellite_test.c`), so that every implementation sees the same losses.
+    /// Recorded as `random_loss` (not congestion).
+    Periodic {
+        /// Period in packets, at least 2.
+        every: u32,
+        /// Position of the lost packet within each period, below `every`.
+        #[serde(default)]
+        offset: u32,
+    },
 }
 
 fn one() -> f64 {
@@ -345,6 +357,7 @@ impl LossSpec {
                     bad * loss_in_bad + (1.0 - bad) * loss_in_good
                 }
             }
+            LossSpec::Periodic { every, .. } => 1.0 / f64::from(every),
         }
     }
 }
@@ -675,6 +688,21 @@ impl LossSpec {
                 check_probability("loss.p_bad_to_good", p_bad_to_good)?;
                 check_probability("loss.loss_in_good", loss_in_good)?;
                 check_probability("loss.loss_in_bad", loss_in_bad)
+            }
+            LossSpec::Periodic { every, offset } => {
+                if every < 2 {
+                    return Err(LinkError::invalid(
+                        "loss.every",
+                        format!("must be at least 2 packets, got {every}"),
+                    ));
+                }
+                if offset >= every {
+                    return Err(LinkError::invalid(
+                        "loss.offset",
+                        format!("must be below every ({every}), got {offset}"),
+                    ));
+                }
+                Ok(())
             }
         }
     }
