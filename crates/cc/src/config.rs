@@ -27,6 +27,7 @@ use crate::avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvo
 use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
 use crate::controller::{Controller, RttInfo};
 use crate::event::{Emitter, EventSink};
+use crate::growth::StartupGrowth;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
 use crate::spec::{SpecError, parse_spec};
 
@@ -76,6 +77,7 @@ pub struct CongestionConfig {
     time_origin: Option<Instant>,
     careful_resume: CarefulResumeConfig,
     resume: Option<ResumeTicket>,
+    growth: StartupGrowth,
 }
 
 impl CongestionConfig {
@@ -89,6 +91,7 @@ impl CongestionConfig {
             time_origin: None,
             careful_resume: CarefulResumeConfig::default(),
             resume: None,
+            growth: StartupGrowth::Double,
         }
     }
 
@@ -159,6 +162,18 @@ impl CongestionConfig {
         self
     }
 
+    /// How fast the initial slow start grows (spec part `+growth:...`; see
+    /// [`crate::growth`]). Default: doubling per round trip.
+    pub fn growth(mut self, growth: StartupGrowth) -> Self {
+        self.growth = growth;
+        self
+    }
+
+    /// The start-up growth.
+    pub fn growth_config(&self) -> StartupGrowth {
+        self.growth
+    }
+
     /// Careful Resume constants and switch (RFC 9959; spec suffix `+cr:...`).
     pub fn careful_resume(mut self, config: CarefulResumeConfig) -> Self {
         self.careful_resume = config;
@@ -215,6 +230,7 @@ impl CongestionConfig {
         if let Some(max) = self.max_window {
             controller.set_max_window(max);
         }
+        controller.set_growth(self.growth);
         let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
         controller.set_careful_resume(self.careful_resume.clone(), resume);
         Some(controller)
@@ -247,6 +263,7 @@ impl fmt::Display for CongestionConfig {
         if matches!(self.avoidance, AvoidanceConfig::Bbr) {
             return Ok(());
         }
+        write!(f, "{}", self.growth)?;
         crate::careful_resume::write_spec(f, &self.careful_resume)
     }
 }

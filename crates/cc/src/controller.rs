@@ -26,6 +26,7 @@ use crate::careful_resume::{
     PacingRequirement, ResumeParams, Transition, Window,
 };
 use crate::event::{CcEvent, Emitter, ExitReason};
+use crate::growth::StartupGrowth;
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
 /// RTT estimates handed in with each acknowledgement.
@@ -85,6 +86,10 @@ pub struct Controller {
     events: Emitter,
     /// Careful Resume: observing, and resuming from saved parameters.
     cr: CarefulResume,
+    /// How fast the initial slow start grows.
+    growth: StartupGrowth,
+    /// The window the controller started with, bytes.
+    initial_window: u64,
 }
 
 impl Controller {
@@ -113,7 +118,14 @@ impl Controller {
             latest_rtt: Duration::ZERO,
             events,
             cr: CarefulResume::new(CarefulResumeConfig::default(), None, cwnd),
+            growth: StartupGrowth::Double,
+            initial_window: cwnd,
         }
+    }
+
+    /// Sets how fast the initial slow start grows ([`crate::growth`]).
+    pub fn set_growth(&mut self, growth: StartupGrowth) {
+        self.growth = growth;
     }
 
     /// Configures Careful Resume and the parameters to resume from (none: only observe).
@@ -293,6 +305,12 @@ impl Controller {
         }
         let hold = !matches!(cr, AckEffect::Normal);
         if !self.initial_slow_start_done {
+            if let Some(floor) = self.growth.window_floor(self.initial_window, rtt.smoothed)
+                && floor > self.cwnd
+                && !hold
+            {
+                self.set_window(floor as f64);
+            }
             let sample = AckSample {
                 now,
                 bytes,
@@ -311,7 +329,8 @@ impl Controller {
             match decision {
                 SsDecision::Grow { increase } => {
                     if !app_limited {
-                        self.set_window(self.cwnd as f64 + increase as f64);
+                        let increase = increase as f64 * self.growth.multiplier(rtt.smoothed);
+                        self.set_window(self.cwnd as f64 + increase);
                     }
                 }
                 SsDecision::Exit {

@@ -36,6 +36,8 @@ pub mod careful_resume;
 mod config;
 pub mod controller;
 pub mod event;
+pub mod growth;
+pub mod profile;
 pub mod slow_start;
 pub mod spec;
 
@@ -48,6 +50,7 @@ pub use careful_resume::{
 pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
+pub use growth::StartupGrowth;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
     LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,

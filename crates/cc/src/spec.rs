@@ -1,6 +1,7 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+cr[:OPTION,...]]`, case-insensitive.
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+cr[:OPTION,...]]`,
+//! case-insensitive.
 //!
 //! | part | values |
 //! |---|---|
@@ -10,6 +11,7 @@
 //! | `hystart++` options | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
 //! | `hystart` options | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`) |
+//! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm` |
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
@@ -20,6 +22,8 @@
 //! Version options come first in effect: `search:lower-cwnd,v2` is V2 with lower-cwnd.
 //! `hystart` and `hystart++` are different algorithms (Ha & Rhee 2011 / Linux `tcp_cubic.c`
 //! and RFC 9406); the names are matched whole, so neither is taken for the other.
+//! `satellite` names the profile of [`crate::profile`] (its controller here; the satquic
+//! commands apply its transport parts too).
 //! Examples: `cubic+search`, `newreno+hystart++`, `cubic+hystart:delay,unpaced`,
 //! `cubic+search:v2,lower-cwnd,thresh=0.3`.
 
@@ -62,6 +66,9 @@ fn err(spec: &str, msg: String) -> SpecError {
 
 /// Parses a spec string into a configuration. See the module docs.
 pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
+    if crate::profile::is_satellite(spec) {
+        return parse_spec(crate::profile::SATELLITE_CC);
+    }
     let lower = spec.trim().to_ascii_lowercase();
     if lower.is_empty() {
         return Err(err(
@@ -69,6 +76,13 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             format!("empty; expected AVOIDANCE[+SLOWSTART] with avoidance one of {AVOIDANCES}"),
         ));
     }
+    let (lower, growth_part) = crate::growth::split_spec(&lower);
+    let growth = match growth_part {
+        Some(opts) => {
+            crate::growth::StartupGrowth::parse_options(opts).map_err(|m| err(spec, m))?
+        }
+        None => Default::default(),
+    };
     let (lower, cr_part) = crate::careful_resume::split_spec(&lower);
     let careful_resume = match cr_part {
         Some(opts) => crate::careful_resume::parse_spec_options(opts).map_err(|m| err(spec, m))?,
@@ -113,6 +127,12 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             "bbr has its own startup and takes no slow start".into(),
         ));
     }
+    if matches!(avoidance, AvoidanceConfig::Bbr) && growth_part.is_some() {
+        return Err(err(
+            spec,
+            "bbr has its own startup and takes no growth".into(),
+        ));
+    }
     if matches!(avoidance, AvoidanceConfig::Bbr) && cr_part.is_some() {
         return Err(err(
             spec,
@@ -122,7 +142,8 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
     Ok(CongestionConfig::cubic()
         .avoidance(avoidance)
         .slow_start(slow_start)
-        .careful_resume(careful_resume))
+        .careful_resume(careful_resume)
+        .growth(growth))
 }
 
 fn split_opts(part: &str) -> (&str, Vec<&str>) {

@@ -30,7 +30,7 @@ pub struct Args {
     /// compare variants side by side.
     #[arg(long = "cc", value_name = "SPEC")]
     cc: Vec<String>,
-    /// Bytes to download: K, M, G = 10^3, 10^6, 10^9; Ki, Mi, Gi = 2^10, 2^20, 2^30.
+    /// Bytes to transfer: K, M, G = 10^3, 10^6, 10^9; Ki, Mi, Gi = 2^10, 2^20, 2^30.
     #[arg(
         short = 'n',
         long = "bytes",
@@ -78,11 +78,20 @@ pub struct Args {
     /// Receive windows (connection and stream) of the client, e.g. 16M; default 256Mi.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     rwnd: Option<String>,
-    /// Rate cap at the server's interface, as the seeds' tc TBF (seed 000 Sec. 4.7):
-    /// RATE in bit/s with K/M/G suffixes and an optional queue latency (200M:1.5s), or
-    /// `none`.
-    #[arg(long, value_name = "RATE[:LATENCY]|none", default_value = "200M:1.5s")]
+    /// Rate cap at the data sender's interface, as the seeds' tc TBF (seed 000 Sec. 4.7):
+    /// RATE in bit/s with K/M/G suffixes and an optional queue latency (200M:1.5s),
+    /// `none`, or `auto`: the seeds' 200M:1.5s, except on links whose data direction is
+    /// faster than that (there the cap would be the bottleneck), which run uncapped.
+    #[arg(long, value_name = "RATE[:LATENCY]|none|auto", default_value = "auto")]
     sender_cap: String,
+    /// ACK frequency the data sender asks for (draft-ietf-quic-ack-frequency): N[:DELAY],
+    /// an ACK at least every N packets and at most DELAY after the first (32:25ms), or off.
+    #[arg(long = "ack-freq", value_name = "N[:DELAY]|off")]
+    ack_frequency: Option<String>,
+    /// Reverse: the client sends (an upload, timed to the last byte the server has), as
+    /// picoquic's satellite tests do; the data crosses the link's up direction.
+    #[arg(short = 'R', long)]
+    reverse: bool,
     /// UDP payload size in bytes (>= 1200).
     #[arg(
         long,
@@ -115,6 +124,26 @@ fn parse_count(what: &str, text: &str, min: u64, max: u64) -> Result<u64, Failur
         )));
     }
     Ok(n)
+}
+
+/// The seeds' sender cap, which `--sender-cap auto` applies where it is not the bottleneck.
+const SEEDS_SENDER_CAP: &str = "200M:1.5s";
+
+/// `--sender-cap` as given, or for `auto` the seeds' cap unless the data direction of the
+/// link (nominal rate `link_bps`) is faster than it.
+fn resolve_cap(text: &str, link_bps: u64) -> String {
+    if !text.trim().eq_ignore_ascii_case("auto") {
+        return text.to_string();
+    }
+    let seeds = ShaperSpec::parse_cap(SEEDS_SENDER_CAP)
+        .ok()
+        .flatten()
+        .expect("the seeds' cap parses");
+    if link_bps > seeds.rate_bps {
+        "none".into()
+    } else {
+        SEEDS_SENDER_CAP.into()
+    }
 }
 
 fn parse_time(text: &str) -> Result<Duration, Failure> {
@@ -195,7 +224,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         None => None,
     };
-    ShaperSpec::parse_cap(&args.sender_cap).map_err(usage)?;
+    let data_direction = if args.reverse { &link.up } else { &link.down };
+    let sender_cap = resolve_cap(&args.sender_cap, data_direction.rate.nominal_rate_bps());
+    ShaperSpec::parse_cap(&sender_cap).map_err(usage)?;
+    if let Some(a) = &args.ack_frequency {
+        satquic_run::scenario::AckFrequencySpec::parse(a).map_err(usage)?;
+    }
+    let report_cap = sender_cap.clone();
     // Validate everything once, up front, so bad input is one line and no run starts.
     satquic_link::Path::<()>::new(&link, seed).map_err(usage)?;
     for cc in &ccs {
@@ -216,7 +251,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed,
         seeds: None,
         interleave: true,
-        sender_cap: Some(args.sender_cap.clone()),
+        sender_cap: Some(sender_cap),
         links: vec![LinkEntry {
             preset,
             file,
@@ -236,10 +271,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 mtu: Some(mtu),
                 mtu_discovery: None,
                 sender_cap: None,
+                ack_frequency: args.ack_frequency.clone(),
             })
             .collect(),
         workloads: vec![WorkloadEntry {
-            kind: WorkloadKind::Download,
+            kind: if args.reverse {
+                WorkloadKind::Upload
+            } else {
+                WorkloadKind::Download
+            },
             bytes: Some(Size(bytes)),
             duration: None,
             flows: 1,
@@ -345,6 +385,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .collect();
     let report = serde_json::json!({
         "link": link.name,
+        "direction": if args.reverse { "upload" } else { "download" },
+        "sender_cap": report_cap,
         "bytes": bytes,
         "time_cap_s": time_cap.as_secs_f64(),
         "runs": runs,

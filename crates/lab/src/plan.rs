@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use satquic_run::{FlowSpec, Scenario, Workload};
+use satquic_run::{DataDirection, FlowSpec, Scenario, Workload};
 
 use crate::spec::{
     CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,
@@ -136,12 +136,16 @@ fn scenario(
             start: workload.stagger * i,
             transport: variant.transport.clone(),
             workload: match workload.kind {
-                WorkloadKind::Download => Workload::Download {
+                WorkloadKind::Download | WorkloadKind::Upload => Workload::Download {
                     bytes: workload.bytes.unwrap_or(1),
                 },
                 WorkloadKind::Timed => Workload::Timed {
                     duration: workload.duration.unwrap_or(Duration::from_secs(1)),
                 },
+            },
+            direction: match workload.kind {
+                WorkloadKind::Upload => DataDirection::Upload,
+                _ => DataDirection::Download,
             },
         })
         .collect();

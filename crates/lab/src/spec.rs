@@ -199,6 +199,9 @@ pub struct VariantEntry {
     /// Rate cap at the server (`RATE[:LATENCY]` or `none`); overrides the campaign's.
     #[serde(default)]
     pub sender_cap: Option<String>,
+    /// ACK frequency the sender asks for, `N[:DELAY]` (`32:25ms`) or `off`.
+    #[serde(default)]
+    pub ack_frequency: Option<String>,
 }
 
 /// One `[[workload]]`.
@@ -221,7 +224,11 @@ pub struct WorkloadEntry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
+    /// The server sends `bytes` (the seeds' downloads).
     Download,
+    /// The client sends `bytes` right after the handshake (picoquic's satellite tests).
+    Upload,
+    /// The server sends for `duration`.
     Timed,
 }
 
@@ -496,6 +503,10 @@ impl CampaignSpec {
             if let Some(d) = v.mtu_discovery {
                 t.mtu_discovery = d;
             }
+            if let Some(a) = &v.ack_frequency {
+                t.ack_frequency = satquic_run::scenario::AckFrequencySpec::parse(a)
+                    .map_err(|e| err(format!("{key}.ack_frequency"), e))?;
+            }
             let cap = match (&v.sender_cap, &self.sender_cap) {
                 (Some(c), _) => Some((format!("{key}.sender_cap"), c)),
                 (None, Some(c)) => Some(("sender_cap".to_string(), c)),
@@ -546,23 +557,30 @@ impl CampaignSpec {
                 String::new()
             };
             let (bytes, duration, default_label) = match w.kind {
-                WorkloadKind::Download => {
+                WorkloadKind::Download | WorkloadKind::Upload => {
+                    let (kind, prefix) = match w.kind {
+                        WorkloadKind::Upload => ("upload", "ul"),
+                        _ => ("download", "dl"),
+                    };
                     if w.duration.is_some() {
                         return Err(err(
                             format!("{key}.duration"),
-                            "only for kind = \"timed\"; a download has bytes",
+                            format!("only for kind = \"timed\"; a {kind} has bytes"),
                         ));
                     }
                     let b = w
                         .bytes
                         .ok_or_else(|| {
-                            err(format!("{key}.bytes"), "required for kind = \"download\"")
+                            err(
+                                format!("{key}.bytes"),
+                                format!("required for kind = \"{kind}\""),
+                            )
                         })?
                         .0;
                     if b == 0 {
                         return Err(err(format!("{key}.bytes"), "must be above 0"));
                     }
-                    (Some(b), None, format!("dl{}{suffix}", size_label(b)))
+                    (Some(b), None, format!("{prefix}{}{suffix}", size_label(b)))
                 }
                 WorkloadKind::Timed => {
                     if w.bytes.is_some() {

@@ -897,6 +897,15 @@ impl LinkSpec {
         out.up.queue.bdp_rate_of = BdpRateOf::This;
         out
     }
+
+    /// The same path seen from the other end: resolved (so that `bdp` limits keep their
+    /// sizes), with `down` and `up` swapped. A simulator whose data flows client to
+    /// server runs on the mirrored link so that `down` is always the data direction.
+    pub fn mirrored(&self) -> LinkSpec {
+        let mut out = self.resolved();
+        std::mem::swap(&mut out.down, &mut out.up);
+        out
+    }
 }
 
 #[cfg(test)]

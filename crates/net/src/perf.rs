@@ -109,6 +109,9 @@ pub struct ServerReport {
     pub bytes_lost: u64,
     pub udp_datagrams_sent: u64,
     pub congestion_events: u64,
+    /// ACK frames the server received.
+    #[serde(default)]
+    pub ack_frames_received: u64,
     pub first_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,
     /// Seconds since the server accepted the connection.

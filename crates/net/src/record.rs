@@ -86,6 +86,7 @@ pub fn flow_summary(
         udp_datagrams_sent: report.map_or(0, |r| r.udp_datagrams_sent),
         udp_bytes_sent: report.map_or(0, |r| r.bytes_sent),
         congestion_events: report.map_or(0, |r| r.congestion_events),
+        ack_frames_received: report.map_or(0, |r| r.ack_frames_received),
         first_rtt_s: report.and_then(|r| r.first_rtt_s),
         min_rtt_s: report.and_then(|r| r.min_rtt_s),
         link_drops: BTreeMap::new(),

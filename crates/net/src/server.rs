@@ -578,6 +578,7 @@ pub(crate) fn report_with(
         bytes_lost: stats.path.lost_bytes,
         udp_datagrams_sent: stats.udp_tx.datagrams,
         congestion_events: stats.path.congestion_events,
+        ack_frames_received: stats.frame_rx.acks,
         first_rtt_s: probe.first_rtt.map(|d| d.as_secs_f64()),
         min_rtt_s: Some(stats.path.min_rtt.as_secs_f64()),
         first_loss_detected_at_s: probe.first_congestion.map(|d| d.as_secs_f64()),

@@ -33,5 +33,7 @@ pub use satquic_link::units;
 pub use in_order::{InOrder, ZEROS};
 pub use record::{RunRecord, Summary, Timing, WriteOptions};
 pub use resolve::{LinkSource, first_line, resolve_link};
-pub use scenario::{FlowSpec, MB, MIB, Scenario, ShaperSpec, TransportSpec, Workload};
+pub use scenario::{
+    DataDirection, FlowSpec, MB, MIB, Scenario, ShaperSpec, TransportSpec, Workload,
+};
 pub use transport::{EndpointSettings, transport_config};

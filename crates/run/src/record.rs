@@ -168,24 +168,28 @@ pub struct FlowSummary {
     pub error: Option<String>,
     /// Bytes asked for (`null` for a timed flow).
     pub requested_bytes: Option<u64>,
-    /// Bytes the client application received.
+    /// Bytes the receiving application (the client; the server of an upload) received.
     pub delivered_bytes: u64,
-    /// Seconds from the flow's start until the client had the last byte.
+    /// Seconds from the flow's start until the receiver had the last byte.
     pub completion_time_s: Option<f64>,
     /// Seconds from the flow's start until the handshake completed at the client.
     pub handshake_time_s: Option<f64>,
     /// delivered bytes x 8 / (completion or end - start), bit/s.
     pub goodput_bps: f64,
-    /// quinn's counters of the sending (server) connection.
+    /// quinn's counters of the sending connection (the server; the client of an upload).
     pub packets_sent: u64,
     pub packets_lost: u64,
     pub bytes_sent: u64,
     pub bytes_lost: u64,
-    /// UDP datagrams and bytes the server sent.
+    /// UDP datagrams and bytes the sender sent.
     pub udp_datagrams_sent: u64,
     pub udp_bytes_sent: u64,
     /// Congestion events quinn reported to the controller.
     pub congestion_events: u64,
+    /// ACK frames the sender received (what the return link carried for this flow;
+    /// thinned by ACK frequency).
+    #[serde(default)]
+    pub ack_frames_received: u64,
     /// First RTT sample at the sender and quinn's minimum RTT, seconds.
     pub first_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,
@@ -247,6 +251,9 @@ pub struct LinkTruth {
     pub full_allocation_at_s: Option<f64>,
     /// Up-link drops (all reasons).
     pub up_drops: u64,
+    /// Bytes the up (return) link delivered, IP/UDP headers included: ACKs and requests.
+    #[serde(default)]
+    pub up_delivered_bytes: u64,
 }
 
 /// Where a flow stands.
@@ -490,6 +497,7 @@ pub fn summarize(
             udp_datagrams_sent: stats.udp_tx.datagrams,
             udp_bytes_sent: stats.udp_tx.bytes,
             congestion_events: stats.path.congestion_events,
+            ack_frames_received: stats.frame_rx.acks,
             first_rtt_s: f.first_rtt.map(secs),
             min_rtt_s: f.stats.map(|s| secs(s.path.min_rtt)),
             link_drops: drop_map(
@@ -550,6 +558,7 @@ pub fn summarize(
             delivered_bytes: down_stats.delivered.bytes,
             full_allocation_at_s: truth.full_allocation_at().map(|t| secs(at(t))),
             up_drops: up_stats.dropped_total().packets,
+            up_delivered_bytes: up_stats.delivered.bytes,
         },
     }
 }

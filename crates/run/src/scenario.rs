@@ -103,6 +103,7 @@ impl Scenario {
                 start: Duration::ZERO,
                 transport,
                 workload: Workload::Download { bytes },
+                direction: DataDirection::Download,
             }],
             seed,
             time_cap: DEFAULT_TIME_CAP,
@@ -128,10 +129,33 @@ pub struct FlowSpec {
     pub transport: TransportSpec,
     /// What the flow transfers.
     pub workload: Workload,
+    /// Which end sends the data: the server (a download, the default) or the client (an
+    /// upload, as picoquic's satellite tests do). All flows of a scenario go one way.
+    #[serde(default, skip_serializing_if = "DataDirection::is_download")]
+    pub direction: DataDirection,
 }
 
-/// What a flow transfers. The server is always the data sender (downloads, as in all the
-/// seeds' experiments).
+/// Which end of a flow sends the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataDirection {
+    /// The server sends, the client receives (the seeds' downloads).
+    #[default]
+    Download,
+    /// The client sends right after the handshake, the server receives (`satquic sim -R`,
+    /// picoquic's satellite tests). The run is timed to the last byte the server has.
+    Upload,
+}
+
+impl DataDirection {
+    /// True for [`DataDirection::Download`].
+    pub fn is_download(&self) -> bool {
+        *self == DataDirection::Download
+    }
+}
+
+/// What a flow transfers. The data sender is the server unless the flow's
+/// [`DataDirection`] says upload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Workload {
@@ -196,6 +220,89 @@ pub struct TransportSpec {
     /// has its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sender_shaper: Option<ShaperSpec>,
+    /// What the data sender asks of the receiver's ACKs (draft-ietf-quic-ack-frequency);
+    /// `None`: RFC 9000's default, an ACK every 2nd ack-eliciting packet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_frequency: Option<AckFrequencySpec>,
+}
+
+/// An ACK_FREQUENCY request (draft-ietf-quic-ack-frequency; quinn-proto 0.11 implements
+/// the draft-04 wire format and both ends of it). The data sender asks once, at the start
+/// of the connection; quinn keeps the values fixed for the connection and lowers the
+/// requested delay to the RTT (at least 25 ms) on short paths. Written `N[:DELAY]`, e.g.
+/// `32:25ms`: an ACK at least every N ack-eliciting packets and at most DELAY after the
+/// first unacknowledged one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckFrequencySpec {
+    /// The receiver ACKs once it has this many unacknowledged ack-eliciting packets
+    /// (the draft's Ack-Eliciting Threshold plus one; RFC 9000 Sec. 13.2.2: 2).
+    pub packets_per_ack: u32,
+    /// The draft's Requested Max Ack Delay.
+    #[serde(with = "duration_str")]
+    pub max_ack_delay: Duration,
+    /// Out-of-order packets that make the receiver ACK at once (the draft's Reordering
+    /// Threshold; it recommends the sender's packet threshold minus one, RFC 9002's 3 - 1).
+    #[serde(default = "AckFrequencySpec::default_reordering_threshold")]
+    pub reordering_threshold: u32,
+}
+
+impl AckFrequencySpec {
+    /// RFC 9002 Sec. 6.1.1's packet threshold (3) minus one, as the draft recommends.
+    pub const DEFAULT_REORDERING_THRESHOLD: u32 = 2;
+    /// Delay used when `N[:DELAY]` gives none: RFC 9000's default max_ack_delay.
+    pub const DEFAULT_MAX_ACK_DELAY: Duration = Duration::from_millis(25);
+    /// Largest N accepted.
+    pub const MAX_PACKETS_PER_ACK: u32 = 1 << 20;
+
+    fn default_reordering_threshold() -> u32 {
+        Self::DEFAULT_REORDERING_THRESHOLD
+    }
+
+    /// Parses `N[:DELAY]` (or `off` for `None`); errors are one line.
+    pub fn parse(text: &str) -> Result<Option<Self>, String> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("off") || t.eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let (n, delay) = match t.split_once(':') {
+            Some((n, d)) => (n, Some(d)),
+            None => (t, None),
+        };
+        let bad =
+            || format!("invalid ack frequency '{text}': expected N[:DELAY] like 32:25ms, or off");
+        let packets_per_ack: u32 = n.trim().parse().map_err(|_| bad())?;
+        let max_ack_delay = match delay {
+            Some(d) => satquic_link::units::parse_duration(d)
+                .map_err(|e| format!("invalid ack frequency delay: {e}"))?,
+            None => Self::DEFAULT_MAX_ACK_DELAY,
+        };
+        let spec = AckFrequencySpec {
+            packets_per_ack,
+            max_ack_delay,
+            reordering_threshold: Self::DEFAULT_REORDERING_THRESHOLD,
+        };
+        spec.validate()?;
+        Ok(Some(spec))
+    }
+
+    /// Checks the ranges quinn and the draft accept; errors are one line.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=Self::MAX_PACKETS_PER_ACK).contains(&self.packets_per_ack) {
+            return Err(format!(
+                "ack frequency: packets per ACK must be between 1 and {}, got {}",
+                Self::MAX_PACKETS_PER_ACK,
+                self.packets_per_ack
+            ));
+        }
+        // The draft's min_ack_delay floor (quinn advertises 1 ms) and a sane ceiling.
+        if self.max_ack_delay < Duration::from_millis(1)
+            || self.max_ack_delay > Duration::from_secs(10)
+        {
+            return Err("ack frequency: max ACK delay must be between 1 ms and 10 s".into());
+        }
+        Ok(())
+    }
 }
 
 /// The receiver's policy for announcing more connection-level credit (MAX_DATA).
@@ -225,11 +332,28 @@ impl Default for TransportSpec {
             mtu_discovery: false,
             window_update: WindowUpdate::Quinn,
             sender_shaper: None,
+            ack_frequency: None,
         }
     }
 }
 
 impl TransportSpec {
+    /// The settings a run uses: for the `satellite` profile ([`satquic_cc::profile`]) its
+    /// transport parts fill what the spec leaves at the default (ACK frequency, path MTU
+    /// discovery); any other spec is returned as it is.
+    pub fn effective(&self) -> TransportSpec {
+        let mut t = self.clone();
+        if satquic_cc::profile::is_satellite(&t.cc) {
+            t.ack_frequency.get_or_insert(AckFrequencySpec {
+                packets_per_ack: satquic_cc::profile::SATELLITE_PACKETS_PER_ACK,
+                max_ack_delay: satquic_cc::profile::SATELLITE_MAX_ACK_DELAY,
+                reordering_threshold: AckFrequencySpec::DEFAULT_REORDERING_THRESHOLD,
+            });
+            t.mtu_discovery = true;
+        }
+        t
+    }
+
     /// Default settings with congestion control `cc`.
     pub fn with_cc(cc: impl Into<String>) -> Self {
         TransportSpec {
@@ -259,6 +383,7 @@ mod tests {
             workload: Workload::Timed {
                 duration: Duration::from_secs(180),
             },
+            direction: DataDirection::Download,
         };
         let json = serde_json::to_string(&flow).unwrap();
         assert!(json.contains("\"1500ms\""), "{json}");

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use quinn_proto::{IdleTimeout, TransportConfig, VarInt};
+use quinn_proto::{AckFrequencyConfig, IdleTimeout, TransportConfig, VarInt};
 
 use crate::probe::{SharedFactory, validate_cc};
 use crate::scenario::TransportSpec;
@@ -73,6 +73,9 @@ pub fn validate(spec: &TransportSpec) -> Result<(), String> {
     {
         return Err("initial RTT must be above 0 and at most 60 s".into());
     }
+    if let Some(a) = &spec.ack_frequency {
+        a.validate()?;
+    }
     Ok(())
 }
 
@@ -83,6 +86,7 @@ pub fn transport_config(
     endpoint: &EndpointSettings,
     factory: SharedFactory,
 ) -> Result<TransportConfig, String> {
+    let spec = &spec.effective();
     validate(spec)?;
     let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
     let mut t = TransportConfig::default();
@@ -110,6 +114,14 @@ pub fn transport_config(
     }
     if let Some(n) = endpoint.max_uni_streams {
         t.max_concurrent_uni_streams(VarInt::from_u32(n));
+    }
+    if let Some(a) = &spec.ack_frequency {
+        let mut config = AckFrequencyConfig::default();
+        config
+            .ack_eliciting_threshold(VarInt::from_u32(a.packets_per_ack - 1))
+            .max_ack_delay(Some(a.max_ack_delay))
+            .reordering_threshold(VarInt::from_u32(a.reordering_threshold));
+        t.ack_frequency_config(Some(config));
     }
     t.congestion_controller_factory(factory);
     Ok(t)

@@ -60,7 +60,8 @@ use satquic_cc::{CcEvent, EventSink};
 use satquic_link::{Direction, DirectionSpec, GroundTruthConfig, Path, QueueLimit};
 
 use satquic_run::probe::{
-    EventCollector, ProbeFactory, ProbeHandle, ProbeState, controller_factory, read_probe,
+    EventCollector, ProbeFactory, ProbeHandle, ProbeState, SharedFactory, controller_factory,
+    read_probe,
 };
 use satquic_run::record::{
     self, ChunkRow, FlowDrops, FlowEvent, FlowStatus, LinkObservation, RunRecord, SeriesRow,
@@ -169,9 +170,10 @@ struct Conn {
     dirty: bool,
 }
 
-/// The client application of one flow.
+/// The receiving application of one flow (the client of a download, the server of an
+/// upload).
 #[derive(Default)]
-struct ClientApp {
+struct Reader {
     stream: Option<StreamId>,
     /// Bytes received in order (the prefix an ordered reader would have).
     received: u64,
@@ -179,22 +181,23 @@ struct ClientApp {
     /// Virtual time at which the client had `k + 1` MB.
     mb_times: Vec<Duration>,
     completed_at: Option<Duration>,
-    connected_at: Option<Duration>,
     /// Bytes read from the stream in any order (what quinn counts for flow control).
     read_total: u64,
     /// With [`WindowUpdate::Quicly`]: the connection credit announced so far.
     quicly_credit: Option<u64>,
 }
 
-/// The server application of one flow.
+/// The sending application of one flow (the server of a download, the client of an
+/// upload).
 #[derive(Default)]
-struct ServerApp {
+struct Writer {
     stream: Option<StreamId>,
+    /// Download: the request read so far.
     request: Vec<u8>,
     to_send: Option<u64>,
     written: u64,
     finished: bool,
-    /// UDP payload bytes the server connection has sent.
+    /// UDP payload bytes the sending connection has sent.
     udp_sent: u64,
 }
 
@@ -202,6 +205,8 @@ struct FlowRt {
     index: u32,
     start: Duration,
     workload: Workload,
+    /// The client sends (an upload).
+    upload: bool,
     transport: TransportSpec,
     client_addr: SocketAddr,
     server_addr: SocketAddr,
@@ -213,8 +218,9 @@ struct FlowRt {
     server: Option<Conn>,
     status: FlowStatus,
     capped: bool,
-    client_app: ClientApp,
-    server_app: ServerApp,
+    connected_at: Option<Duration>,
+    reader: Reader,
+    writer: Writer,
     probe: ProbeHandle,
     events_sink: Arc<EventCollector>,
     /// Events kept for the record (Sample events thinned to one per series step).
@@ -262,8 +268,25 @@ impl Simulation {
         if scenario.flows.is_empty() {
             return Err(SimError::Invalid("scenario has no flows".into()));
         }
+        let upload = !scenario.flows[0].direction.is_download();
+        if scenario
+            .flows
+            .iter()
+            .any(|f| f.direction.is_download() == upload)
+        {
+            return Err(SimError::Invalid(
+                "flows mix uploads and downloads; a run goes one way".into(),
+            ));
+        }
+        // `down` is the data direction: for uploads the link is mirrored, so that the
+        // record's down-link fields (queue, drops, ground truth) describe the data path.
+        let link = if upload {
+            scenario.link.mirrored()
+        } else {
+            scenario.link.clone()
+        };
         let path = Path::with_ground_truth(
-            &scenario.link,
+            &link,
             sub_seed(scenario.seed, SEED_LINK),
             GroundTruthConfig {
                 packet_log: false,
@@ -325,12 +348,19 @@ impl Simulation {
                     .map(Arc::new)
                     .map_err(|e| SimError::Invalid(format!("flow {i}: {e}")))
             };
-            server_cfg.transport_config(transport(probe_factory)?);
+            let upload = !flow.direction.is_download();
+            let probe_factory: SharedFactory = probe_factory;
+            let (server_cc, client_cc) = if upload {
+                (receiver_cc, probe_factory)
+            } else {
+                (probe_factory, receiver_cc)
+            };
+            server_cfg.transport_config(transport(server_cc)?);
             server_cfg.time_source(Arc::new(tls::FixedClock));
             let server_cfg = Arc::new(server_cfg);
 
             let mut client_cfg = ClientConfig::new(client_crypto.clone());
-            client_cfg.transport_config(transport(receiver_cc)?);
+            client_cfg.transport_config(transport(client_cc)?);
             client_cfg.token_store(Arc::new(NoneTokenStore));
             let dcid_gen = std::sync::Mutex::new(SeededCidGenerator::new(sub_seed(
                 flow_seed,
@@ -370,6 +400,7 @@ impl Simulation {
                 index,
                 start: flow.start,
                 workload: flow.workload.clone(),
+                upload,
                 transport: flow.transport.clone(),
                 client_addr,
                 server_addr,
@@ -381,8 +412,9 @@ impl Simulation {
                 server: None,
                 status: FlowStatus::Pending,
                 capped: false,
-                client_app: ClientApp::default(),
-                server_app: ServerApp::default(),
+                connected_at: None,
+                reader: Reader::default(),
+                writer: Writer::default(),
                 probe,
                 events_sink,
                 events: Vec::new(),
@@ -491,7 +523,7 @@ impl Simulation {
                 self.start_flow(i, at);
             }
         }
-        // 2. Deliveries: down (to clients), then up (to servers).
+        // 2. Deliveries: down (the data direction, to receivers), then up (to senders).
         for shaper in self.net.shapers.iter_mut().flatten() {
             while let Some(d) = shaper.poll_deliver(now) {
                 let flow = d.payload.flow as usize;
@@ -541,14 +573,16 @@ impl Simulation {
         }
     }
 
-    /// Hands a datagram that reached the client (`to_client`) or server to its endpoint.
-    fn deliver(&mut self, to_client: bool, packet: Packet, at: Instant) {
+    /// Hands a datagram that came out of the down (`to_receiver`) or up direction to its
+    /// endpoint.
+    fn deliver(&mut self, to_receiver: bool, packet: Packet, at: Instant) {
         let Some(f) = self.flows.get_mut(packet.flow as usize) else {
             return;
         };
         if f.status != FlowStatus::Running {
             return;
         }
+        let to_client = to_receiver != f.upload;
         let (ep, conn, remote) = if to_client {
             (&mut f.client_ep, &mut f.client, f.server_addr)
         } else {
@@ -580,7 +614,7 @@ impl Simulation {
                             if let Some(response) = e.response {
                                 let data = self.buf[..response.size].to_vec();
                                 let flow = f.index;
-                                self.send(!to_client, flow, data);
+                                self.send(!to_receiver, flow, data);
                             }
                         }
                     }
@@ -589,8 +623,8 @@ impl Simulation {
             Some(DatagramEvent::Response(transmit)) => {
                 let data = self.buf[..transmit.size].to_vec();
                 let flow = f.index;
-                // A response from the client endpoint goes up, from the server down.
-                self.send(!to_client, flow, data);
+                // A response from the receiver's endpoint goes up, from the sender's down.
+                self.send(!to_receiver, flow, data);
             }
             None => {}
         }
@@ -618,7 +652,7 @@ impl Simulation {
             && now >= f.start + duration
         {
             f.status = FlowStatus::Completed;
-            f.client_app.completed_at = Some(now);
+            f.reader.completed_at = Some(now);
             end_flow(f, now);
             return;
         }
@@ -642,39 +676,37 @@ impl Simulation {
                 }
             }
             if f.server.as_ref().is_some_and(|c| c.dirty) {
-                server_app(f);
-            }
-            let flow = f.index;
-            if let Some(c) = f.client.as_mut().filter(|c| c.dirty) {
-                c.dirty = false;
-                while let Some(data) = poll_datagram(&mut c.conn, at) {
-                    send_on(
-                        &mut self.net,
-                        &mut self.trace,
-                        self.options.datagram_trace,
-                        &mut f.drops,
-                        now,
-                        false,
-                        flow,
-                        data,
-                    );
+                server_app(f, now);
+                if f.status != FlowStatus::Running {
+                    return;
                 }
             }
-            if let Some(c) = f.server.as_mut().filter(|c| c.dirty) {
+            let flow = f.index;
+            // Client first, then server; the sender keeps its stream topped up.
+            for client in [true, false] {
+                let sender = client == f.upload;
+                let conn = if client { &mut f.client } else { &mut f.server };
+                let Some(c) = conn.as_mut().filter(|c| c.dirty) else {
+                    continue;
+                };
                 c.dirty = false;
                 loop {
-                    top_up(&mut f.server_app, &mut c.conn);
+                    if sender {
+                        top_up(&mut f.writer, &mut c.conn);
+                    }
                     let Some(data) = poll_datagram(&mut c.conn, at) else {
                         break;
                     };
-                    f.server_app.udp_sent += data.len() as u64;
+                    if sender {
+                        f.writer.udp_sent += data.len() as u64;
+                    }
                     send_on(
                         &mut self.net,
                         &mut self.trace,
                         self.options.datagram_trace,
                         &mut f.drops,
                         now,
-                        true,
+                        sender,
                         flow,
                         data,
                     );
@@ -714,7 +746,7 @@ impl Simulation {
                 smoothed_rtt_s: p.smoothed_rtt.map(|d| d.as_secs_f64()),
                 delivery_rate_bps,
                 queue_bytes,
-                delivered_bytes: f.client_app.received,
+                delivered_bytes: f.reader.received,
             });
         }
     }
@@ -734,7 +766,7 @@ impl Simulation {
             for e in f.events_sink.take() {
                 push_event(f, e);
             }
-            for (k, t) in f.client_app.mb_times.iter().enumerate() {
+            for (k, t) in f.reader.mb_times.iter().enumerate() {
                 chunks.push(ChunkRow {
                     flow: f.index,
                     mb: k as u64 + 1,
@@ -759,9 +791,9 @@ impl Simulation {
                 cc: f.transport.cc.clone(),
                 status: f.status.clone(),
                 capped: f.capped,
-                delivered_bytes: f.client_app.received,
-                connected_at: f.client_app.connected_at,
-                completed_at: f.client_app.completed_at,
+                delivered_bytes: f.reader.received,
+                connected_at: f.connected_at,
+                completed_at: f.reader.completed_at,
                 ended_at: f.ended_at.unwrap_or(end),
                 stats: f.final_stats,
                 first_rtt: probe.first_rtt,
@@ -870,79 +902,159 @@ fn service_connection(c: &mut Conn, ep: &mut Endpoint, at: Instant) -> bool {
 /// Ends a flow: keeps the sender's stats and drops both connections (their remaining
 /// packets in the link are discarded on arrival).
 fn end_flow(f: &mut FlowRt, now: Duration) {
-    f.final_stats = f.server.as_ref().map(|c| c.conn.stats());
+    let sender = if f.upload { &f.client } else { &f.server };
+    f.final_stats = sender.as_ref().map(|c| c.conn.stats());
     f.final_probe = Some(read_probe(&f.probe));
     f.ended_at = Some(now);
     f.client = None;
     f.server = None;
 }
 
+/// The client: connects, opens the stream and either asks for a download (an 8-byte
+/// request) or starts its upload; on a download, reads.
 fn client_app(f: &mut FlowRt, now: Duration) {
     let Some(c) = f.client.as_mut() else { return };
-    let app = &mut f.client_app;
     while let Some(event) = c.conn.poll() {
         match event {
             Event::Connected => {
-                app.connected_at = Some(now);
-                if f.transport.window_update == WindowUpdate::Quicly {
+                f.connected_at = Some(now);
+                if !f.upload && f.transport.window_update == WindowUpdate::Quicly {
                     // Park the window before any stream data is read.
-                    quicly_window_update(&mut c.conn, app, f.transport.receive_window);
+                    quicly_window_update(&mut c.conn, &mut f.reader, f.transport.receive_window);
                 }
                 if let Some(id) = c.conn.streams().open(Dir::Bi) {
-                    let request = f.workload.requested_bytes().to_be_bytes();
-                    let mut stream = c.conn.send_stream(id);
-                    // 8 bytes always fit in the initial stream credit (quinn's peers grant
-                    // far more), so one write takes all of it.
-                    let _ = stream.write(&request);
-                    let _ = stream.finish();
-                    app.stream = Some(id);
+                    if f.upload {
+                        f.writer.stream = Some(id);
+                        f.writer.to_send = Some(f.workload.requested_bytes());
+                    } else {
+                        let request = f.workload.requested_bytes().to_be_bytes();
+                        let mut stream = c.conn.send_stream(id);
+                        // 8 bytes always fit in the initial stream credit (quinn's peers
+                        // grant far more), so one write takes all of it.
+                        let _ = stream.write(&request);
+                        let _ = stream.finish();
+                        f.reader.stream = Some(id);
+                    }
                 }
                 if let Ok(exported) = export_key(&c.conn) {
                     f.exporter = Some(exported);
                 }
             }
-            Event::ConnectionLost { reason } if app.completed_at.is_none() => {
+            Event::ConnectionLost { reason } if f.reader.completed_at.is_none() => {
                 f.status = FlowStatus::Failed(format!("connection lost: {reason}"));
             }
             _ => {}
         }
     }
-    if let Some(id) = app.stream {
-        let mut recv = c.conn.recv_stream(id);
-        if let Ok(mut chunks) = recv.read(false) {
-            let mut finished = false;
-            loop {
-                match chunks.next(usize::MAX) {
-                    Ok(Some(chunk)) => {
-                        app.read_total += chunk.bytes.len() as u64;
-                        app.received = app.in_order.insert(chunk.offset, chunk.bytes.len() as u64);
-                    }
-                    Ok(None) => {
-                        finished = true;
-                        break;
-                    }
-                    Err(quinn_proto::ReadError::Blocked) => break,
-                    Err(e) => {
-                        f.status = FlowStatus::Failed(format!("read: {e}"));
-                        break;
-                    }
-                }
-            }
-            let _ = chunks.finalize();
-            while app.received >= (app.mb_times.len() as u64 + 1) * MB {
-                app.mb_times.push(now);
-            }
-            if finished && app.completed_at.is_none() {
-                app.completed_at = Some(now);
-                f.status = FlowStatus::Completed;
-            }
-        }
-        if f.transport.window_update == WindowUpdate::Quicly {
-            quicly_window_update(&mut c.conn, app, f.transport.receive_window);
-        }
+    if !f.upload {
+        read_data(&mut c.conn, &mut f.reader, &mut f.status, &f.transport, now);
     }
     if f.status != FlowStatus::Running {
         end_flow(f, now);
+    }
+}
+
+/// The server: accepts the stream; on a download, reads the request (the writer then
+/// sends); on an upload, reads the data.
+fn server_app(f: &mut FlowRt, now: Duration) {
+    let Some(c) = f.server.as_mut() else { return };
+    while let Some(event) = c.conn.poll() {
+        match event {
+            Event::Connected if f.upload && f.transport.window_update == WindowUpdate::Quicly => {
+                quicly_window_update(&mut c.conn, &mut f.reader, f.transport.receive_window);
+            }
+            Event::Stream(StreamEvent::Opened { dir: Dir::Bi })
+                if (if f.upload {
+                    f.reader.stream
+                } else {
+                    f.writer.stream
+                })
+                .is_none() =>
+            {
+                let id = c.conn.streams().accept(Dir::Bi);
+                if f.upload {
+                    f.reader.stream = id;
+                } else {
+                    f.writer.stream = id;
+                }
+            }
+            Event::ConnectionLost { reason } if f.upload && f.reader.completed_at.is_none() => {
+                f.status = FlowStatus::Failed(format!("connection lost: {reason}"));
+            }
+            // On a download the client decides the flow's outcome; a server-side error
+            // shows there.
+            _ => {}
+        }
+    }
+    if f.upload {
+        read_data(&mut c.conn, &mut f.reader, &mut f.status, &f.transport, now);
+        if f.status != FlowStatus::Running {
+            end_flow(f, now);
+        }
+        return;
+    }
+    let app = &mut f.writer;
+    if let (Some(id), None) = (app.stream, app.to_send) {
+        let mut recv = c.conn.recv_stream(id);
+        if let Ok(mut chunks) = recv.read(true) {
+            loop {
+                match chunks.next(usize::MAX) {
+                    Ok(Some(chunk)) => app.request.extend_from_slice(&chunk.bytes),
+                    Ok(None) => {
+                        if let Ok(size) = <[u8; 8]>::try_from(app.request.as_slice()) {
+                            app.to_send = Some(u64::from_be_bytes(size));
+                        }
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            let _ = chunks.finalize();
+        }
+    }
+}
+
+/// Reads everything that arrived on the data stream, tracks the in-order prefix and the
+/// per-MB times, and completes the flow at the FIN.
+fn read_data(
+    conn: &mut Connection,
+    app: &mut Reader,
+    status: &mut FlowStatus,
+    transport: &TransportSpec,
+    now: Duration,
+) {
+    let Some(id) = app.stream else { return };
+    let mut recv = conn.recv_stream(id);
+    if let Ok(mut chunks) = recv.read(false) {
+        let mut finished = false;
+        loop {
+            match chunks.next(usize::MAX) {
+                Ok(Some(chunk)) => {
+                    app.read_total += chunk.bytes.len() as u64;
+                    app.received = app.in_order.insert(chunk.offset, chunk.bytes.len() as u64);
+                }
+                Ok(None) => {
+                    finished = true;
+                    break;
+                }
+                Err(quinn_proto::ReadError::Blocked) => break,
+                Err(e) => {
+                    *status = FlowStatus::Failed(format!("read: {e}"));
+                    break;
+                }
+            }
+        }
+        let _ = chunks.finalize();
+        while app.received >= (app.mb_times.len() as u64 + 1) * MB {
+            app.mb_times.push(now);
+        }
+        if finished && app.completed_at.is_none() {
+            app.completed_at = Some(now);
+            *status = FlowStatus::Completed;
+        }
+    }
+    if transport.window_update == WindowUpdate::Quicly {
+        quicly_window_update(conn, app, transport.receive_window);
     }
 }
 
@@ -955,7 +1067,7 @@ fn client_app(f: &mut FlowRt, now: Duration) {
 /// it sends one when the unannounced credit reaches window / 8.)
 const QUICLY_PARKED_WINDOW: u64 = 8;
 
-fn quicly_window_update(conn: &mut Connection, app: &mut ClientApp, window: u64) {
+fn quicly_window_update(conn: &mut Connection, app: &mut Reader, window: u64) {
     let credit = match app.quicly_credit {
         Some(c) => c,
         None => {
@@ -986,42 +1098,8 @@ fn export_key(conn: &Connection) -> Result<[u8; 32], ()> {
     Ok(out)
 }
 
-fn server_app(f: &mut FlowRt) {
-    let Some(c) = f.server.as_mut() else { return };
-    let app = &mut f.server_app;
-    while let Some(event) = c.conn.poll() {
-        match event {
-            Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) if app.stream.is_none() => {
-                app.stream = c.conn.streams().accept(Dir::Bi);
-            }
-            Event::ConnectionLost { .. } => {
-                // The client decides the flow's outcome; a server-side error shows there.
-            }
-            _ => {}
-        }
-    }
-    if let (Some(id), None) = (app.stream, app.to_send) {
-        let mut recv = c.conn.recv_stream(id);
-        if let Ok(mut chunks) = recv.read(true) {
-            loop {
-                match chunks.next(usize::MAX) {
-                    Ok(Some(chunk)) => app.request.extend_from_slice(&chunk.bytes),
-                    Ok(None) => {
-                        if let Ok(size) = <[u8; 8]>::try_from(app.request.as_slice()) {
-                            app.to_send = Some(u64::from_be_bytes(size));
-                        }
-                        break;
-                    }
-                    Err(_) => break,
-                }
-            }
-            let _ = chunks.finalize();
-        }
-    }
-}
-
 /// Keeps between [`SEND_AHEAD_MIN`] and [`SEND_AHEAD_MAX`] bytes written but unsent.
-fn top_up(app: &mut ServerApp, conn: &mut Connection) {
+fn top_up(app: &mut Writer, conn: &mut Connection) {
     let (Some(id), Some(total)) = (app.stream, app.to_send) else {
         return;
     };

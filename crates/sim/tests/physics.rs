@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 use satquic_link::{DirectionSpec, LinkSpec, QueueLimit};
-use satquic_run::{FlowSpec, MB, RunRecord, Scenario, TransportSpec, Workload};
+use satquic_run::{DataDirection, FlowSpec, MB, RunRecord, Scenario, TransportSpec, Workload};
 use satquic_sim::run;
 
 const RATE_BPS: u64 = 20_000_000;
@@ -34,6 +34,7 @@ fn timed(link: LinkSpec, cc: &str, seconds: u64, cap: Duration) -> Scenario {
             workload: Workload::Timed {
                 duration: Duration::from_secs(seconds),
             },
+            direction: DataDirection::Download,
         }],
         seed: 1,
         time_cap: cap,
@@ -185,6 +186,7 @@ fn several_flows_share_the_bottleneck() {
         start: Duration::from_secs(10),
         transport: TransportSpec::with_cc("cubic"),
         workload: Workload::Download { bytes: 10 * MB },
+        direction: DataDirection::Download,
     });
     let record = run(&scenario).unwrap();
     let flows = &record.summary.flows;

@@ -1,0 +1,68 @@
+//! The `satellite` profile: one name for the combination satquic measures best on
+//! long-RTT paths, and one call for quinn users.
+//!
+//! | part | value | why |
+//! |---|---|---|
+//! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | x3 keeps SEARCH's exits at the chokepoint on geo-viasat and sat-50-10 (BENCHMARKS.md); picoquic's RTT-scaled 7x overshoots past SEARCH's look-back and exits late |
+//! | ACK frequency | an ACK every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 % |
+//! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
+//!
+//! Everything stays available piece by piece (`cubic+search+growth:x=3`, `--ack-freq 16:25ms`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use quinn_proto::{AckFrequencyConfig, TransportConfig, VarInt};
+
+use crate::CongestionConfig;
+
+/// The profile's name, accepted wherever a congestion-control spec is.
+pub const SATELLITE: &str = "satellite";
+
+/// The profile's congestion control as a spec string.
+pub const SATELLITE_CC: &str = "cubic+search+growth:x=3";
+
+/// The receiver ACKs at least every this many ack-eliciting packets.
+pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
+
+/// ... and at most this long after the first unacknowledged one (RFC 9000's default
+/// max_ack_delay).
+pub const SATELLITE_MAX_ACK_DELAY: Duration = Duration::from_millis(25);
+
+/// True if `spec` names the satellite profile.
+pub fn is_satellite(spec: &str) -> bool {
+    spec.trim().eq_ignore_ascii_case(SATELLITE)
+}
+
+/// The profile's congestion controller.
+pub fn satellite_cc() -> CongestionConfig {
+    SATELLITE_CC.parse().expect("the profile's spec parses")
+}
+
+/// Applies the whole profile to a quinn transport configuration: controller, ACK
+/// frequency and path MTU discovery. Windows and timeouts are left to the caller.
+pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig {
+    let mut ack = AckFrequencyConfig::default();
+    ack.ack_eliciting_threshold(VarInt::from_u32(SATELLITE_PACKETS_PER_ACK - 1))
+        .max_ack_delay(Some(SATELLITE_MAX_ACK_DELAY));
+    transport
+        .congestion_controller_factory(Arc::new(satellite_cc()))
+        .ack_frequency_config(Some(ack))
+        .mtu_discovery_config(Some(Default::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_name_parses_to_its_controller() {
+        let by_name: CongestionConfig = "Satellite".parse().unwrap();
+        assert_eq!(by_name.to_string(), satellite_cc().to_string());
+        assert_eq!(satellite_cc().to_string(), "cubic+search:draft+growth:x=3");
+        assert_eq!(
+            satellite_cc().growth_config(),
+            crate::StartupGrowth::Factor(3.0)
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! picoquic's satellite scenarios in the simulator: uploads, the ACK load on a thin return
+//! link with and without ACK frequency, and start-up growth.
+
+use std::time::Duration;
+
+use satquic_link::presets;
+use satquic_run::scenario::AckFrequencySpec;
+use satquic_run::{DataDirection, MB, RunRecord, Scenario, TransportSpec};
+use satquic_sim::run;
+
+fn upload(link: &str, transport: TransportSpec, bytes: u64) -> RunRecord {
+    let mut scenario = Scenario::download(presets::lookup(link).unwrap(), transport, bytes, 1)
+        .with_time_cap(Duration::from_secs(30));
+    scenario.flows[0].direction = DataDirection::Upload;
+    run(&scenario).unwrap()
+}
+
+/// Share of the return link's capacity the run used, over the flow's lifetime.
+fn return_link_share(record: &RunRecord, return_bps: u64) -> f64 {
+    let f = &record.summary.flows[0];
+    let t = f.completion_time_s.expect("completed");
+    record.summary.link.up_delivered_bytes as f64 * 8.0 / t / return_bps as f64
+}
+
+#[test]
+fn an_upload_is_sent_by_the_client_and_timed_to_the_servers_last_byte() {
+    let record = upload("sat-250-3", TransportSpec::with_cc("cubic"), 5 * MB);
+    let f = &record.summary.flows[0];
+    assert_eq!(f.status, "completed", "{:?}", f.error);
+    assert_eq!(f.delivered_bytes, 5 * MB);
+    // The data went through the 250 Mbit/s direction (the record's `down` is the data
+    // direction): 5 MB plus headers, and the 3 Mbit/s direction carried only ACKs.
+    assert!(record.summary.link.delivered_bytes > 5 * MB);
+    assert!(record.summary.link.up_delivered_bytes < MB / 2);
+    // The client may send right after its handshake: one RTT, then at least 5 RTTs of
+    // doubling from 10 packets, then one way.
+    let t = f.completion_time_s.unwrap();
+    let handshake = f.handshake_time_s.unwrap();
+    assert!((0.6..0.7).contains(&handshake), "{handshake}");
+    assert!(t > handshake + 0.3 && t < 8.0, "{t}");
+    // A download of the same size on the same link takes about one RTT longer (the
+    // request crosses first), and its data crosses the 3 Mbit/s direction.
+    let down = run(&Scenario::download(
+        presets::lookup("sat-250-3").unwrap(),
+        TransportSpec::with_cc("cubic"),
+        MB,
+        1,
+    )
+    .with_time_cap(Duration::from_secs(30)))
+    .unwrap();
+    let slow = down.summary.flows[0].completion_time_s.unwrap();
+    assert!(
+        slow > 3.0,
+        "1 MB over 3 Mbit/s takes more than 2.7 s, got {slow}"
+    );
+}
+
+#[test]
+fn ack_frequency_keeps_acks_under_a_quarter_of_a_3_mbit_return_link() {
+    let bytes = 100 * MB;
+    let plain = upload("sat-250-3", TransportSpec::with_cc("cubic"), bytes);
+    let thinned = upload(
+        "sat-250-3",
+        TransportSpec {
+            ack_frequency: AckFrequencySpec::parse("16:25ms").unwrap(),
+            ..TransportSpec::with_cc("cubic")
+        },
+        bytes,
+    );
+    let (p, t) = (&plain.summary.flows[0], &thinned.summary.flows[0]);
+    assert_eq!(t.status, "completed");
+    let share_plain = return_link_share(&plain, 3_000_000);
+    let share_thinned = return_link_share(&thinned, 3_000_000);
+    assert!(share_plain > 0.4, "every-2nd-packet ACKs: {share_plain}");
+    assert!(share_thinned <= 0.25, "ACK frequency 16: {share_thinned}");
+    assert!(t.ack_frames_received * 4 < p.ack_frames_received);
+    // Loss detection still behaves: no loss on a lossless link, so none declared.
+    assert_eq!(t.packets_lost, 0);
+}
+
+#[test]
+fn the_periodic_loss_pattern_is_recovered_with_ack_frequency() {
+    let record = upload(
+        "sat-20-2:loss=64",
+        TransportSpec {
+            ack_frequency: AckFrequencySpec::parse("16:25ms").unwrap(),
+            ..TransportSpec::with_cc("bbr")
+        },
+        2 * MB,
+    );
+    let f = &record.summary.flows[0];
+    assert_eq!(f.status, "completed", "{:?}", f.error);
+    assert_eq!(f.delivered_bytes, 2 * MB);
+    // 1 in 64 of the data packets is lost on the way and retransmitted.
+    let drops = record.summary.link.drops["random_loss"];
+    let sent = f.packets_sent;
+    assert!(
+        drops >= sent / 64 - 1 && drops <= sent / 64 + 1,
+        "{drops} of {sent}"
+    );
+    assert!(f.packets_lost >= drops);
+}
+
+#[test]
+fn faster_start_up_growth_fills_the_pipe_sooner_and_search_still_exits() {
+    let time_to = |cc: &str| {
+        let r = upload("sat-50-10", TransportSpec::with_cc(cc), 60 * MB);
+        let f = r.summary.flows[0].clone();
+        (r.time_to_mb(0, 20).unwrap(), f)
+    };
+    let (doubling, _) = time_to("cubic+search");
+    let (triple, f) = time_to("cubic+search+growth:x=3");
+    assert!(
+        triple < doubling - 0.5,
+        "20 MB: x3 {triple} s, doubling {doubling} s"
+    );
+    let exit = f.slow_start_exit.expect("SEARCH exits");
+    assert_eq!(format!("{:?}", exit.reason), "Search");
+    assert_eq!(f.exit_class, "chokepoint");
+    assert_eq!(f.packets_lost, 0);
+}
+
+#[test]
+fn mixing_uploads_and_downloads_in_one_run_is_refused() {
+    let mut scenario = Scenario::download(
+        presets::lookup("sat-10-2").unwrap(),
+        TransportSpec::default(),
+        MB,
+        1,
+    );
+    let mut second = scenario.flows[0].clone();
+    second.direction = DataDirection::Upload;
+    scenario.flows.push(second);
+    let e = run(&scenario).unwrap_err().to_string();
+    assert!(e.contains("mix uploads and downloads"), "{e}");
+}
