@@ -7,11 +7,11 @@ use std::time::Duration;
 
 mod cubic;
 mod hybla;
-mod new_reno;
+mod newreno;
 
 pub use cubic::{Cubic, CubicConfig};
 pub use hybla::HyblaAvoidance;
-pub use new_reno::NewRenoAvoidance;
+pub use newreno::NewRenoAvoidance;
 
 /// What congestion avoidance sees on one acknowledged packet.
 #[derive(Debug, Clone, Copy)]
