@@ -141,6 +141,29 @@
 //!   the retreat protects others);
 //! * a saved time later than the check's `now` (a clock stepped back) counts as expired.
 //!
+//! # Spec options
+//!
+//! Careful Resume is the spec suffix `+cr[:OPTION,...]` ([`crate::spec`]); without it the
+//! defaults apply. Each option sets a [`CarefulResumeConfig`] field; `F` is a number, `N` a
+//! whole number.
+//!
+//! | option | meaning | default | source |
+//! |---|---|---|---|
+//! | `off` | [`CarefulResumeConfig::enabled`] off: saved parameters are ignored (observing goes on) | on | |
+//! | `min-rtt=F` (0 to 1) | [`CarefulResumeConfig::min_rtt_factor`]: no jump if the minimum RTT is at most `saved_rtt x F` | 0.5 ([`MIN_RTT_FACTOR`]) | Sec. 3.2, 4.2.1 |
+//! | `max-rtt=F` (1 to 10^6) | [`CarefulResumeConfig::max_rtt_factor`]: no jump if the minimum RTT is more than `saved_rtt x F` | 10 ([`MAX_RTT_FACTOR`]) | Sec. 4.2.1 |
+//! | `jump=F` (0 to 0.5) | [`CarefulResumeConfig::jump_fraction`](field@CarefulResumeConfig::jump_fraction): `jump_cwnd = saved_cwnd x F` | 0.5 ([`JUMP_FRACTION`]) | Sec. 3.3 |
+//! | `max-jump=BYTES` | [`CarefulResumeConfig::max_jump`]: a cap on `jump_cwnd` | none | Sec. 4.3.2 |
+//! | `burst=BYTES` | [`CarefulResumeConfig::max_burst`]: the largest burst of unvalidated data | the IW | Sec. 4.3.2 |
+//! | `unpaced` | [`CarefulResumeConfig::pace_unvalidated`] off: the jump is not released at `jump_cwnd / RTT` | paced | Sec. 3.3 (see *Pacing* above) |
+//! | `pacer-gain=F` (1 to 100), `no-pacer` | [`CarefulResumeConfig::platform_pacer_gain`]: the gain of the pacer below the controller; `no-pacer`: none | 1.25 ([`QUINN_PACER_GAIN`]) | quinn-proto 0.11's pacer (RFC 9002 Sec. 7.7's N) |
+//! | `retreat=F` (0 to 0.5) | [`CarefulResumeConfig::retreat_fraction`](field@CarefulResumeConfig::retreat_fraction): `CWND = PipeSize x F` on entering Safe Retreat | 0.5 ([`RETREAT_FRACTION`]) | Sec. 3.5 |
+//! | `beta=F` (0.5 to 1) | [`CarefulResumeConfig::beta`](field@CarefulResumeConfig::beta): `ssthresh <= PipeSize x F` on leaving Safe Retreat | 0.5 ([`BETA`]) | Sec. 2.4, 3.5 |
+//! | `min-observe=N` | [`CarefulResumeConfig::min_observe_iw`]: no observation below N initial windows (0: always) | 4 ([`MIN_OBSERVE_IW`]) | Sec. 3.1 |
+//! | `lifetime=S` | [`CarefulResumeConfig::lifetime`]: the Lifetime of an observation, seconds | 3600 s ([`DEFAULT_LIFETIME`]) | Sec. 4.3.1 (no number given) |
+//! | `keep-on-delay-exit` | [`CarefulResumeConfig::delay_exit_stops_resume`] off: a delay-based slow-start exit in Reconnaissance does not end Careful Resume | ends it | Sec. 4.2.1 (left open) |
+//! | `jump-on-confirm` | [`CarefulResumeConfig::defer_jump`] off: jump as soon as the path is confirmed, not when the window is full | defer | Sec. 3.2 ("MAY be deferred") |
+//!
 //! [`Controller::observe`]: crate::Controller::observe
 //! [`Controller::pacing`]: crate::Controller::pacing
 //! [`Controller::window`]: crate::Controller::window

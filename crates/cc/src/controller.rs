@@ -2,7 +2,7 @@
 //! slow start and an [`Avoidance`] afterwards.
 //!
 //! It is independent of quinn (times are `Duration` offsets from an origin) so synthetic
-//! ACK timelines can drive it directly; [`crate::quinn`] adapts it to quinn-proto.
+//! ACK timelines can drive it directly; [`crate::QuinnController`] adapts it to quinn-proto.
 //!
 //! Recovery follows RFC 9002 Sec. 7.3.2: a congestion event for a packet sent after the
 //! current recovery period started begins a new period and reduces the window once;

@@ -26,7 +26,9 @@
 //! // ... run the connection, then inspect log.events()
 //! ```
 //!
-//! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`].
+//! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`]; each algorithm's
+//! options, with their defaults and sources, in its module under [`avoidance`],
+//! [`slow_start`] and [`careful_resume`].
 //!
 //! The crate does no I/O and reads no clock: every time is handed in. Events
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.

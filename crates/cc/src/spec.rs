@@ -6,13 +6,18 @@
 //! | part | values |
 //! |---|---|
 //! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr` |
-//! | slow start | `classic` (alias `ss`), `hystart++` (alias `hspp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
-//! | `search` options | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=latest`, `smoothed` or `min` |
-//! | `hystart++` options | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
-//! | `hystart` options | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
-//! | `hybla` options | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`) |
+//! | slow start | `classic` (alias `ss`), `hystart++` (aliases `hspp`, `hystartpp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
+//! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=latest`, `lookback=smoothed` or `lookback=min` |
+//! | `hystart++` options ([`hystart_plus_plus`](crate::slow_start::hystart_plus_plus)) | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
+//! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
+//! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm` |
+//!
+//! This module is the grammar. What each option means, its default and its source are
+//! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`],
+//! [`crate::slow_start`], [`crate::growth`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
+//! allowed), `F` a number, `N` a whole number.
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
 //! ([`CongestionConfig::resume`]); `+cr:...` tunes it and `+cr:off` turns it off. The

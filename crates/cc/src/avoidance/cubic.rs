@@ -19,6 +19,19 @@
 //! The stage starts (`t_epoch`) at the first acknowledgement processed in congestion
 //! avoidance, i.e. after recovery ends, as in Linux and quinn; the RFC's "beginning of the
 //! current congestion avoidance stage".
+//!
+//! # Options
+//!
+//! The spec name is `cubic`; it takes no options. The slow start is the part after `+`
+//! (`classic` when none is given; see [`crate::spec`]). The constants are [`CubicConfig`]
+//! fields, set with [`crate::AvoidanceConfig::Cubic`]:
+//!
+//! | field | meaning | default | source |
+//! |---|---|---|---|
+//! | [`CubicConfig::c`] | `C`: how fast the window grows away from `W_max`, segments / s^3 | 0.4 | RFC 9438 Sec. 4.1.1, 5.1 |
+//! | [`CubicConfig::beta`] | `beta_cubic`: `ssthresh = cwnd x beta` on a congestion event; also sets `alpha_cubic` | 0.7 | RFC 9438 Sec. 4.6 |
+//! | [`CubicConfig::fast_convergence`] | a congestion event below the previous `W_max` lowers `W_max` to `cwnd (1 + beta) / 2` | on | RFC 9438 Sec. 4.7 |
+//! | [`CubicConfig::reno_friendly`] | the window follows `W_est` while `W_cubic(t) < W_est` | on | RFC 9438 Sec. 4.3 |
 
 use std::time::Duration;
 

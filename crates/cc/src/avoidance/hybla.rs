@@ -2,6 +2,24 @@
 //! segment grows the window by `rho^2 / cwnd` segments, `rho = max(RTT / RTT0, 1)`, so a
 //! long-RTT flow gains `rho^2` segments per RTT, i.e. as much per unit of time as a
 //! reference flow with RTT `RTT0`. The decrease is Reno's halving.
+//!
+//! # Options
+//!
+//! The spec name is `hybla`; without a `+SLOWSTART` it brings Hybla's own slow start
+//! ([`crate::slow_start::hybla`]) with the same `RTT0`, otherwise the slow start named.
+//!
+//! | option | meaning | default | source |
+//! |---|---|---|---|
+//! | `rtt0=MS` (`hybla:rtt0=MS`) | [`HyblaAvoidance::rtt0`]: the reference RTT `RTT0`, milliseconds | 25 ms ([`HYBLA_RTT0`](crate::slow_start::HYBLA_RTT0)) | Caini & Firrincieli 2004; Linux `tcp_hybla.c` `rtt0` |
+//!
+//! `hybla:rtt0=MS` sets the slow start's `RTT0` only when no slow start is named:
+//! `hybla:rtt0=50+hybla` gives the avoidance 50 ms and the slow start its default 25 ms
+//! (write `hybla:rtt0=50+hybla:rtt0=50`). The decrease factor is a field, for a
+//! [`crate::Controller`] built by hand; [`crate::CongestionConfig`] uses 0.5:
+//!
+//! | field | meaning | default | source |
+//! |---|---|---|---|
+//! | [`HyblaAvoidance::loss_reduction_factor`] | `ssthresh = cwnd x factor` on a congestion event | 0.5 | Reno's halving, as Linux `tcp_hybla.c` (`tcp_reno_ssthresh`) |
 
 use std::time::Duration;
 

@@ -1,17 +1,28 @@
 //! Congestion avoidance: how the window grows after slow start and how it shrinks on a
 //! congestion event. Any avoidance composes with any slow start in [`crate::Controller`];
 //! there is one CUBIC, not one per slow start.
+//!
+//! One module per algorithm, named as in spec strings ([`crate::spec`]); each documents its
+//! options and constants with their defaults and sources.
+//!
+//! | spec name | module | algorithm |
+//! |---|---|---|
+//! | `newreno` (alias `reno`) | [`newreno`] | NewReno as in RFC 9002 |
+//! | `cubic` | [`cubic`] | CUBIC, RFC 9438 |
+//! | `hybla` | [`hybla`] | Hybla (Caini & Firrincieli 2004) |
+//!
+//! `bbr` is quinn-proto's own controller, not an [`Avoidance`] ([`crate::AvoidanceConfig::Bbr`]).
 
 use std::fmt;
 use std::time::Duration;
 
-mod cubic;
-mod hybla;
-mod new_reno;
+pub mod cubic;
+pub mod hybla;
+pub mod newreno;
 
 pub use cubic::{Cubic, CubicConfig};
 pub use hybla::HyblaAvoidance;
-pub use new_reno::NewRenoAvoidance;
+pub use newreno::NewRenoAvoidance;
 
 /// What congestion avoidance sees on one acknowledged packet.
 #[derive(Debug, Clone, Copy)]

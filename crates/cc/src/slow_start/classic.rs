@@ -1,6 +1,11 @@
 //! Classic slow start: RFC 2001 Sec. 2.1 / RFC 5681 Sec. 3.1 with byte counting
 //! (RFC 3465): the window grows by the bytes acknowledged and slow start ends only on
 //! loss (or when the window reaches `ssthresh`). The baseline of seeds 000/001.
+//!
+//! # Options
+//!
+//! The spec name is `classic` (alias `ss`); it takes no options. It is the slow start of
+//! `newreno` and `cubic` when none is named ([`crate::spec`]).
 
 use super::{AckSample, SlowStart, SsDecision};
 use crate::event::Emitter;

@@ -7,6 +7,18 @@
 //! `2^rho - 1` segments (byte-counted: `(2^rho - 1) * bytes`). On GEO (`rho` = 24) this
 //! opens the window almost at once; Hybla relies on pacing to spread the burst, which
 //! quinn's pacer provides. The increase saturates rather than overflows.
+//!
+//! # Options
+//!
+//! | option | meaning | default | source |
+//! |---|---|---|---|
+//! | `rtt0=MS` (`+hybla:rtt0=MS`) | the reference RTT `RTT0` ([`SlowStartConfig::Hybla`]), milliseconds | 25 ms ([`HYBLA_RTT0`]) | Caini & Firrincieli 2004; Linux `tcp_hybla.c` `rtt0` |
+//!
+//! `hybla` with no slow start named runs this one with the avoidance's `RTT0`
+//! (`hybla:rtt0=MS`); a slow start named `+hybla` has its own, 25 ms unless given
+//! ([`crate::avoidance::hybla`]).
+//!
+//! [`SlowStartConfig::Hybla`]: super::SlowStartConfig::Hybla
 
 use std::time::Duration;
 

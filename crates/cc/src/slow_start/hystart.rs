@@ -32,6 +32,26 @@
 //! the window at the low window and ends at the controller's next boundary (Linux starts a
 //! full round there); and ACKs handled in the same batch as the one that ended the round
 //! still count in the old round (the controller learns of the boundary after the batch).
+//!
+//! # Options
+//!
+//! Spec `hystart[:OPTION,...]`; each option sets a [`LinuxHyStartConfig`] field whose
+//! default is the Linux value. Sources are Linux `net/ipv4/tcp_cubic.c` (5.7 and later).
+//!
+//! | option | meaning | default | source |
+//! |---|---|---|---|
+//! | `ack-train`, `delay` | [`LinuxHyStartConfig::detect`]: run only that detector (both or neither written: both) | both | `hystart_detect` = 3 |
+//! | `low-window=N` | [`LinuxHyStartConfig::low_window_segments`]: HyStart runs once the window is at least N segments | 16 | `hystart_low_window` |
+//! | `ack-delta=MS` | [`LinuxHyStartConfig::ack_delta`]: largest spacing of two ACKs of one train | 2 ms | `hystart_ack_delta_us` = 2000 |
+//! | `ack-delay=MS` | [`LinuxHyStartConfig::ack_delay`]: cushion added to `delay_min` in the ACK-train threshold | 1 ms | `hystart_ack_delay()`, at most 1 ms |
+//! | `unpaced` | [`LinuxHyStartConfig::paced`] off: the ACK-train threshold is halved | paced | `sk_pacing_status == SK_PACING_NONE` |
+//! | `min-samples=N` | [`LinuxHyStartConfig::min_samples`]: RTT samples a round counts before the delay check | 8 | `HYSTART_MIN_SAMPLES` |
+//! | `min-thresh=MS` | [`LinuxHyStartConfig::delay_thresh_min`]: lower bound of the delay threshold | 4 ms | `HYSTART_DELAY_MIN` |
+//! | `max-thresh=MS` | [`LinuxHyStartConfig::delay_thresh_max`]: upper bound of the delay threshold | 16 ms | `HYSTART_DELAY_MAX` |
+//! | `divisor=N` (N >= 1) | [`LinuxHyStartConfig::delay_divisor`]: the delay threshold is `delay_min / N` before clamping | 8 | `HYSTART_DELAY_THRESH(delay_min >> 3)` |
+//!
+//! `MS` is milliseconds (fractions allowed, 0 to 3 600 000). `hystart` is not `hystart++`
+//! ([`super::hystart_plus_plus`]): neither takes the other's options.
 
 use std::time::Duration;
 

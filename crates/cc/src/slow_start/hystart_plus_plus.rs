@@ -6,6 +6,25 @@
 //! (a round ends when a packet sent at or after the round's start is acknowledged).
 //! Per the RFC's recommendation it is used for the initial slow start only; later slow
 //! starts (after a loss) are classic and bounded by `ssthresh`.
+//!
+//! # Options
+//!
+//! Spec `hystart++[:OPTION,...]` (aliases `hspp`, `hystartpp`); each option sets a
+//! [`HyStartConfig`] field whose default is the RFC's recommended value. All are RFC 9406
+//! Sec. 4.3 constants.
+//!
+//! | option | meaning | default |
+//! |---|---|---|
+//! | `n-rtt-sample=N` | [`HyStartConfig::n_rtt_sample`], `N_RTT_SAMPLE`: RTT samples a round takes before the RTT checks | 8 |
+//! | `min-thresh=MS` | [`HyStartConfig::min_rtt_thresh`], `MIN_RTT_THRESH`: lower bound of `RttThresh` | 4 ms |
+//! | `max-thresh=MS` | [`HyStartConfig::max_rtt_thresh`], `MAX_RTT_THRESH`: upper bound of `RttThresh` | 16 ms |
+//! | `divisor=N` (N >= 1) | [`HyStartConfig::min_rtt_divisor`], `MIN_RTT_DIVISOR`: `RttThresh = lastRoundMinRTT / N` before clamping | 8 |
+//! | `css-divisor=N` (N >= 1) | [`HyStartConfig::css_growth_divisor`], `CSS_GROWTH_DIVISOR`: CSS grows at 1/N of slow start's rate | 4 |
+//! | `css-rounds=N` | [`HyStartConfig::css_rounds`], `CSS_ROUNDS`: CSS rounds before congestion avoidance | 5 |
+//! | `ack-limit=N` (N >= 1) | [`HyStartConfig::ack_growth_limit_segments`], `L`: per-ACK growth cap in segments | none: the RFC's infinity for a paced sender (8 unpaced); quinn paces |
+//!
+//! `MS` is milliseconds (fractions allowed, 0 to 3 600 000). `hystart++` is not `hystart`
+//! ([`super::hystart`]): neither takes the other's options.
 
 use std::time::Duration;
 

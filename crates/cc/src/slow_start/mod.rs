@@ -5,16 +5,27 @@
 //! ends without a loss. The controller ([`crate::Controller`]) owns the window, recovery
 //! and congestion avoidance; the slow start only advises. This is the modular design of
 //! seed 000 Sec. 4.3 (quicly's pluggable slow start) and of neqo's `classic_cc.rs`.
+//!
+//! One module per algorithm, named as in spec strings ([`crate::spec`]); each documents its
+//! options with their defaults and sources.
+//!
+//! | spec name | module | algorithm |
+//! |---|---|---|
+//! | `classic` (alias `ss`) | [`classic`] | RFC 5681 slow start, exit on loss only |
+//! | `hystart++` (aliases `hspp`, `hystartpp`) | [`hystart_plus_plus`] | HyStart++, RFC 9406 |
+//! | `hystart` | [`hystart`] | classic HyStart as in Linux `tcp_cubic.c` |
+//! | `hybla` | [`hybla`] | Hybla's slow start (Caini & Firrincieli 2004) |
+//! | `search` | [`search`] | SEARCH 2.0, 3.0 and the current draft-chung-ccwg-search |
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::event::{Emitter, ExitReason};
 
-mod classic;
-mod hybla;
-mod hystart;
-mod hystart_plus_plus;
+pub mod classic;
+pub mod hybla;
+pub mod hystart;
+pub mod hystart_plus_plus;
 pub mod search;
 
 pub use classic::Classic;

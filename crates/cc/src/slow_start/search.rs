@@ -49,6 +49,31 @@
 //!
 //! State: two small rings of `u64` (296 bytes of bins for the draft with defaults) plus
 //! about 100 bytes of scalars; see [`Search::state_size`] and BENCHMARKS.md.
+//!
+//! # Options
+//!
+//! Spec `search[:OPTION,...]`; each option sets a [`SearchConfig`] field. The version
+//! option sets every default and is applied first wherever it is written
+//! (`search:lower-cwnd,v2` is V2 with `lower-cwnd`); without one, `draft`. Defaults are given
+//! as V2 / V3 / draft where they differ; sources as in the table above.
+//!
+//! | option | meaning | default | source |
+//! |---|---|---|---|
+//! | `v2`, `v3`, `draft` | [`SearchConfig::version`] ([`SearchVersion`]) | `draft` | see *Versions and their sources* |
+//! | `set-ssthresh`, `lower-cwnd`, `drain` | [`SearchConfig::exit_action`]: what the exit does to the window ([`ExitAction`]) | `set-ssthresh` / `lower-cwnd` / `set-ssthresh` | seed 003 Alg. 1 line 25 / seed 001 Alg. 1 lines 25-27, draft-00 / neqo (draft-09 Sec. 3.2 for `drain`) |
+//! | `exit`, `shadow` | [`SearchConfig::mode`]: exit, or only report where it would ([`SearchMode`]) | `exit` | seed 000 `--searchexit` |
+//! | `round`, `interp`, `interp-forward` | [`SearchConfig::prev_point`]: placement of the look-back point inside a bin ([`PrevPoint`]) | `round` / `interp` / `interp` | quicly / seed 003 Sec. III text / neqo (`interp-forward`: draft-09 pseudocode) |
+//! | `thresh=F` (0 < F < 1) | [`SearchConfig::threshold`], `THRESH` on the normalized difference | 0.35 / 0.35 / 0.26 | seed 003, draft-00 / draft-09, neqo |
+//! | `window=F` (0 < F <= 100) | [`SearchConfig::window_factor`], `WINDOW_FACTOR`: the window is F x the initial RTT | 3.5 | seed 003 Sec. IV-A, the drafts |
+//! | `bins=N` (1 to 1000) | [`SearchConfig::bins`], `W`: bins per window | 10 | seed 003, the drafts |
+//! | `extra=N` (1 to 1000) | [`SearchConfig::extra_bins`], `EXTRA_BINS`: bins kept beyond the window to look back one RTT | 15 | seeds 000/001, the drafts (seed 003: 10) |
+//! | `reset=N`, `no-reset` | [`SearchConfig::missed_bins_reset`]: restart after more than N bins without an ACK; `no-reset` never | 25 / 25 / 10 | quicly (`W + EXTRA_BINS`) / same / draft-09 "missed bins" option, neqo (`W`) |
+//! | `app-limited=skip`, `app-limited=count` | [`SearchConfig::skip_app_limited`]: skip the evaluations made while application-limited | `count` / `count` / `skip` | 2.0 and 3.0 as published / the draft's app-limited handling |
+//! | `lookback=latest`, `lookback=smoothed`, `lookback=min` | [`SearchConfig::lookback_rtt`]: the RTT that places the look-back point ([`LookbackRtt`]) | `latest` | quicly `rtt.latest`, neqo `latest_rtt()` |
+//!
+//! The `reset` defaults are numbers: `bins=` and `extra=` do not move them. One field is
+//! not a spec option: [`SearchConfig::lower_cwnd_rtts`], how many initial RTTs `lower-cwnd`
+//! looks back (2, seed 001 Alg. 1 line 25).
 
 use std::time::Duration;
 

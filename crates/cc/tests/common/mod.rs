@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod samples;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;

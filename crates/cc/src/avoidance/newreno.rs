@@ -1,6 +1,17 @@
 //! NewReno congestion avoidance and decrease as in RFC 9002 Sec. 7.3 and Appendix B.5:
 //! `cwnd += max_datagram_size * acked_bytes / cwnd` per acknowledged packet, and
 //! `ssthresh = cwnd * kLossReductionFactor` (0.5) on a congestion event.
+//!
+//! # Options
+//!
+//! The spec name is `newreno` (alias `reno`); it takes no options. The slow start is the
+//! part after `+` (`classic` when none is given; see [`crate::spec`]). The one constant is a
+//! field, for a [`crate::Controller`] built by hand; [`crate::CongestionConfig`] uses its
+//! default:
+//!
+//! | field | meaning | default | source |
+//! |---|---|---|---|
+//! | [`NewRenoAvoidance::loss_reduction_factor`] | `kLossReductionFactor`: `ssthresh = cwnd x factor` on a congestion event | 0.5 ([`LOSS_REDUCTION_FACTOR`]) | RFC 9002 Sec. 7.3.2, Appendix B.1 |
 
 use std::time::Duration;
 
