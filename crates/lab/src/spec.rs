@@ -558,14 +558,14 @@ impl CampaignSpec {
             };
             let (bytes, duration, default_label) = match w.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => {
-                    let (kind, prefix) = match w.kind {
-                        WorkloadKind::Upload => ("upload", "ul"),
-                        _ => ("download", "dl"),
+                    let (kind, prefix, article) = match w.kind {
+                        WorkloadKind::Upload => ("upload", "ul", "an"),
+                        _ => ("download", "dl", "a"),
                     };
                     if w.duration.is_some() {
                         return Err(err(
                             format!("{key}.duration"),
-                            format!("only for kind = \"timed\"; a {kind} has bytes"),
+                            format!("only for kind = \"timed\"; {article} {kind} has bytes"),
                         ));
                     }
                     let b = w
@@ -847,10 +847,16 @@ bytes = "1MB"
             .unwrap_err()
             .0;
         assert!(e.starts_with("workload[0].bytes"), "{e}");
-        let e = parse(&MINIMAL.replace("kind = \"download\"", "kind = \"upload\""))
+        let upload = MINIMAL.replace("kind = \"download\"", "kind = \"upload\"");
+        parse(&upload).unwrap();
+        let e = parse(&upload.replace("bytes = \"1MB\"", "duration = \"1s\""))
             .unwrap_err()
             .0;
-        assert!(e.contains("upload"), "{e}");
+        assert!(e.contains("an upload has bytes"), "{e}");
+        let e = parse(&MINIMAL.replace("kind = \"download\"", "kind = \"uplod\""))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("uplod"), "{e}");
     }
 
     #[test]
