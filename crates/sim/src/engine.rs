@@ -31,8 +31,12 @@
 //!
 //! # Applications
 //!
-//! The client opens one bidirectional stream once connected and sends an 8-byte request
-//! (the response size, big-endian; `u64::MAX` for a timed flow), then FIN. The server
+//! A flow's data goes one way ([`DataDirection`](satquic_run::DataDirection)). On a
+//! download the client opens one bidirectional stream once connected and sends an 8-byte
+//! request (the response size, big-endian; `u64::MAX` for a timed flow), then FIN. On an
+//! upload the client writes the data on that stream right away and the server reads it;
+//! the link is then mirrored, so `down` is always the data direction. What follows says
+//! "client" and "server" for a download's receiver and sender. The server
 //! answers with that many zero bytes and finishes the stream. The client reads with
 //! `ordered = false` and tracks the in-order prefix itself ([`InOrder`]): quinn-proto
 //! 0.11's ordered reassembly refuses more than 1024 gaps in a stream buffer and kills the
