@@ -100,7 +100,7 @@ const SEED_INITIAL_DCID: u64 = 6;
 const SEED_SHAPER: u64 = 7;
 
 /// Options that do not change the simulated behaviour, only what is kept. (The qlog is
-/// made from the record when it is written: [`crate::record::WriteOptions`].)
+/// made from the record when it is written: [`satquic_run::WriteOptions`].)
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Keep every datagram offered to the link (time, direction, size, admitted): used

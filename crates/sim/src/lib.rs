@@ -4,7 +4,7 @@
 //! real loss recovery, flow control and pacing — with the congestion controllers of
 //! satquic-cc, over the satquic-link path model, in virtual time. A 200 MB download over
 //! a GEO link takes well under a second of wall time and is deterministic: the same
-//! [`Scenario`] (including its seed) gives byte-identical record files.
+//! [`Scenario`](satquic_run::Scenario) (including its seed) gives byte-identical record files.
 //!
 //! ```no_run
 //! use satquic_run::{Scenario, TransportSpec};
@@ -25,7 +25,7 @@
 //! its qlog) are satquic-run's, shared with the real-socket tools of satquic-net; many
 //! runs in parallel are the lab's executor (satquic-lab, `satquic sim`).
 //!
-//! Modelling choices worth knowing (details in [`engine`] and [`scenario`]):
+//! Modelling choices worth knowing (details in [`engine`] and [`scenario`](satquic_run::scenario)):
 //!
 //! - each datagram costs its UDP payload plus 28 bytes of IPv4/UDP header on the link;
 //! - the client reads its stream out of order and tracks the in-order prefix itself
