@@ -11,10 +11,11 @@
 //! The GEO campaigns (a, b, e) cap the server at 200 Mbit/s with a 1.5 s queue
 //! (`sender_cap`), the seeds' tc TBF; see the report's notes for why b uses it too.
 //!
-//! `--quick` scales the repetitions and the A1 flow duration down so that everything
-//! runs in a few minutes on two cores (the notes of the report list what was scaled);
-//! `--full` uses the seeds' repetition counts. The report opens with the comparison table
-//! "seed's number | ours | verdict" ([`comparison`]).
+//! The specs are `crates/lab/campaigns/{a,b,c,d,e1,e2}-*.toml` as `--full` runs them
+//! (the seeds' repetition counts). `--quick` parses the same files, then scales the
+//! repetitions and the A1 flow duration down so that everything runs in a few minutes on
+//! two cores (the notes of the report list what was scaled). The report opens with the
+//! comparison table "seed's number | ours | verdict" ([`comparison`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,7 +26,7 @@ use crate::dataset::RunData;
 use crate::exec::{self, ExecOptions, Progress};
 use crate::plan::Plan;
 use crate::report::{self, ComparisonRow, Extras, Loaded};
-use crate::spec::CampaignSpec;
+use crate::spec::{CampaignSpec, WorkloadKind};
 
 /// How much to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,294 +45,163 @@ pub struct Builtin {
     pub scaled: Option<String>,
 }
 
-struct Params {
-    reps_a: u32,
-    reps_b: u32,
-    reps_c: u32,
-    reps_d: u32,
-    a1_duration: &'static str,
-    a1_cap: &'static str,
+/// A built-in campaign: its spec file (the `--full` scale) and what `--quick` changes.
+struct Definition {
+    name: &'static str,
+    toml: &'static str,
+    /// `None`: the campaign runs only with `--full`.
+    quick: Option<Quick>,
+    /// The report's note on the scale (`None`: nothing to say).
+    note: fn(&Scaled) -> Option<String>,
 }
 
-const QUICK: Params = Params {
-    reps_a: 12,
-    reps_b: 8,
-    reps_c: 5,
-    reps_d: 2,
-    a1_duration: "60s",
-    a1_cap: "65s",
-};
-
-const FULL: Params = Params {
-    reps_a: 100,
-    reps_b: 77,
-    reps_c: 10,
-    reps_d: 10,
-    a1_duration: "180s",
-    a1_cap: "185s",
-};
-
-fn spec_a(reps: u32) -> String {
-    format!(
-        r#"
-name = "a-search-geo"
-description = "Seeds 000/001: SEARCH 2.0 vs classic slow start with CUBIC over GEO, 200 MB downloads, 60 s cap; variants alternate run by run as in the seeds."
-repetitions = {reps}
-seed = 1
-time_cap = "60s"
-timeout = "600s"
-sender_cap = "200M:1.5s"
-[[link]]
-preset = "geo-viasat"
-[[link]]
-preset = "geo-viasat-bod"
-[[variant]]
-label = "classic"
-cc = "cubic"
-[[variant]]
-label = "search"
-cc = "cubic+search:v2"
-[[variant]]
-label = "search-lower-cwnd"
-cc = "cubic+search:v2,lower-cwnd"
-[[variant]]
-label = "search-shadow"
-cc = "cubic+search:v2,shadow"
-[[workload]]
-kind = "download"
-bytes = "200MB"
-[analysis]
-baseline = "classic"
-marks_mb = [50, 100, 130, 150, 160, 200]
-cdf_mb = [150, 200]
-"#
-    )
+/// What `--quick` changes in a parsed spec.
+struct Quick {
+    repetitions: u32,
+    /// Duration of the timed workloads and the time cap.
+    timed: Option<(Duration, Duration)>,
 }
 
-fn spec_b(reps: u32) -> String {
-    format!(
-        r#"
-name = "b-exit-classes"
-description = "Seed 003 Tables II-III: where slow start exits relative to capacity and first loss, on GEO (with bandwidth-on-demand oscillation), LEO and LTE."
-repetitions = {reps}
-seed = 1001
-time_cap = "60s"
-timeout = "600s"
-sender_cap = "200M:1.5s"
-[[link]]
-preset = "geo-viasat-bod"
-[[link]]
-preset = "leo"
-[[link]]
-preset = "lte"
-[[variant]]
-label = "classic"
-cc = "cubic"
-[[variant]]
-label = "search"
-cc = "cubic+search:v2,extra=10"
-[[variant]]
-label = "hystart"
-cc = "cubic+hystart"
-[[variant]]
-label = "hystart++"
-cc = "cubic+hystart++"
-[[variant]]
-label = "search-lower-cwnd"
-cc = "cubic+search:v2,extra=10,lower-cwnd"
-[[variant]]
-label = "search-shadow"
-cc = "cubic+search:v2,extra=10,shadow"
-[[workload]]
-kind = "download"
-bytes = "100MB"
-[analysis]
-baseline = "classic"
-"#
-    )
+/// A built-in campaign at a scale, for its note.
+struct Scaled<'a> {
+    quick: bool,
+    spec: &'a CampaignSpec,
+    full_repetitions: u32,
 }
 
-fn spec_c(reps: u32) -> String {
-    format!(
-        r#"
-name = "c-qir-se"
-description = "Seed 002 Table II: 10 MiB downloads over the QIR-SE scenarios with our congestion controllers in place of the implementation pairs."
-repetitions = {reps}
-seed = 2001
-time_cap = "60s"
-timeout = "300s"
-[[link]]
-preset = "qir-terrestrial"
-[[link]]
-preset = "qir-sat"
-[[link]]
-preset = "qir-satloss"
-[[variant]]
-label = "newreno"
-cc = "newreno"
-[[variant]]
-label = "cubic"
-cc = "cubic"
-[[variant]]
-label = "cubic+hystart++"
-cc = "cubic+hystart++"
-[[variant]]
-label = "cubic+search"
-cc = "cubic+search"
-[[variant]]
-label = "hybla"
-cc = "hybla"
-[[variant]]
-label = "bbr"
-cc = "bbr"
-[[workload]]
-kind = "download"
-bytes = "10MiB"
-[analysis]
-baseline = "cubic"
-"#
-    )
+impl Scaled<'_> {
+    /// The duration of the first timed workload (`60s`), for notes.
+    fn duration(&self) -> String {
+        self.spec
+            .workloads
+            .iter()
+            .find_map(|w| w.duration)
+            .map_or_else(String::new, satquic_link::units::format_duration)
+    }
 }
 
-fn spec_d(reps: u32, duration: &str, cap: &str) -> String {
-    format!(
-        r#"
-name = "d-thesis-a1"
-description = "Seed 004 scenario A1: one bulk flow over the thesis SAT link (20 Mbit/s, 300 ms each way), buffer x BDP and packet loss rate swept."
-repetitions = {reps}
-seed = 3001
-time_cap = "{cap}"
-timeout = "900s"
-[[link]]
-preset = "thesis-sat"
-params = {{ buffer = [0.25, 0.5, 1, 2], plr = [0, 0.001, 0.01] }}
-[[variant]]
-label = "cubic"
-cc = "cubic"
-[[variant]]
-label = "bbr"
-cc = "bbr"
-[[workload]]
-kind = "timed"
-duration = "{duration}"
-[analysis]
-baseline = "cubic"
-"#
-    )
-}
+const DEFINITIONS: [Definition; 6] = [
+    Definition {
+        name: "a-search-geo",
+        toml: include_str!("../campaigns/a-search-geo.toml"),
+        quick: Some(Quick {
+            repetitions: 12,
+            timed: None,
+        }),
+        note: |s| {
+            s.quick.then(|| {
+                format!(
+                    "a-search-geo (seeds 000/001): {} repetitions per variant and link instead of the seeds' 359-659 per variant (--full: {} here, plus the seed-000-size campaigns e1/e2); 200 MB and the 60 s cap unchanged.",
+                    s.spec.repetitions, s.full_repetitions
+                )
+            })
+        },
+    },
+    Definition {
+        name: "b-exit-classes",
+        toml: include_str!("../campaigns/b-exit-classes.toml"),
+        quick: Some(Quick {
+            repetitions: 8,
+            timed: None,
+        }),
+        note: |s| {
+            Some(format!(
+                "b-exit-classes (seed 003): {} repetitions per variant and link instead of 77 GEO / 77 LEO / 55 LTE runs{}; 100 MB downloads stand in for 003's iperf3 downloads (long enough to pass the first loss on every link).",
+                s.spec.repetitions,
+                if s.quick {
+                    format!(" (--full: {})", s.full_repetitions)
+                } else {
+                    String::new()
+                }
+            ))
+        },
+    },
+    Definition {
+        name: "c-qir-se",
+        toml: include_str!("../campaigns/c-qir-se.toml"),
+        quick: Some(Quick {
+            repetitions: 5,
+            timed: None,
+        }),
+        note: |s| {
+            s.quick.then(|| {
+                format!(
+                    "c-qir-se (seed 002): {} repetitions instead of 10; 10 MiB unchanged.",
+                    s.spec.repetitions
+                )
+            })
+        },
+    },
+    Definition {
+        name: "d-thesis-a1",
+        toml: include_str!("../campaigns/d-thesis-a1.toml"),
+        quick: Some(Quick {
+            repetitions: 2,
+            timed: Some((Duration::from_secs(60), Duration::from_secs(65))),
+        }),
+        note: |s| {
+            s.quick.then(|| {
+                format!(
+                    "d-thesis-a1 (seed 004 A1): {} repetitions instead of 10 and {d} bulk flows instead of 1 GB killed at 180 s (goodput over the first {d} includes slow start, which weighs more than over 180 s).",
+                    s.spec.repetitions,
+                    d = s.duration()
+                )
+            })
+        },
+    },
+    Definition {
+        name: "e1-seed000-dataset1",
+        toml: include_str!("../campaigns/e1-seed000-dataset1.toml"),
+        quick: None,
+        note: |_| None,
+    },
+    Definition {
+        name: "e2-seed000-dataset2",
+        toml: include_str!("../campaigns/e2-seed000-dataset2.toml"),
+        quick: None,
+        note: |_| None,
+    },
+];
 
-fn spec_e() -> [String; 2] {
-    let one = |name: &str, reps: u32, variant: &str, cc: &str, seed: u32| {
-        format!(
-            r#"
-name = "{name}"
-description = "Seed 000 dataset size on geo-viasat-bod: baseline vs {variant}, {reps} repetitions each (the real-link campaign's count)."
-repetitions = {reps}
-seed = {seed}
-time_cap = "60s"
-timeout = "600s"
-sender_cap = "200M:1.5s"
-[[link]]
-preset = "geo-viasat-bod"
-[[variant]]
-label = "classic"
-cc = "cubic"
-[[variant]]
-label = "{variant}"
-cc = "{cc}"
-[[workload]]
-kind = "download"
-bytes = "200MB"
-[analysis]
-baseline = "classic"
-marks_mb = [50, 100, 150, 200]
-cdf_mb = [150]
-"#
-        )
-    };
-    [
-        one(
-            "e1-seed000-dataset1",
-            659,
-            "search",
-            "cubic+search:v2",
-            10_001,
-        ),
-        one(
-            "e2-seed000-dataset2",
-            360,
-            "search-lower-cwnd",
-            "cubic+search:v2,lower-cwnd",
-            20_001,
-        ),
-    ]
+impl Quick {
+    fn apply(&self, spec: &mut CampaignSpec) {
+        spec.repetitions = self.repetitions;
+        if let Some((duration, time_cap)) = self.timed {
+            for w in &mut spec.workloads {
+                if w.kind == WorkloadKind::Timed {
+                    w.duration = Some(duration);
+                }
+            }
+            spec.time_cap = time_cap;
+        }
+    }
 }
 
 /// The built-in campaigns at a scale.
 pub fn builtins(scale: Scale) -> Vec<Builtin> {
-    let p = match scale {
-        Scale::Quick => QUICK,
-        Scale::Full => FULL,
-    };
-    let parse = |text: &str| {
-        CampaignSpec::from_toml_str(text, None).expect("built-in campaign specs are valid")
-    };
     let quick = scale == Scale::Quick;
-    let mut out = vec![
-        Builtin {
-            name: "a-search-geo",
-            spec: parse(&spec_a(p.reps_a)),
-            scaled: quick.then(|| {
-                format!(
-                    "a-search-geo (seeds 000/001): {} repetitions per variant and link instead of the seeds' 359-659 per variant (--full: {} here, plus the seed-000-size campaigns e1/e2); 200 MB and the 60 s cap unchanged.",
-                    p.reps_a, FULL.reps_a
-                )
-            }),
-        },
-        Builtin {
-            name: "b-exit-classes",
-            spec: parse(&spec_b(p.reps_b)),
-            scaled: Some(format!(
-                "b-exit-classes (seed 003): {} repetitions per variant and link instead of 77 GEO / 77 LEO / 55 LTE runs{}; 100 MB downloads stand in for 003's iperf3 downloads (long enough to pass the first loss on every link).",
-                p.reps_b,
-                if quick { " (--full: 77)" } else { "" }
-            )),
-        },
-        Builtin {
-            name: "c-qir-se",
-            spec: parse(&spec_c(p.reps_c)),
-            scaled: quick.then(|| {
-                format!(
-                    "c-qir-se (seed 002): {} repetitions instead of 10; 10 MiB unchanged.",
-                    p.reps_c
-                )
-            }),
-        },
-        Builtin {
-            name: "d-thesis-a1",
-            spec: parse(&spec_d(p.reps_d, p.a1_duration, p.a1_cap)),
-            scaled: quick.then(|| {
-                format!(
-                    "d-thesis-a1 (seed 004 A1): {} repetitions instead of 10 and {} bulk flows instead of 1 GB killed at 180 s (goodput over the first {} includes slow start, which weighs more than over 180 s).",
-                    p.reps_d, p.a1_duration, p.a1_duration
-                )
-            }),
-        },
-    ];
-    if scale == Scale::Full {
-        let [e1, e2] = spec_e();
-        out.push(Builtin {
-            name: "e1-seed000-dataset1",
-            spec: parse(&e1),
-            scaled: None,
-        });
-        out.push(Builtin {
-            name: "e2-seed000-dataset2",
-            spec: parse(&e2),
-            scaled: None,
-        });
-    }
-    out
+    DEFINITIONS
+        .iter()
+        .filter(|d| !quick || d.quick.is_some())
+        .map(|d| {
+            let mut spec = CampaignSpec::from_toml_str(d.toml, None)
+                .expect("built-in campaign specs are valid");
+            let full_repetitions = spec.repetitions;
+            if quick && let Some(q) = &d.quick {
+                q.apply(&mut spec);
+            }
+            let scaled = (d.note)(&Scaled {
+                quick,
+                spec: &spec,
+                full_repetitions,
+            });
+            Builtin {
+                name: d.name,
+                spec,
+                scaled,
+            }
+        })
+        .collect()
 }
 
 /// What `reproduce` did.
@@ -1173,6 +1043,7 @@ mod tests {
     fn builtin_specs_parse_and_plan() {
         for scale in [Scale::Quick, Scale::Full] {
             for b in builtins(scale) {
+                assert_eq!(b.name, b.spec.name, "the directory is the campaign's name");
                 let plan = Plan::new(&b.spec).unwrap();
                 assert!(!plan.runs.is_empty(), "{}", b.name);
             }
