@@ -243,56 +243,14 @@ pub fn execute_plan(
     }
     let runs_dir = out.map(|out| out.join("runs"));
     if let (Some(out), Some(runs_dir)) = (out, &runs_dir) {
-        std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
-        remove_stale_partials(runs_dir);
-        let meta = CampaignMeta::new(spec, plan);
-        write_atomic_unique(
-            out,
-            "campaign.json",
-            &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
-        )
-        .map_err(|e| io_err(out, e))?;
+        prepare_dir(spec, plan, out, runs_dir)?;
     }
 
     let selected: Vec<&PlannedRun> = match opts.shard {
         Some((i, n)) => plan.shard(i, n),
         None => plan.runs.iter().collect(),
     };
-    let mut todo = Vec::new();
-    let mut skipped = 0;
-    for run in &selected {
-        let Some(runs_dir) = &runs_dir else {
-            todo.push(*run);
-            continue;
-        };
-        let dir = runs_dir.join(&run.run_id);
-        match read_row(&dir) {
-            Some(row) if !(opts.retry_failed && is_failure(&row.status)) => {
-                skipped += 1;
-                if let Some(hook) = on_run {
-                    // A finished run is not run again; the hook still sees it.
-                    let record = RunRecord::read_from(&dir).ok();
-                    let wall = std::fs::read(dir.join("timing.json"))
-                        .ok()
-                        .and_then(|t| serde_json::from_slice::<Timing>(&t).ok())
-                        .map_or(Duration::ZERO, |t| {
-                            Duration::from_secs_f64(t.wall_s.max(0.0))
-                        });
-                    hook(&Finished {
-                        run,
-                        row: &row,
-                        record: record.as_ref(),
-                        wall,
-                    });
-                }
-            }
-            Some(_) => {
-                std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
-                todo.push(*run);
-            }
-            None => todo.push(*run),
-        }
-    }
+    let (todo, skipped) = runs_to_do(&selected, runs_dir.as_deref(), opts, on_run)?;
 
     let state = Mutex::new(Progress {
         total: todo.len(),
@@ -302,12 +260,120 @@ pub fn execute_plan(
         last: None,
     });
     progress(&state.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    let target = Target {
+        runs_dir: runs_dir.as_deref(),
+        qlog: opts.qlog,
+        on_run,
+    };
+    let first_error = run_workers(spec, &todo, opts.jobs, &target, &state, progress);
+    let rows = match out {
+        Some(out) => collect(out, plan.runs.iter().map(|r| r.run_id.as_str()))?.len(),
+        None => 0,
+    };
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let p = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(CampaignOutcome {
+        planned: plan.runs.len(),
+        selected: selected.len(),
+        skipped,
+        ran: p.done,
+        failed: p.failed,
+        rows,
+        runs_csv: out.map(|out| out.join("runs.csv")),
+        wall: started.elapsed(),
+    })
+}
+
+/// Creates the campaign directory, clears half-written runs of a killed invocation and
+/// writes campaign.json.
+fn prepare_dir(
+    spec: &CampaignSpec,
+    plan: &Plan,
+    out: &Path,
+    runs_dir: &Path,
+) -> Result<(), LabError> {
+    std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
+    remove_stale_partials(runs_dir);
+    let meta = CampaignMeta::new(spec, plan);
+    write_atomic_unique(
+        out,
+        "campaign.json",
+        &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
+    )
+    .map_err(|e| io_err(out, e))
+}
+
+/// The selected runs still to execute, and how many were skipped because their directory
+/// holds a finished run (the hook sees those read back). Failed runs are removed and
+/// executed again with `retry_failed`.
+fn runs_to_do<'p>(
+    selected: &[&'p PlannedRun],
+    runs_dir: Option<&Path>,
+    opts: &ExecOptions,
+    on_run: Option<RunHook>,
+) -> Result<(Vec<&'p PlannedRun>, usize), LabError> {
+    let mut todo = Vec::new();
+    let mut skipped = 0;
+    for run in selected {
+        let Some(runs_dir) = runs_dir else {
+            todo.push(*run);
+            continue;
+        };
+        let dir = runs_dir.join(&run.run_id);
+        match read_row(&dir) {
+            Some(row) if !(opts.retry_failed && is_failure(&row.status)) => {
+                skipped += 1;
+                if let Some(hook) = on_run {
+                    // A finished run is not run again; the hook still sees it.
+                    replay_finished(hook, run, &row, &dir);
+                }
+            }
+            Some(_) => {
+                std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+                todo.push(*run);
+            }
+            None => todo.push(*run),
+        }
+    }
+    Ok((todo, skipped))
+}
+
+/// Calls the hook with a run finished by an earlier invocation, read back from `dir`.
+fn replay_finished(hook: RunHook, run: &PlannedRun, row: &Row, dir: &Path) {
+    let record = RunRecord::read_from(dir).ok();
+    let wall = std::fs::read(dir.join("timing.json"))
+        .ok()
+        .and_then(|t| serde_json::from_slice::<Timing>(&t).ok())
+        .map_or(Duration::ZERO, |t| {
+            Duration::from_secs_f64(t.wall_s.max(0.0))
+        });
+    hook(&Finished {
+        run,
+        row,
+        record: record.as_ref(),
+        wall,
+    });
+}
+
+/// Executes `todo` on a pool of workers (one for emulated campaigns), updating `state`
+/// and calling `progress` after each run; returns the first error, after which workers
+/// take no new run.
+fn run_workers(
+    spec: &CampaignSpec,
+    todo: &[&PlannedRun],
+    jobs: usize,
+    target: &Target,
+    state: &Mutex<Progress>,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Option<LabError> {
     let next = AtomicUsize::new(0);
     let first_error: Mutex<Option<LabError>> = Mutex::new(None);
     // Emulated runs are real time: parallel runs would share the CPU and distort each
     // other's timing, so they run one at a time.
     let jobs = match spec.mode {
-        Mode::Sim => opts.jobs.max(1).min(todo.len().max(1)),
+        Mode::Sim => jobs.max(1).min(todo.len().max(1)),
         Mode::Emulated => 1,
     };
     std::thread::scope(|scope| {
@@ -319,12 +385,7 @@ pub fn execute_plan(
                     if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
                         break;
                     }
-                    let target = Target {
-                        runs_dir: runs_dir.as_deref(),
-                        qlog: opts.qlog,
-                        on_run,
-                    };
-                    match execute_and_store(&spec.name, run, spec.timeout, &target) {
+                    match execute_and_store(&spec.name, run, spec.timeout, target) {
                         Ok(row) => {
                             let mut p = state.lock().unwrap_or_else(|e| e.into_inner());
                             p.done += 1;
@@ -343,24 +404,7 @@ pub fn execute_plan(
             });
         }
     });
-    let rows = match out {
-        Some(out) => collect(out, plan.runs.iter().map(|r| r.run_id.as_str()))?.len(),
-        None => 0,
-    };
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
-    let p = state.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(CampaignOutcome {
-        planned: plan.runs.len(),
-        selected: selected.len(),
-        skipped,
-        ran: p.done,
-        failed: p.failed,
-        rows,
-        runs_csv: out.map(|out| out.join("runs.csv")),
-        wall: started.elapsed(),
-    })
+    first_error.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 fn is_failure(status: &str) -> bool {
@@ -610,288 +654,4 @@ pub fn write_atomic_unique(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Res
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A campaign of 2 variants x 2 seeds on a small link (about a second in debug).
-    const TINY: &str = r#"
-name = "tiny"
-repetitions = 2
-seed = 11
-[[link]]
-preset = "qir-terrestrial"
-[[variant]]
-label = "classic"
-cc = "cubic"
-[[variant]]
-label = "search"
-cc = "cubic+search"
-[[workload]]
-kind = "download"
-bytes = "4MB"
-"#;
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("satquic-lab-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    fn tiny() -> (CampaignSpec, Plan) {
-        let spec = CampaignSpec::from_toml_str(TINY, None).unwrap();
-        let plan = Plan::new(&spec).unwrap();
-        (spec, plan)
-    }
-
-    #[test]
-    fn an_emulated_campaign_with_a_sender_cap_is_refused_before_any_run() {
-        let text = TINY.replace(
-            "repetitions = 2",
-            "repetitions = 2\nmode = \"emulated\"\nsender_cap = \"200M:1.5s\"",
-        );
-        let spec = CampaignSpec::from_toml_str(&text, None).unwrap();
-        let plan = Plan::new(&spec).unwrap();
-        let out = temp_dir("emulated-cap");
-        match run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}) {
-            Err(LabError::Usage(msg)) => assert!(msg.contains("sender cap"), "{msg}"),
-            other => panic!("not refused: {other:?}"),
-        }
-        assert_eq!(finished_dirs(&out), 0, "no run started");
-        std::fs::remove_dir_all(&out).ok();
-    }
-
-    #[test]
-    fn without_a_directory_the_hook_sees_every_run_and_nothing_is_written() {
-        let (spec, plan) = tiny();
-        let seen = Mutex::new(Vec::new());
-        let hook = |f: &Finished| {
-            seen.lock().unwrap().push((
-                f.run.run_id.clone(),
-                f.row.status.clone(),
-                f.record.map(|r| r.summary.flows[0].delivered_bytes),
-            ))
-        };
-        let o = execute_plan(
-            &spec,
-            &plan,
-            None,
-            &ExecOptions::default(),
-            &|_| {},
-            Some(&hook),
-        )
-        .unwrap();
-        assert_eq!((o.ran, o.rows, o.runs_csv), (4, 0, None));
-        let mut seen = seen.into_inner().unwrap();
-        seen.sort();
-        let mut ids: Vec<String> = plan.runs.iter().map(|r| r.run_id.clone()).collect();
-        ids.sort();
-        assert_eq!(seen.iter().map(|s| s.0.clone()).collect::<Vec<_>>(), ids);
-        assert!(
-            seen.iter()
-                .all(|s| s.1 == "completed" && s.2 == Some(4_000_000)),
-            "{seen:?}"
-        );
-    }
-
-    fn finished_dirs(out: &Path) -> usize {
-        std::fs::read_dir(out.join("runs"))
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                    .count()
-            })
-            .unwrap_or(0)
-    }
-
-    /// Runs the tiny campaign when spawned by `killed_campaign_resumes_without_duplicates`
-    /// (it kills this process mid-way); does nothing when run directly.
-    #[test]
-    #[ignore = "helper process of killed_campaign_resumes_without_duplicates"]
-    fn child_campaign_for_kill_test() {
-        let Ok(out) = std::env::var("SATQUIC_LAB_KILL_TEST_OUT") else {
-            return;
-        };
-        let (spec, plan) = tiny();
-        let opts = ExecOptions {
-            jobs: 1,
-            ..ExecOptions::default()
-        };
-        run_campaign(&spec, &plan, Path::new(&out), &opts, &|_| {}).unwrap();
-    }
-
-    #[test]
-    fn killed_campaign_resumes_without_duplicates() {
-        let out = temp_dir("kill");
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--ignored",
-                "--exact",
-                "exec::tests::child_campaign_for_kill_test",
-                "--test-threads=1",
-            ])
-            .env("SATQUIC_LAB_KILL_TEST_OUT", &out)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while finished_dirs(&out) < 1 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let before = finished_dirs(&out);
-        assert!(
-            (1..4).contains(&before),
-            "killed mid-way: {before} of 4 runs finished"
-        );
-        let (spec, plan) = tiny();
-        let seen = Mutex::new(Vec::new());
-        let outcome = run_campaign(
-            &spec,
-            &plan,
-            &out,
-            &ExecOptions {
-                jobs: 2,
-                ..ExecOptions::default()
-            },
-            &|p| seen.lock().unwrap().push(p.clone()),
-        )
-        .unwrap();
-        assert_eq!(outcome.skipped, before);
-        assert_eq!(outcome.ran, 4 - before);
-        assert_eq!(outcome.rows, 4);
-        let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
-        let mut ids: Vec<_> = rows.iter().map(|r| r.run_id.clone()).collect();
-        assert_eq!(rows.len(), 4);
-        ids.dedup();
-        assert_eq!(ids.len(), 4);
-        assert_eq!(
-            rows.iter().map(|r| r.index).collect::<Vec<_>>(),
-            [0, 1, 2, 3]
-        );
-        assert!(rows.iter().all(|r| r.status == "completed"), "{rows:?}");
-        assert_eq!(seen.lock().unwrap().last().unwrap().done, 4 - before);
-        // A third invocation has nothing to do.
-        let again = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
-        assert_eq!((again.ran, again.skipped, again.rows), (0, 4, 4));
-        assert!(
-            std::fs::read_dir(out.join("runs"))
-                .unwrap()
-                .flatten()
-                .all(|e| !e.file_name().to_string_lossy().starts_with(".partial")),
-            "stale partial directories are removed"
-        );
-        std::fs::remove_dir_all(&out).unwrap();
-    }
-
-    #[test]
-    fn same_spec_gives_the_same_runs_csv_and_shards_merge() {
-        let (spec, plan) = tiny();
-        let a = temp_dir("det-a");
-        run_campaign(&spec, &plan, &a, &ExecOptions::default(), &|_| {}).unwrap();
-        let b = temp_dir("det-b");
-        for i in 0..2 {
-            let opts = ExecOptions {
-                jobs: 1,
-                shard: Some((i, 2)),
-                ..ExecOptions::default()
-            };
-            let o = run_campaign(&spec, &plan, &b, &opts, &|_| {}).unwrap();
-            assert_eq!(o.selected, 2);
-        }
-        collect_dir(&b).unwrap();
-        let csv_a = std::fs::read(a.join("runs.csv")).unwrap();
-        let csv_b = std::fs::read(b.join("runs.csv")).unwrap();
-        assert_eq!(
-            String::from_utf8(csv_a).unwrap(),
-            String::from_utf8(csv_b).unwrap()
-        );
-        for dir in [a, b] {
-            std::fs::remove_dir_all(dir).unwrap();
-        }
-    }
-
-    #[test]
-    fn failures_and_timeouts_are_rows_with_a_reason() {
-        let (mut spec, _) = tiny();
-        spec.timeout = Some(Duration::from_micros(1));
-        spec.repetitions = 1;
-        let plan = Plan::new(&spec).unwrap();
-        let out = temp_dir("timeout");
-        let o = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
-        assert_eq!((o.rows, o.failed), (2, 2));
-        let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
-        assert!(
-            rows.iter()
-                .all(|r| r.status == "timeout" && r.reason.contains("timeout"))
-        );
-        // A retry without the timeout turns them into completed runs, still one row each.
-        spec.timeout = None;
-        let plan = Plan::new(&spec).unwrap();
-        let opts = ExecOptions {
-            retry_failed: true,
-            ..ExecOptions::default()
-        };
-        let o = run_campaign(&spec, &plan, &out, &opts, &|_| {}).unwrap();
-        assert_eq!((o.ran, o.rows, o.failed), (2, 2, 0));
-        std::fs::remove_dir_all(&out).unwrap();
-    }
-
-    /// One emulated run on loopback (real sockets, real time: about a second).
-    #[test]
-    fn emulated_mode_runs_on_loopback_and_gives_the_same_row_schema() {
-        let spec = CampaignSpec::from_toml_str(
-            r#"
-name = "emulated"
-mode = "emulated"
-time_cap = "20s"
-timeout = "120s"
-[[link]]
-preset = "qir-terrestrial"
-[[variant]]
-cc = "cubic"
-[[workload]]
-kind = "download"
-bytes = "1MB"
-"#,
-            None,
-        )
-        .unwrap();
-        let plan = Plan::new(&spec).unwrap();
-        let out = temp_dir("emulated");
-        let o = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
-        let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
-        assert_eq!(o.rows, 1);
-        let row = &rows[0];
-        assert_eq!(
-            (row.mode.as_str(), row.status.as_str()),
-            ("emulated", "completed"),
-            "{row:?}"
-        );
-        assert_eq!(row.delivered_bytes, Some(1_000_000));
-        let chunks = dataset::read_chunks(&out.join("runs").join(&row.run_id));
-        assert_eq!(chunks.len(), 1);
-        std::fs::remove_dir_all(&out).unwrap();
-    }
-
-    #[test]
-    fn emulated_mode_takes_one_flow() {
-        let spec = CampaignSpec::from_toml_str(
-            &TINY
-                .replace("bytes = \"4MB\"", "bytes = \"4MB\"\nflows = 2")
-                .replace("name = \"tiny\"", "name = \"tiny\"\nmode = \"emulated\""),
-            None,
-        )
-        .unwrap();
-        let plan = Plan::new(&spec).unwrap();
-        let out = temp_dir("emulated-flows");
-        let e = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap_err();
-        assert!(
-            matches!(e, LabError::Usage(_)) && e.to_string().contains("one flow"),
-            "{e}"
-        );
-        std::fs::remove_dir_all(&out).unwrap();
-    }
-}
+mod tests;

@@ -5,7 +5,7 @@
 //! ([`exec`]), keeps one directory per run plus a `runs.csv` with one row per run
 //! ([`dataset`]), analyses them the way the seeds did ([`analysis`]), draws the figures
 //! ([`plot`]) and writes a self-contained HTML report ([`report`]). [`reproduce`] holds the
-//! built-in campaigns that put our numbers next to the seeds'.
+//! built-in campaigns that put our numbers next to the seeds' ([`claims`]).
 //!
 //! ```no_run
 //! use satquic_lab::{exec, plan::Plan, spec::CampaignSpec};
@@ -57,6 +57,7 @@
 //! sharding, except for `bbr` runs (quinn's BBR draws from the thread RNG).
 
 pub mod analysis;
+pub mod claims;
 pub mod dataset;
 pub mod exec;
 pub mod plan;

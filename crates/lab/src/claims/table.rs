@@ -1,0 +1,245 @@
+//! The seeds' claims, in the order of the report's comparison table. Each seed's number
+//! is written here once; a claim made on two links is one entry of a loop.
+
+use super::{Check, Claim, Ours, Rule, Target};
+
+/// The real-link results (000/001 datasets) are compared with `geo-viasat-bod`, the
+/// emulated-testbed ones with `geo-viasat`.
+const REAL: &str = "geo-viasat-bod";
+const TESTBED: &str = "geo-viasat";
+
+/// 002 Table II: scenario, link, mean goodput (Mbit/s), mean efficiency, max goodput,
+/// max efficiency.
+const QIR_SE: [(&str, &str, f64, f64, f64, f64); 3] = [
+    ("TERRESTRIAL", "qir-terrestrial", 15.11, 0.76, 19.2, 0.96),
+    ("SAT", "qir-sat", 5.05, 0.25, 12.0, 0.60),
+    ("SATLOSS", "qir-satloss", 3.06, 0.15, 11.5, 0.57),
+];
+/// The QIR-SE links in the seed's order: its efficiencies fall from one to the next.
+const QIR_SE_LINKS: [&str; 3] = [QIR_SE[0].1, QIR_SE[1].1, QIR_SE[2].1];
+
+/// Every claim, in the order of the report.
+pub fn claims() -> Vec<Claim> {
+    let mut t = Vec::new();
+    search_geo(&mut t);
+    exit_classes(&mut t);
+    qir_se(&mut t);
+    thesis_a1(&mut t);
+    t
+}
+
+fn near(seed: f64, tolerance: f64) -> Target {
+    Target::Near { seed, tolerance }
+}
+
+fn is(value: usize, target: Target) -> Check {
+    Check::Is(value, target)
+}
+
+/// Seeds 000 and 001 (SEARCH on GEO) against campaign a.
+fn search_geo(t: &mut Vec<Claim>) {
+    for link in [REAL, TESTBED] {
+        t.push(Claim {
+            source: "001 Fig. 6 / 000 Fig. 10",
+            what: format!("SEARCH and baseline identical up to ({link})"),
+            seed: "~130 MB".into(),
+            ours: Ours::Divergence { link },
+            rule: Rule::each([Target::Between(100.0, 170.0)]).any_trend(),
+        });
+        t.push(Claim {
+            source: "001 Fig. 7-8 / 000 Fig. 11",
+            what: format!("largest median saving of SEARCH ({link})"),
+            seed: "~3 s (14%) at ~160 MB".into(),
+            ours: Ours::LargestSaving { link },
+            rule: Rule::each([Target::Between(1.5, 4.5), Target::Between(7.0, 21.0)])
+                .trend([is(0, Target::Above(0.25))]),
+        });
+    }
+    t.push(Claim {
+        source: "001 Sec. IV / Fig. 9",
+        what: format!("at 150 MB: no difference / faster / slower, run by run ({REAL})"),
+        seed: "45% / 40% / 15%".into(),
+        ours: Ours::PairedAt150 { link: REAL },
+        // Faster more often than slower.
+        rule: Rule::each([near(0.45, 0.15), near(0.40, 0.15), near(0.15, 0.15)])
+            .trend([Check::Above(1, 2)]),
+    });
+    t.push(Claim {
+        source: "000 Table 4 / 001 Table II",
+        what: format!("runs delivering 200 MB within 60 s ({REAL})"),
+        seed: "baseline 358/544 (66%), SEARCH 323/535 (60%)".into(),
+        ours: Ours::DeliveredWithinCap { link: REAL },
+        rule: Rule::each([near(0.66, 0.15), near(0.60, 0.15)]).trend([Check::Close(0, 1, 0.15)]),
+    });
+    t.push(Claim {
+        source: "000 Sec. 5 (emulated testbed)",
+        what: format!("median SEARCH exit / first loss of the baseline ({TESTBED})"),
+        seed: "~9 s / ~11 s".into(),
+        ours: Ours::ExitBeforeLoss { link: TESTBED },
+        // The exit comes before the loss.
+        rule: Rule::each([near(9.0, 2.0), near(11.0, 2.0)]).trend([Check::Above(1, 0)]),
+    });
+    for link in [REAL, TESTBED] {
+        t.push(Claim {
+            source: "000 Fig. 8",
+            what: format!(
+                "shadow: loss before SEARCH would exit / exit > 1 RTT before loss ({link})"
+            ),
+            seed: "45% / 35%".into(),
+            ours: Ours::ShadowExitVsLoss { link },
+            // Some exits come before the loss, some more than one RTT before it.
+            rule: Rule::each([near(0.45, 0.15), near(0.35, 0.15)])
+                .trend([is(0, Target::Below(1.0)), is(1, Target::Above(0.0))]),
+        });
+    }
+    t.push(Claim {
+        source: "001 Fig. 10",
+        what: "median cwnd reduction at the SEARCH exit (lower-cwnd variant)".into(),
+        seed: "below CUBIC's 0.3".into(),
+        ours: Ours::CwndReduction,
+        rule: Rule::each([Target::Below(0.3)]),
+    });
+}
+
+/// Seed 003 (where slow start exits) against campaign b.
+fn exit_classes(t: &mut Vec<Claim>) {
+    // Table II: capacity, first loss and exit, mean (sd) s, and timely exits %.
+    let table2 = [
+        ("GEO", REAL, (11.8, 2.6), (22.9, 8.7), (13.7, 1.7), 96.1),
+        ("LEO", "leo", (0.4, 0.0), (0.6, 0.0), (0.5, 0.0), 96.1),
+        ("LTE", "lte", (0.3, 0.0), (1.9, 0.0), (0.7, 0.0), 96.4),
+    ];
+    for (net, link, capacity, loss, exit, timely) in table2 {
+        let seed = if capacity.1 > 0.0 {
+            format!(
+                "capacity {} ({}), loss {} ({}), exit {} ({}) s, timely {timely}%",
+                capacity.0, capacity.1, loss.0, loss.1, exit.0, exit.1
+            )
+        } else {
+            format!(
+                "capacity {}, loss {}, exit {} s, timely {timely}%",
+                capacity.0, loss.0, exit.0
+            )
+        };
+        let spread = |(mean, sd)| Target::Spread { mean, sd };
+        t.push(Claim {
+            source: "003 Table II",
+            what: format!("SEARCH on classic runs (shadow), {net} ({link})"),
+            seed,
+            ours: Ours::ShadowExitTimes { link },
+            // The exit comes at or after capacity and before the loss.
+            rule: Rule::each([
+                spread(capacity),
+                spread(loss),
+                spread(exit),
+                near(timely, 15.0),
+            ])
+            .trend([Check::AtLeast(2, 0, 1.0), Check::Above(1, 2)]),
+        });
+    }
+    // Table III: early / late / chokepoint %.
+    let table3 = [
+        ("GEO", REAL, "search", "SEARCH", [3.9, 2.6, 93.5]),
+        (
+            "GEO",
+            REAL,
+            "hystart",
+            "HyStart on (Linux HyStart)",
+            [100.0, 0.0, 0.0],
+        ),
+        (
+            "GEO",
+            REAL,
+            "classic",
+            "HyStart off (classic)",
+            [0.0, 100.0, 0.0],
+        ),
+        ("LEO", "leo", "search", "SEARCH", [3.9, 57.1, 39.0]),
+        ("LTE", "lte", "search", "SEARCH", [3.6, 36.4, 60.0]),
+    ];
+    for (net, link, variant, label, shares) in table3 {
+        let [early, late, chokepoint] = shares;
+        t.push(Claim {
+            source: "003 Table III",
+            what: format!("{label} early / late / chokepoint %, {net} ({link})"),
+            seed: format!("{early} / {late} / {chokepoint}"),
+            ours: Ours::ExitClasses { link, variant },
+            rule: Rule::each(shares.map(|s| near(s, 15.0)))
+                .trend([Check::SameLargest(shares.to_vec())]),
+        });
+    }
+}
+
+/// Seed 002 (QIR-SE) against campaign c.
+fn qir_se(t: &mut Vec<Claim>) {
+    for (scenario, link, mean, mean_efficiency, max, max_efficiency) in QIR_SE {
+        t.push(Claim {
+            source: "002 Table II",
+            what: format!("goodput (efficiency), mean / max over variants, {scenario} ({link})"),
+            seed: format!(
+                "mean {mean} Mbit/s ({:.0}%), max {max} ({:.0}%)",
+                mean_efficiency * 100.0,
+                max_efficiency * 100.0
+            ),
+            ours: Ours::QirGoodput {
+                link,
+                scenarios: &QIR_SE_LINKS,
+            },
+            // Every scenario measured, and the efficiencies fall in the seed's order.
+            rule: Rule::each([near(mean_efficiency, 0.10)])
+                .trend([Check::Falling { from: 1, count: 3 }]),
+        });
+    }
+    t.push(Claim {
+        source: "002 Sec. IV, Fig. 7",
+        what: "best pair / variant on SATLOSS: time for 10 MiB".into(),
+        seed: "picoquic-picoquic ~7 s (~11 Mbit/s)".into(),
+        ours: Ours::QirFastest {
+            link: "qir-satloss",
+        },
+        rule: Rule::each([near(7.0, 2.5)]).trend([is(0, Target::Below(20.0))]),
+    });
+}
+
+/// Seed 004 (scenario A1) against campaign d.
+fn thesis_a1(t: &mut Vec<Claim>) {
+    t.push(Claim {
+        source: "004 A1 (Fig. 6.6)",
+        what: "CUBIC, no loss: buffers >= 1 BDP vs < 1 BDP, and BBR at >= 1 BDP (Mbit/s)".into(),
+        seed: "CUBIC best with buffers >= 1 BDP and no loss".into(),
+        ours: Ours::A1ByBuffer,
+        // Best: at least its goodput with small buffers, and within 3% of BBR's.
+        rule: Rule::all([Check::AtLeast(0, 1, 1.0), Check::AtLeast(0, 2, 0.97)])
+            .trend([Check::AtLeast(0, 1, 1.0)]),
+    });
+    t.push(Claim {
+        source: "004 A1 (Fig. 6.7)",
+        what: "CUBIC goodput at 0.1% loss, 1 BDP (Mbit/s)".into(),
+        seed: "~3 Mbit/s (ngtcp2)".into(),
+        ours: Ours::A1Goodput {
+            variant: "cubic",
+            plr: 0.001,
+        },
+        rule: Rule::each([Target::Between(1.5, 4.5)]).trend([is(0, Target::Below(10.0))]),
+    });
+    t.push(Claim {
+        source: "004 A1 (Fig. 6.8)",
+        what: "CUBIC goodput at 1% loss, 1 BDP (Mbit/s)".into(),
+        seed: "< 1 Mbit/s (ngtcp2)".into(),
+        ours: Ours::A1Goodput {
+            variant: "cubic",
+            plr: 0.01,
+        },
+        rule: Rule::each([Target::Below(1.0)]).trend([is(0, Target::Below(3.0))]),
+    });
+    t.push(Claim {
+        source: "004 A1 (Fig. 6.8)",
+        what: "BBR goodput at 1% loss, 1 BDP (Mbit/s)".into(),
+        seed: "> 15 Mbit/s (BBRv1)".into(),
+        ours: Ours::A1Goodput {
+            variant: "bbr",
+            plr: 0.01,
+        },
+        rule: Rule::each([Target::Above(15.0)]).trend([is(0, Target::Above(8.0))]),
+    });
+}
