@@ -29,6 +29,25 @@ pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
 /// max_ack_delay).
 pub const SATELLITE_MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 
+/// The reordering threshold an ACK_FREQUENCY request carries: RFC 9002 Sec. 6.1.1's packet
+/// threshold (3) minus one, as draft-ietf-quic-ack-frequency recommends (quinn's default).
+pub const REORDERING_THRESHOLD: u32 = 2;
+
+/// quinn's ACK_FREQUENCY request: an ACK at least every `packets_per_ack` (>= 1)
+/// ack-eliciting packets, at most `max_ack_delay` late, at once after
+/// `reordering_threshold` out-of-order packets.
+pub fn ack_frequency_config(
+    packets_per_ack: u32,
+    max_ack_delay: Duration,
+    reordering_threshold: u32,
+) -> AckFrequencyConfig {
+    let mut ack = AckFrequencyConfig::default();
+    ack.ack_eliciting_threshold(VarInt::from_u32(packets_per_ack.saturating_sub(1)))
+        .max_ack_delay(Some(max_ack_delay))
+        .reordering_threshold(VarInt::from_u32(reordering_threshold));
+    ack
+}
+
 /// True if `spec` names the satellite profile.
 pub fn is_satellite(spec: &str) -> bool {
     spec.trim().eq_ignore_ascii_case(SATELLITE)
@@ -42,9 +61,11 @@ pub fn satellite_cc() -> CongestionConfig {
 /// Applies the whole profile to a quinn transport configuration: controller, ACK
 /// frequency and path MTU discovery. Windows and timeouts are left to the caller.
 pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig {
-    let mut ack = AckFrequencyConfig::default();
-    ack.ack_eliciting_threshold(VarInt::from_u32(SATELLITE_PACKETS_PER_ACK - 1))
-        .max_ack_delay(Some(SATELLITE_MAX_ACK_DELAY));
+    let ack = ack_frequency_config(
+        SATELLITE_PACKETS_PER_ACK,
+        SATELLITE_MAX_ACK_DELAY,
+        REORDERING_THRESHOLD,
+    );
     transport
         .congestion_controller_factory(Arc::new(satellite_cc()))
         .ack_frequency_config(Some(ack))

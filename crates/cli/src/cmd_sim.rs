@@ -126,7 +126,8 @@ fn parse_count(what: &str, text: &str, min: u64, max: u64) -> Result<u64, Failur
     Ok(n)
 }
 
-/// The seeds' sender cap, which `--sender-cap auto` applies where it is not the bottleneck.
+/// The seeds' sender cap ([`ShaperSpec::seeds_server`] as text), which `--sender-cap auto`
+/// applies where it is not the bottleneck.
 const SEEDS_SENDER_CAP: &str = "200M:1.5s";
 
 /// `--sender-cap` as given, or for `auto` the seeds' cap unless the data direction of the
@@ -135,11 +136,7 @@ fn resolve_cap(text: &str, link_bps: u64) -> String {
     if !text.trim().eq_ignore_ascii_case("auto") {
         return text.to_string();
     }
-    let seeds = ShaperSpec::parse_cap(SEEDS_SENDER_CAP)
-        .ok()
-        .flatten()
-        .expect("the seeds' cap parses");
-    if link_bps > seeds.rate_bps {
+    if link_bps > ShaperSpec::seeds_server().rate_bps {
         "none".into()
     } else {
         SEEDS_SENDER_CAP.into()

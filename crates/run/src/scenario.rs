@@ -249,7 +249,7 @@ pub struct AckFrequencySpec {
 
 impl AckFrequencySpec {
     /// RFC 9002 Sec. 6.1.1's packet threshold (3) minus one, as the draft recommends.
-    pub const DEFAULT_REORDERING_THRESHOLD: u32 = 2;
+    pub const DEFAULT_REORDERING_THRESHOLD: u32 = satquic_cc::profile::REORDERING_THRESHOLD;
     /// Delay used when `N[:DELAY]` gives none: RFC 9000's default max_ack_delay.
     pub const DEFAULT_MAX_ACK_DELAY: Duration = Duration::from_millis(25);
     /// Largest N accepted.

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use quinn_proto::{AckFrequencyConfig, IdleTimeout, TransportConfig, VarInt};
+use quinn_proto::{IdleTimeout, TransportConfig, VarInt};
 
 use crate::probe::{SharedFactory, validate_cc};
 use crate::scenario::TransportSpec;
@@ -116,12 +116,11 @@ pub fn transport_config(
         t.max_concurrent_uni_streams(VarInt::from_u32(n));
     }
     if let Some(a) = &spec.ack_frequency {
-        let mut config = AckFrequencyConfig::default();
-        config
-            .ack_eliciting_threshold(VarInt::from_u32(a.packets_per_ack - 1))
-            .max_ack_delay(Some(a.max_ack_delay))
-            .reordering_threshold(VarInt::from_u32(a.reordering_threshold));
-        t.ack_frequency_config(Some(config));
+        t.ack_frequency_config(Some(satquic_cc::profile::ack_frequency_config(
+            a.packets_per_ack,
+            a.max_ack_delay,
+            a.reordering_threshold,
+        )));
     }
     t.congestion_controller_factory(factory);
     Ok(t)
