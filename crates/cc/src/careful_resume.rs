@@ -92,7 +92,8 @@
 //!   largest acknowledged one in `on_end_acks` (numbers of the application data space,
 //!   where the jump happens);
 //! * `app_limited` is quinn's "the last poll sent nothing and was not blocked"; being
-//!   window-limited is inferred from the flight (`flight + MSS > CWND`) and the flight is
+//!   window-limited is inferred from the flight (`flight + MSS >= CWND`: quinn-proto sends
+//!   only while `in_flight + MTU < window`) and the flight is
 //!   re-synchronised from quinn's `in_flight` after every batch of ACKs;
 //! * an ECN congestion event has `lost_bytes == 0`: the trigger is `ECN_CE`;
 //! * quinn builds a new controller for a migrated path; the saved parameters go to one
@@ -113,7 +114,9 @@
 //! * PipeSize counts acknowledgements of unvalidated packets only, as the Appendix B.4
 //!   arithmetic does (29 + 34), and starts at `flight_size` (Sec. 3.3; Appendix B says CWND
 //!   in one sentence and flight_size in its examples);
-//! * "all the initial data" (Sec. 3.2) is one initial window of acknowledged bytes;
+//! * "all the initial data" (Sec. 3.2) is one initial window of acknowledged bytes, less
+//!   one packet: quinn-proto sends only while `in_flight + MTU < window`, so its first
+//!   flight is one packet short of the IW;
 //! * `saved_cwnd` is a round's acknowledged bytes scaled from the round's duration to the
 //!   minimum RTT (the acknowledged rate x `saved_rtt`, Sec. 4.1's "acknowledged rate"), so
 //!   a standing queue is not saved as capacity; window-limited rounds replace it,
@@ -163,6 +166,7 @@
 //! | `lifetime=S` | [`CarefulResumeConfig::lifetime`]: the Lifetime of an observation, seconds | 3600 s ([`DEFAULT_LIFETIME`]) | Sec. 4.3.1 (no number given) |
 //! | `keep-on-delay-exit` | [`CarefulResumeConfig::delay_exit_stops_resume`] off: a delay-based slow-start exit in Reconnaissance does not end Careful Resume | ends it | Sec. 4.2.1 (left open) |
 //! | `jump-on-confirm` | [`CarefulResumeConfig::defer_jump`] off: jump as soon as the path is confirmed, not when the window is full | defer | Sec. 3.2 ("MAY be deferred") |
+//! | `ss-cap=F` (0.1 to 100) | [`CarefulResumeConfig::slow_start_cap`]: after a validated jump, `ssthresh <= saved_cwnd x F` | none | ours (the RFC's Normal Phase is normal CC) |
 //!
 //! [`Controller::observe`]: crate::Controller::observe
 //! [`Controller::pacing`]: crate::Controller::pacing
@@ -246,13 +250,21 @@ pub struct CarefulResumeConfig {
     /// SEARCH) ends it (`rtt_not_validated`). Default on.
     pub delay_exit_stops_resume: bool,
     /// Sec. 3.2 "Path confirmed": the jump MAY wait until more is to be sent than the CWND
-    /// allows. On: jump when the window is full (`flight + MSS > CWND`) and the stack does
+    /// allows. On: jump when the window is full (`flight + MSS >= CWND`) and the stack does
     /// not report the application as the limit. Off: jump as soon as the path is confirmed
     /// and the stack does not report the application as the limit. Default on: quinn's
     /// `app_limited` only says the last poll sent something or was blocked, not that more
     /// than a window is queued; waiting costs at most `1 / pacer gain` RTT (0.8 with
     /// quinn) and spares the jumps a rate-limited sender would undo (`rate_limited`).
     pub defer_jump: bool,
+    /// Our option, not the RFC's: when Careful Resume ends with every unvalidated packet
+    /// acknowledged (`last_unvalidated_packet_acknowledged`), cap `ssthresh` at
+    /// `saved_cwnd x F`, so that slow start stops at the capacity the earlier connection
+    /// measured and the avoidance probes beyond it. The RFC's Normal Phase is normal CC
+    /// (Sec. 3.7): slow start goes on from a window already near the saved capacity and
+    /// doubles into the bottleneck's queue unless its exit heuristic catches it within a
+    /// round trip. `None` (the default) leaves ssthresh alone.
+    pub slow_start_cap: Option<f64>,
 }
 
 impl Default for CarefulResumeConfig {
@@ -272,6 +284,7 @@ impl Default for CarefulResumeConfig {
             lifetime: DEFAULT_LIFETIME,
             delay_exit_stops_resume: true,
             defer_jump: true,
+            slow_start_cap: None,
         }
     }
 }
@@ -1054,9 +1067,10 @@ impl CarefulResume {
             CarefulResumePhase::Reconnaissance => self.try_jump(now, w),
             CarefulResumePhase::Unvalidated => {
                 self.pace_sent = self.pace_sent.saturating_add(bytes);
-                if self.flight.saturating_add(w.mss) > w.cwnd {
-                    // Sec. 3.3 "Completed sending all unvalidated packets": less than one
-                    // maximum-sized packet of the window is left.
+                if self.flight.saturating_add(w.mss) >= w.cwnd {
+                    // Sec. 3.3 "Completed sending all unvalidated packets": no room for
+                    // another maximum-sized packet (quinn-proto sends only while
+                    // `in_flight + MTU < window`).
                     Some(self.leave_unvalidated(CarefulResumeTrigger::LastUnvalidatedPacketSent))
                 } else {
                     self.check_unvalidated_time(now)
@@ -1070,10 +1084,13 @@ impl CarefulResume {
     fn try_jump(&mut self, now: Duration, w: Window) -> Option<Transition> {
         let saved = self.restored?;
         // Sec. 3.2: an ACK acknowledged all the initial data (one IW) without congestion.
-        let confirmed = self.recon_acked >= self.iw;
+        // quinn-proto sends only while `in_flight + MTU < window`, so its initial flight is
+        // one packet short of the IW: that flight, acknowledged, is all the initial data.
+        let confirmed = self.recon_acked.saturating_add(w.mss) >= self.iw;
         // Sec. 4.2, qlog `congestion_window_limited`: more to send than the CWND allows,
-        // i.e. the window is full and the application was not the limit.
-        let window_full = self.flight.saturating_add(w.mss) > w.cwnd;
+        // i.e. the window is full and the application was not the limit. quinn-proto sends
+        // only while `in_flight + MTU < window`, so "full" is `flight + MSS >= CWND`.
+        let window_full = self.flight.saturating_add(w.mss) >= w.cwnd;
         let window_limited = (window_full || !self.config.defer_jump) && !self.app_limited;
         if !confirmed || !window_limited {
             return None;
@@ -1222,11 +1239,19 @@ impl CarefulResume {
                 }
             }
             // Sec. 3.4 "Receiving acknowledgement of the unvalidated packets".
-            CarefulResumePhase::Validating if acked(self.last_unvalidated_pn) => Some(self.to(
-                CarefulResumePhase::Normal,
-                Some(CarefulResumeTrigger::LastUnvalidatedPacketAcknowledged),
-                Effect::Resume(None),
-            )),
+            CarefulResumePhase::Validating if acked(self.last_unvalidated_pn) => {
+                let effect = match (self.config.slow_start_cap, self.restored) {
+                    (Some(f), Some(saved)) => {
+                        Effect::CapSsthresh((saved.saved_cwnd as f64 * f) as u64)
+                    }
+                    _ => Effect::Resume(None),
+                };
+                Some(self.to(
+                    CarefulResumePhase::Normal,
+                    Some(CarefulResumeTrigger::LastUnvalidatedPacketAcknowledged),
+                    effect,
+                ))
+            }
             // Sec. 3.5 "Acknowledgement of unvalidated packets": ssthresh <= PipeSize x Beta.
             CarefulResumePhase::SafeRetreat if acked(self.retreat_end_pn) => Some(self.to(
                 CarefulResumePhase::Normal,
@@ -1368,7 +1393,7 @@ impl CarefulResume {
 /// Options of the `+cr` spec suffix.
 pub(crate) const SPEC_OPTIONS: &str = "off, min-rtt=F, max-rtt=F, jump=F, max-jump=BYTES, \
      burst=BYTES, unpaced, pacer-gain=F, no-pacer, retreat=F, beta=F, min-observe=N, \
-     lifetime=S, keep-on-delay-exit, jump-on-confirm";
+     lifetime=S, keep-on-delay-exit, jump-on-confirm, ss-cap=F";
 
 /// Splits a lower-case spec into the part before `+cr[:OPTIONS]` and the options.
 pub(crate) fn split_spec(spec: &str) -> (&str, Option<&str>) {
@@ -1421,6 +1446,7 @@ pub(crate) fn parse_spec_options(opts: &str) -> Result<CarefulResumeConfig, Stri
                     "retreat" => c.retreat_fraction = ranged(key, value, 0.0, RETREAT_FRACTION)?,
                     "beta" => c.beta = ranged(key, value, 0.5, 1.0)?,
                     "min-observe" => c.min_observe_iw = number(key, value)?,
+                    "ss-cap" => c.slow_start_cap = Some(ranged(key, value, 0.1, 100.0)?),
                     "lifetime" => {
                         let s = ranged(key, value, 0.0, 1e9)?;
                         c.lifetime = Duration::from_secs_f64(s);
@@ -1482,6 +1508,9 @@ pub(crate) fn write_spec(f: &mut fmt::Formatter<'_>, c: &CarefulResumeConfig) ->
     }
     if !c.defer_jump {
         opts.push("jump-on-confirm".into());
+    }
+    if let Some(f) = c.slow_start_cap {
+        opts.push(format!("ss-cap={f}"));
     }
     if opts.is_empty() {
         return Ok(());

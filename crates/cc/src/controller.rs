@@ -330,7 +330,16 @@ impl Controller {
                 SsDecision::Grow { increase } => {
                     if !app_limited {
                         let increase = increase as f64 * self.growth.multiplier(rtt.smoothed);
+                        let before = self.cwnd;
                         self.set_window(self.cwnd as f64 + increase);
+                        if self.cwnd >= self.ssthresh {
+                            // RFC 9002 Sec. 7.3.1: slow start only while cwnd < ssthresh. A
+                            // threshold set before any exit (Careful Resume's `ss-cap`) ends
+                            // it as a reached threshold, not as a heuristic's exit.
+                            self.set_window(before.max(self.ssthresh) as f64);
+                            self.initial_slow_start_done = true;
+                            self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
+                        }
                     }
                 }
                 SsDecision::Exit {

@@ -80,10 +80,16 @@ impl Sender {
         }
     }
 
-    /// Sends while the window allows (as quinn without a pacer); returns the packets sent.
+    /// Sends while the window allows (RFC 9002 Sec. 7: while `in_flight + MSS <= window`);
+    /// returns the packets sent.
     fn fill(&mut self) -> usize {
+        self.fill_while(|in_flight, window| in_flight + MSS <= window)
+    }
+
+    /// Sends while `allowed(in_flight, window)`; returns the packets sent.
+    fn fill_while(&mut self, allowed: impl Fn(u64, u64) -> bool) -> usize {
         let mut n = 0;
-        while self.in_flight + MSS <= self.ctl.window() && n < 100_000 {
+        while allowed(self.in_flight, self.ctl.window()) && n < 100_000 {
             self.send(1);
             n += 1;
         }
@@ -251,16 +257,17 @@ fn rtt_more_than_ten_times_the_saved_rtt_prevents_the_jump() {
     assert_eq!(s.phase(), Phase::Unvalidated);
 }
 
-/// Sec. 3.2 "Path confirmed": no jump before all the initial data was acknowledged.
+/// Sec. 3.2 "Path confirmed": no jump before all the initial data was acknowledged (an
+/// IW less the one packet quinn-proto's send rule withholds).
 #[test]
 fn no_jump_before_the_initial_window_is_acknowledged() {
     let mut s = Sender::resumed(Default::default(), Sender::saved(SAVED_CWND, RTT));
     s.send(10);
     s.advance(RTT);
-    s.ack(9);
+    s.ack(8);
     s.fill();
     assert_eq!(s.phase(), Phase::Reconnaissance);
-    s.ack(1);
+    s.ack(2);
     s.fill();
     assert_eq!(s.phase(), Phase::Unvalidated);
 }
@@ -360,8 +367,9 @@ fn jump_is_capped_at_half_the_saved_cwnd() {
     let s = jumped(Default::default());
     assert_eq!(s.cwnd(), SAVED_CWND / 2);
     assert_eq!(s.ctl.careful_resume().jump_cwnd(), SAVED_CWND / 2);
-    // The flight when the window was full: the doubled IW.
-    assert_eq!(s.ctl.careful_resume().pipesize(), 2 * IW);
+    // The flight when the window was full (no room for another packet): the doubled IW
+    // less one packet.
+    assert_eq!(s.ctl.careful_resume().pipesize(), 2 * IW - MSS);
 
     // A configured fraction above one half is held to one half.
     let s = jumped(CarefulResumeConfig {
@@ -383,6 +391,22 @@ fn jump_is_capped_at_half_the_saved_cwnd() {
     s.fill();
     assert_eq!(s.phase(), Phase::Normal);
     assert_eq!(s.cwnd(), 2 * IW);
+}
+
+/// quinn-proto 0.11 sends only while `in_flight + MTU < window`, one packet short of the
+/// RFC 9002 rule: its window is full with less than one packet of room, and the jump must
+/// still happen (Sec. 4.2 `congestion_window_limited`).
+#[test]
+fn jump_happens_when_the_stack_stops_one_packet_short_of_the_window() {
+    let mut s = Sender::resumed(Default::default(), Sender::saved(SAVED_CWND, RTT));
+    let quinn = |in_flight: u64, window: u64| in_flight + MSS < window;
+    assert_eq!(s.fill_while(quinn), 9);
+    s.advance(RTT);
+    s.ack(9);
+    assert_eq!(s.phase(), Phase::Reconnaissance);
+    s.fill_while(quinn);
+    assert_eq!(s.phase(), Phase::Unvalidated);
+    assert_eq!(s.cwnd(), SAVED_CWND / 2);
 }
 
 /// Sec. 3.3 "Pacing transmission" (MUST), Sec. 4.3.2: unvalidated packets go out at
@@ -545,6 +569,43 @@ fn path_change_while_unvalidated_enters_safe_retreat() {
     s.ctl.on_path_change(s.now);
     assert_eq!(s.phase(), Phase::Normal);
     assert_eq!(s.cwnd(), cwnd);
+}
+
+/// Our `ss-cap` option (not the RFC's): once every unvalidated packet is acknowledged,
+/// ssthresh = saved_cwnd x F, so slow start ends at the saved capacity (RFC 9002 Sec.
+/// 7.3.1) instead of doubling past it; without it ssthresh stays unset (the RFC's normal CC).
+#[test]
+fn slow_start_cap_ends_slow_start_at_the_saved_capacity() {
+    let mut s = jumped(CarefulResumeConfig {
+        slow_start_cap: Some(1.0),
+        ..Default::default()
+    });
+    while s.phase() == Phase::Unvalidated {
+        s.pace_step(RTT / 50);
+    }
+    s.advance(RTT);
+    s.ack(s.flight.len());
+    assert_eq!(s.phase(), Phase::Normal);
+    assert_eq!(s.ctl.ssthresh(), SAVED_CWND);
+    // Slow start goes on up to the threshold and no further.
+    for _ in 0..4 {
+        s.fill();
+        s.advance(RTT);
+        s.ack(s.flight.len());
+    }
+    assert!(s.ctl.initial_slow_start_done());
+    assert!(
+        s.cwnd() >= SAVED_CWND && s.cwnd() < SAVED_CWND + 4 * IW,
+        "{}",
+        s.cwnd()
+    );
+    // No slow-start exit is reported: reaching ssthresh is not a heuristic's exit.
+    assert!(
+        !s.log
+            .events()
+            .iter()
+            .any(|e| matches!(e, CcEvent::SlowStartExit { .. }))
+    );
 }
 
 // ---- Validating, Safe Retreat, back to Normal (Sec. 3.4-3.7) ------------------------
@@ -996,8 +1057,9 @@ fn observation_saved_and_checked_seeds_a_resumed_connection() {
         panic!("no phase change")
     };
     assert_eq!((*saved_cwnd, *saved_rtt), (obs.saved_cwnd, RTT));
-    // 10 packets of IW, 20 of the doubled window: the next one is the first unvalidated.
-    assert_eq!(*first_unvalidated_packet, Some(31));
+    // 10 packets of IW, 19 of the doubled window (full with one packet of room left): the
+    // next one is the first unvalidated.
+    assert_eq!(*first_unvalidated_packet, Some(30));
 }
 
 // ---- spec strings and serialization ------------------------------------------------
@@ -1021,6 +1083,7 @@ fn spec_suffix_tunes_or_disables_careful_resume() {
         "newreno+cr:unpaced,no-pacer,min-rtt=0.4,max-rtt=8,jump=0.25",
         "hybla+cr:retreat=0.25,min-observe=0,lifetime=600,burst=24000,pacer-gain=2",
         "cubic+search:draft+cr:keep-on-delay-exit",
+        "cubic+search:draft+growth:x=3+cr:jump-on-confirm,ss-cap=1",
     ] {
         let cc: CongestionConfig = spec.parse().unwrap();
         let again: CongestionConfig = cc.to_string().parse().unwrap();
@@ -1047,6 +1110,7 @@ fn spec_suffix_tunes_or_disables_careful_resume() {
         "cubic+cr:beta=0.3",
         "cubic+cr:fast",
         "cubic+cr:max-jump=x",
+        "cubic+cr:ss-cap=0",
         "bbr+cr",
     ] {
         let e = bad.parse::<CongestionConfig>().unwrap_err().to_string();

@@ -92,6 +92,17 @@ pub struct Args {
     /// picoquic's satellite tests do; the data crosses the link's up direction.
     #[arg(short = 'R', long)]
     reverse: bool,
+    /// Resume: each run makes a first connection, then GAP later (default 10s) a second
+    /// one that resumes from it (TLS 0-RTT, address-validation token, Careful Resume,
+    /// RFC 9959); the results describe the second, plus `first_completion_time_s`.
+    #[arg(
+        long,
+        value_name = "GAP",
+        num_args = 0..=1,
+        default_missing_value = "10s",
+        require_equals = true
+    )]
+    resume: Option<String>,
     /// UDP payload size in bytes (>= 1200).
     #[arg(
         long,
@@ -228,6 +239,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         satquic_run::scenario::AckFrequencySpec::parse(a).map_err(usage)?;
     }
     let report_cap = sender_cap.clone();
+    let resume_after = match &args.resume {
+        Some(text) => {
+            // The campaign plan checks the range.
+            let gap = satquic_link::units::parse_duration(text.trim())
+                .map_err(|e| usage(format!("invalid resume gap: {e}")))?;
+            Some(gap)
+        }
+        None => None,
+    };
     // Validate everything once, up front, so bad input is one line and no run starts.
     satquic_link::Path::<()>::new(&link, seed).map_err(usage)?;
     for cc in &ccs {
@@ -282,6 +302,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             flows: 1,
             stagger: None,
             label: None,
+            resume_after,
         }],
         analysis: AnalysisSpec::default(),
         base_dir: None,
@@ -376,6 +397,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 "first_loss_detected_at_s": f.first_loss_detected_at_s,
                 "packets_lost": f.packets_lost,
                 "goodput_bps": f.goodput_bps,
+                "first_completion_time_s": f.first_connection.as_ref().map(|c| c.completion_time_s),
+                "resumption": f.resumption,
                 "wall_s": r.wall.as_secs_f64(),
             }))
         })

@@ -147,6 +147,12 @@ pub struct Row {
     pub utilization: Option<f64>,
     /// Jain's fairness index of the flows' goodputs (seed 004 Eq. 6.3); 1 for one flow.
     pub jain_index: Option<f64>,
+
+    // --- resumed runs (a workload's `resume_after`; flow 0 is then the resumed one) ---
+    /// The first connection's completion time, seconds.
+    pub first_completion_time_s: Option<f64>,
+    /// Careful Resume's jump window, bytes (empty: no jump).
+    pub resume_jump_cwnd: Option<u64>,
 }
 
 /// Column names of runs.csv, in order.
@@ -245,6 +251,11 @@ pub fn record_row(campaign: &str, run: &PlannedRun, record: &RunRecord) -> Row {
         row.handshake_time_s = f.handshake_time_s;
         row.goodput_bps = Some(f.goodput_bps);
         row.efficiency = (rate > 0.0).then(|| f.goodput_bps / rate);
+        row.first_completion_time_s = f
+            .first_connection
+            .as_ref()
+            .and_then(|c| c.completion_time_s);
+        row.resume_jump_cwnd = f.resumption.as_ref().and_then(|r| r.jump_cwnd);
         row.packets_sent = Some(f.packets_sent);
         row.packets_lost = Some(f.packets_lost);
         row.bytes_lost = Some(f.bytes_lost);

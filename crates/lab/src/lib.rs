@@ -46,6 +46,7 @@
 //! | slow-start exit | `exit_at_s`, `exit_reason`, `exit_cwnd_before`, `exit_cwnd_after`, `exit_ssthresh`, `exit_rtt_s`, `cwnd_reduction_ratio`, `shadow_exit_at_s`, `shadow_exit_cwnd` |
 //! | classification | `capacity_at_s`, `capacity_source`, `exit_class`, `shadow_exit_class`, `exit_to_loss_ratio`, `shadow_exit_to_loss_ratio`, `owd_capacity_at_s`, `owd_exit_class`, `owd_shadow_exit_class`, `max_queue_bytes` |
 //! | all flows | `flows_completed`, `total_goodput_bps`, `utilization`, `jain_index` |
+//! | resumed runs | `first_completion_time_s` (the first connection), `resume_jump_cwnd` (Careful Resume's jump, bytes) |
 //!
 //! Units are in the names (`_s` seconds, `_bps` bit/s, `_bytes`/`bytes` bytes); times are
 //! seconds since the start of the run, except `completion_time_s` and `handshake_time_s`

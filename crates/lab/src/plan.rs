@@ -154,6 +154,7 @@ fn scenario(
         flows,
         seed,
         time_cap,
+        resume_after: workload.resume_after,
     }
 }
 

@@ -219,6 +219,15 @@ pub struct WorkloadEntry {
     pub stagger: Option<Duration>,
     #[serde(default)]
     pub label: Option<String>,
+    /// Resumed connections: each run makes a first connection, then this long after it a
+    /// second one that resumes (0-RTT, Careful Resume); the row describes the second
+    /// (`Scenario::resume_after`). Simulation only.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "duration_str::option"
+    )]
+    pub resume_after: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -323,6 +332,8 @@ pub struct ResolvedWorkload {
     pub duration: Option<Duration>,
     pub flows: u32,
     pub stagger: Duration,
+    /// See [`WorkloadEntry::resume_after`].
+    pub resume_after: Option<Duration>,
 }
 
 impl CampaignSpec {
@@ -602,6 +613,21 @@ impl CampaignSpec {
                     )
                 }
             };
+            let default_label = match w.resume_after {
+                Some(_) => format!("{default_label}-resumed"),
+                None => default_label,
+            };
+            if w.resume_after.is_some() && self.mode != Mode::Sim {
+                return Err(err(
+                    format!("{key}.resume_after"),
+                    "resumed connections run in simulation only (mode = \"sim\")",
+                ));
+            }
+            if let Some(gap) = w.resume_after
+                && gap > satquic_sim::resume::MAX_RESUME_GAP
+            {
+                return Err(err(format!("{key}.resume_after"), "must be at most 24 h"));
+            }
             out.push(ResolvedWorkload {
                 label: w.label.clone().unwrap_or(default_label),
                 kind: w.kind,
@@ -609,6 +635,7 @@ impl CampaignSpec {
                 duration,
                 flows: w.flows,
                 stagger,
+                resume_after: w.resume_after,
             });
         }
         unique(out.iter().map(|w| w.label.as_str()), "workload")?;

@@ -97,6 +97,8 @@ pub fn flow_summary(
         shadow_exit_class: shadow.as_ref().map(|_| class(&shadow)),
         exit_to_loss_ratio: None,
         shadow_exit_to_loss_ratio: None,
+        first_connection: None,
+        resumption: None,
         slow_start_exit: exit,
         shadow_exit: shadow,
         capacity_at_s: capacity.map(|(c, _)| c),

@@ -80,7 +80,7 @@ impl NetTransport {
         origin: Instant,
     ) -> Result<(TransportConfig, ProbeHandle), NetError> {
         self.validate()?;
-        let factory = controller_factory(&self.spec, sink, origin)
+        let factory = controller_factory(&self.spec, sink, origin, None)
             .map_err(|e| NetError::Usage(e.to_string()))?;
         let (probe_factory, probe) = ProbeFactory::new(factory, origin);
         let config = transport_config(&self.spec, &self.endpoint_settings(), probe_factory)

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
-use satquic_cc::{CcEvent, CongestionConfig, EventSink};
+use satquic_cc::{CcEvent, CongestionConfig, EventSink, ResumeParams};
 
 use crate::scenario::TransportSpec;
 
@@ -21,11 +21,14 @@ use crate::scenario::TransportSpec;
 pub type SharedFactory = Arc<dyn ControllerFactory + Send + Sync + 'static>;
 
 /// Builds the factory for a flow: the satquic-cc spec in `transport.cc`, its initial
-/// window, an optional event sink, and event times relative to `origin`.
+/// window, an optional event sink, event times relative to `origin`, and the saved
+/// parameters the first connection it builds resumes from (Careful Resume, RFC 9959;
+/// checked by the caller for path and Lifetime).
 pub fn controller_factory(
     transport: &TransportSpec,
     sink: Option<Arc<dyn EventSink>>,
     origin: Instant,
+    resume: Option<ResumeParams>,
 ) -> Result<SharedFactory, satquic_cc::SpecError> {
     let mut config = CongestionConfig::from_spec(&transport.cc)?.time_origin(origin);
     if let Some(iw) = transport.initial_window {
@@ -33,6 +36,9 @@ pub fn controller_factory(
     }
     if let Some(sink) = sink {
         config = config.event_sink(sink);
+    }
+    if let Some(params) = resume {
+        config = config.resume(params);
     }
     Ok(Arc::new(config))
 }

@@ -217,6 +217,68 @@ pub struct FlowSummary {
     /// (first loss detected - exit) / smoothed RTT at exit (seed 000 Fig. 8).
     pub exit_to_loss_ratio: Option<f64>,
     pub shadow_exit_to_loss_ratio: Option<f64>,
+    /// A resumed run ([`Scenario::resume_after`](crate::Scenario::resume_after)): this
+    /// flow's first connection; everything above describes the resumed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_connection: Option<FirstConnection>,
+    /// A resumed run: what the resumed connection started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumption: Option<Resumption>,
+}
+
+/// The first connection of a resumed run's flow (the figures of [`FlowSummary`] that
+/// compare a first connection with a resumed one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstConnection {
+    pub status: String,
+    pub delivered_bytes: u64,
+    pub completion_time_s: Option<f64>,
+    pub handshake_time_s: Option<f64>,
+    pub goodput_bps: f64,
+    pub packets_lost: u64,
+    /// This flow's down-link (data direction) packets the link dropped, all reasons.
+    pub link_drops: u64,
+    pub exit_class: String,
+}
+
+impl FirstConnection {
+    /// The first connection's figures from its own summary.
+    pub fn of(f: &FlowSummary) -> Self {
+        FirstConnection {
+            status: f.status.clone(),
+            delivered_bytes: f.delivered_bytes,
+            completion_time_s: f.completion_time_s,
+            handshake_time_s: f.handshake_time_s,
+            goodput_bps: f.goodput_bps,
+            packets_lost: f.packets_lost,
+            link_drops: f.link_drops.values().sum(),
+            exit_class: f.exit_class.clone(),
+        }
+    }
+}
+
+/// What a resumed connection started from: the TLS session (0-RTT) and the Careful
+/// Resume parameters (RFC 9959) its data sender kept from the first connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resumption {
+    /// Seconds between the end of the first connections and the resumed ones.
+    pub gap_s: f64,
+    /// The client's 0-RTT data (the request, or the upload's first bytes) was accepted.
+    pub zero_rtt: bool,
+    /// The saved parameters handed to the data sender's controller (Sec. 3.1 `saved_cwnd`
+    /// bytes, `saved_rtt` seconds), if any ...
+    pub saved_cwnd: Option<u64>,
+    pub saved_rtt_s: Option<f64>,
+    /// ... or why there were none (nothing observed, expired, path changed).
+    pub not_resumed: Option<String>,
+    /// When the window jumped (entering the Unvalidated Phase) and to what, bytes.
+    pub jump_at_s: Option<f64>,
+    pub jump_cwnd: Option<u64>,
+    /// The trigger that ended Careful Resume (its last phase change to `normal`), e.g.
+    /// `last_unvalidated_packet_acknowledged`, `packet_loss`, `rtt_not_validated`.
+    pub ended_by: Option<String>,
+    /// Entered Safe Retreat (congestion after the jump).
+    pub safe_retreat: bool,
 }
 
 /// A slow-start exit.
@@ -516,6 +578,8 @@ pub fn summarize(
                 .map(|e| classify(Some((e.1, e.2)), first_loss, shadow_capacity).to_string()),
             exit_to_loss_ratio: ratio(&exit, f.rtt_at_exit),
             shadow_exit_to_loss_ratio: ratio(&shadow, f.rtt_at_shadow_exit),
+            first_connection: None,
+            resumption: None,
             slow_start_exit: exit.map(|e| e.0),
             shadow_exit: shadow.map(|e| e.0),
             capacity_at_s: capacity.map(secs),

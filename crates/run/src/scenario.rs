@@ -38,6 +38,18 @@ pub struct Scenario {
     /// The run stops here even if flows are unfinished (they are reported as capped).
     #[serde(default = "default_time_cap", with = "duration_str")]
     pub time_cap: Duration,
+    /// Resumption: every flow first runs its workload on a first connection; this long
+    /// after the last first connection ended, each flow connects again and resumes, with
+    /// the TLS session ticket (0-RTT), the address-validation token and the Careful
+    /// Resume parameters (RFC 9959) its first connection left. The record describes the
+    /// resumed connections; the first ones are summarised in each flow's
+    /// `first_connection`. `None`: one connection per flow.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "duration_str::option"
+    )]
+    pub resume_after: Option<Duration>,
 }
 
 /// A sender-side shaper: a FIFO served at `rate_bps`, holding at most `latency` worth of
@@ -107,12 +119,19 @@ impl Scenario {
             }],
             seed,
             time_cap: DEFAULT_TIME_CAP,
+            resume_after: None,
         }
     }
 
     /// The same scenario with another time cap.
     pub fn with_time_cap(mut self, time_cap: Duration) -> Self {
         self.time_cap = time_cap;
+        self
+    }
+
+    /// The same scenario, resumed `gap` after its first connections ([`Self::resume_after`]).
+    pub fn resumed_after(mut self, gap: Duration) -> Self {
+        self.resume_after = Some(gap);
         self
     }
 }

@@ -56,11 +56,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
-    Event, NoneTokenStore, ServerConfig, StreamEvent, StreamId, VarInt, WriteError,
+    Event, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TokenMemoryCache, TokenStore,
+    VarInt, WriteError,
 };
-use satquic_cc::{CcEvent, EventSink};
+use satquic_cc::{CcEvent, EventSink, Observation, QuinnController, ResumeParams};
 use satquic_link::{Direction, DirectionSpec, GroundTruthConfig, Path, QueueLimit};
 
 use satquic_run::probe::{
@@ -75,7 +77,7 @@ use satquic_run::transport::{EndpointSettings, transport_config};
 use satquic_run::{InOrder, ZEROS};
 
 use crate::SimError;
-use crate::tls::{self, SeededCidGenerator, rng_seed_bytes, sub_seed};
+use crate::tls::{self, SeededCidGenerator, Sessions, rng_seed_bytes, sub_seed};
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 
@@ -152,9 +154,59 @@ pub fn run(scenario: &Scenario) -> Result<RunRecord, SimError> {
 
 /// Runs a scenario with options.
 pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, SimError> {
-    let mut sim = Simulation::new(scenario, options)?;
-    sim.run_loop(options.cancel.as_deref())?;
-    Ok(sim.finish())
+    if let Some(gap) = scenario.resume_after {
+        return crate::resume::run_resumed(scenario, options, gap);
+    }
+    let shared = Shared::new(scenario.flows.len(), Sessions::FirstOnly);
+    Ok(Simulation::run_pass(scenario, options, &shared, &[])?.output)
+}
+
+/// What the endpoints of a run keep beyond one connection: TLS sessions and, per flow,
+/// the client's address-validation tokens (NEW_TOKEN, RFC 9000 Sec. 8.1.3). A resumed
+/// run's two passes share one.
+pub(crate) struct Shared {
+    sessions: Sessions,
+    server_crypto: Arc<QuicServerConfig>,
+    client_crypto: Arc<QuicClientConfig>,
+    tokens: Vec<Arc<dyn TokenStore>>,
+    /// Per flow, the server's log of used tokens (`None`: the server sends no NEW_TOKEN).
+    token_logs: Vec<Option<Arc<tls::SingleUseTokenLog>>>,
+}
+
+impl Shared {
+    pub(crate) fn new(flows: usize, sessions: Sessions) -> Self {
+        let tokens = (0..flows)
+            .map(|_| -> Arc<dyn TokenStore> {
+                match sessions {
+                    Sessions::FirstOnly => Arc::new(NoneTokenStore),
+                    Sessions::Resumable => Arc::new(TokenMemoryCache::new(1, 2)),
+                }
+            })
+            .collect();
+        let token_logs = (0..flows)
+            .map(|_| (sessions == Sessions::Resumable).then(Default::default))
+            .collect();
+        Shared {
+            sessions,
+            server_crypto: tls::server_crypto(sessions),
+            client_crypto: tls::client_crypto(sessions),
+            tokens,
+            token_logs,
+        }
+    }
+}
+
+/// One pass of a run: its output and, for each flow, what its data sender could save for
+/// Careful Resume when the flow ended (only with [`Sessions::Resumable`]).
+pub(crate) struct Pass {
+    pub(crate) output: RunOutput,
+    pub(crate) observations: Vec<Option<Result<Observation, String>>>,
+    /// Per flow: (the data sender's address, the receiver's address).
+    pub(crate) endpoints: Vec<(SocketAddr, SocketAddr)>,
+    /// Per flow: whether the client's 0-RTT data was accepted.
+    pub(crate) zero_rtt: Vec<bool>,
+    /// Per flow: when it ended.
+    pub(crate) ended_at: Vec<Duration>,
 }
 
 /// What travels through the link.
@@ -244,6 +296,12 @@ struct FlowRt {
     drops: FlowDrops,
     exporter: Option<[u8; 32]>,
     ended_at: Option<Duration>,
+    /// Keep what the data sender observed for Careful Resume when the flow ends.
+    observe: bool,
+    observation: Option<Result<Observation, String>>,
+    /// The client opened its stream in 0-RTT (a resumed TLS session).
+    early_stream: bool,
+    zero_rtt_accepted: bool,
 }
 
 /// The links a datagram crosses: the optional sender shaper, then the path.
@@ -253,7 +311,7 @@ struct Net {
     shapers: Vec<Option<Direction<Packet>>>,
 }
 
-struct Simulation {
+pub(crate) struct Simulation {
     scenario: Scenario,
     options: RunOptions,
     base: Instant,
@@ -268,7 +326,49 @@ struct Simulation {
 }
 
 impl Simulation {
-    fn new(scenario: &Scenario, options: &RunOptions) -> Result<Self, SimError> {
+    /// Runs `scenario` once; flow `i` resumes from `resume[i]` if given.
+    pub(crate) fn run_pass(
+        scenario: &Scenario,
+        options: &RunOptions,
+        shared: &Shared,
+        resume: &[Option<ResumeParams>],
+    ) -> Result<Pass, SimError> {
+        let mut sim = Simulation::new(scenario, options, shared, resume)?;
+        sim.run_loop(options.cancel.as_deref())?;
+        let observations = sim.flows.iter_mut().map(|f| f.observation.take()).collect();
+        let endpoints = sim
+            .flows
+            .iter()
+            .map(|f| {
+                if f.upload {
+                    (f.client_addr, f.server_addr)
+                } else {
+                    (f.server_addr, f.client_addr)
+                }
+            })
+            .collect();
+        let zero_rtt = sim.flows.iter().map(|f| f.zero_rtt_accepted).collect();
+        let end = sim.end;
+        let ended_at = sim
+            .flows
+            .iter()
+            .map(|f| f.ended_at.unwrap_or(end))
+            .collect();
+        Ok(Pass {
+            output: sim.finish(),
+            observations,
+            endpoints,
+            zero_rtt,
+            ended_at,
+        })
+    }
+
+    fn new(
+        scenario: &Scenario,
+        options: &RunOptions,
+        shared: &Shared,
+        resume: &[Option<ResumeParams>],
+    ) -> Result<Self, SimError> {
         if scenario.flows.is_empty() {
             return Err(SimError::Invalid("scenario has no flows".into()));
         }
@@ -321,8 +421,6 @@ impl Simulation {
         }
         // The only wall-clock read of a run: an arbitrary origin for quinn's Instants.
         let base = Instant::now();
-        let server_crypto = tls::server_crypto();
-        let client_crypto = tls::client_crypto();
         let mut flows = Vec::with_capacity(scenario.flows.len());
         for (i, flow) in scenario.flows.iter().enumerate() {
             let index = u32::try_from(i).map_err(|_| SimError::Invalid("too many flows".into()))?;
@@ -338,14 +436,17 @@ impl Simulation {
                 &flow.transport,
                 Some(events_sink.clone() as Arc<dyn EventSink>),
                 base,
+                resume.get(i).copied().flatten(),
             )
             .map_err(|e| SimError::Invalid(e.to_string()))?;
             let (probe_factory, probe) = ProbeFactory::new(sender_cc, base);
-            let receiver_cc = controller_factory(&flow.transport, None, base)
+            let receiver_cc = controller_factory(&flow.transport, None, base, None)
                 .map_err(|e| SimError::Invalid(e.to_string()))?;
 
-            let mut server_cfg =
-                ServerConfig::new(server_crypto.clone(), Arc::new(tls::FixedTokenKey::new()));
+            let mut server_cfg = ServerConfig::new(
+                shared.server_crypto.clone(),
+                Arc::new(tls::FixedTokenKey::new()),
+            );
             let endpoint = EndpointSettings::simulated();
             let transport = |factory| {
                 transport_config(&flow.transport, &endpoint, factory)
@@ -360,12 +461,18 @@ impl Simulation {
                 (probe_factory, receiver_cc)
             };
             server_cfg.transport_config(transport(server_cc)?);
+            if let Some(log) = &shared.token_logs[i] {
+                // One NEW_TOKEN per connection (RFC 9000 Sec. 8.1.3), for the next one.
+                let mut tokens = quinn_proto::ValidationTokenConfig::default();
+                tokens.log(log.clone()).sent(1);
+                server_cfg.validation_token_config(tokens);
+            }
             server_cfg.time_source(Arc::new(tls::FixedClock));
             let server_cfg = Arc::new(server_cfg);
 
-            let mut client_cfg = ClientConfig::new(client_crypto.clone());
+            let mut client_cfg = ClientConfig::new(shared.client_crypto.clone());
             client_cfg.transport_config(transport(client_cc)?);
-            client_cfg.token_store(Arc::new(NoneTokenStore));
+            client_cfg.token_store(shared.tokens[i].clone());
             let dcid_gen = std::sync::Mutex::new(SeededCidGenerator::new(sub_seed(
                 flow_seed,
                 SEED_INITIAL_DCID,
@@ -433,6 +540,10 @@ impl Simulation {
                 drops: FlowDrops::default(),
                 exporter: None,
                 ended_at: None,
+                observe: shared.sessions == Sessions::Resumable,
+                observation: None,
+                early_stream: false,
+                zero_rtt_accepted: false,
             });
         }
         Ok(Simulation {
@@ -562,7 +673,13 @@ impl Simulation {
             .client_ep
             .connect(at, f.client_cfg.clone(), f.server_addr, tls::SERVER_NAME)
         {
-            Ok((handle, conn)) => {
+            Ok((handle, mut conn)) => {
+                if conn.has_0rtt() {
+                    // A resumed TLS session: the request (or the upload) goes in 0-RTT.
+                    let requested = f.workload.requested_bytes();
+                    open_data_stream(f.upload, requested, &mut f.writer, &mut f.reader, &mut conn);
+                    f.early_stream = true;
+                }
                 f.client = Some(Conn {
                     handle,
                     conn,
@@ -908,14 +1025,61 @@ fn service_connection(c: &mut Conn, ep: &mut Endpoint, at: Instant) -> bool {
 fn end_flow(f: &mut FlowRt, now: Duration) {
     let sender = if f.upload { &f.client } else { &f.server };
     f.final_stats = sender.as_ref().map(|c| c.conn.stats());
+    if f.observe {
+        f.observation = Some(match sender {
+            Some(c) => observe(&c.conn),
+            None => Err("the data sender never connected".into()),
+        });
+    }
     f.final_probe = Some(read_probe(&f.probe));
     f.ended_at = Some(now);
     f.client = None;
     f.server = None;
 }
 
-/// The client: connects, opens the stream and either asks for a download (an 8-byte
-/// request) or starts its upload; on a download, reads.
+/// What the data sender's controller would save for Careful Resume now (RFC 9959
+/// Sec. 3.1).
+fn observe(conn: &Connection) -> Result<Observation, String> {
+    match conn
+        .congestion_state()
+        .clone_box()
+        .into_any()
+        .downcast::<QuinnController>()
+    {
+        Ok(c) => c.inner().observe().map_err(|e| e.to_string()),
+        Err(_) => Err("quinn's bbr keeps no Careful Resume state".into()),
+    }
+}
+
+/// The client opens the data stream and either asks for a download (an 8-byte request)
+/// or starts its upload.
+fn open_data_stream(
+    upload: bool,
+    requested: u64,
+    writer: &mut Writer,
+    reader: &mut Reader,
+    conn: &mut Connection,
+) {
+    let Some(id) = conn.streams().open(Dir::Bi) else {
+        return;
+    };
+    if upload {
+        writer.stream = Some(id);
+        writer.to_send = Some(requested);
+    } else {
+        let request = requested.to_be_bytes();
+        let mut stream = conn.send_stream(id);
+        // 8 bytes always fit in the initial stream credit (quinn's peers grant far
+        // more, and 0-RTT remembers them), so one write takes all of it.
+        let _ = stream.write(&request);
+        let _ = stream.finish();
+        reader.stream = Some(id);
+    }
+}
+
+/// The client: connects, opens the stream (in 0-RTT when it resumes a TLS session, else
+/// once connected) and either asks for a download or starts its upload; on a download,
+/// reads.
 fn client_app(f: &mut FlowRt, now: Duration) {
     let Some(c) = f.client.as_mut() else { return };
     while let Some(event) = c.conn.poll() {
@@ -926,19 +1090,20 @@ fn client_app(f: &mut FlowRt, now: Duration) {
                     // Park the window before any stream data is read.
                     quicly_window_update(&mut c.conn, &mut f.reader, f.transport.receive_window);
                 }
-                if let Some(id) = c.conn.streams().open(Dir::Bi) {
-                    if f.upload {
-                        f.writer.stream = Some(id);
-                        f.writer.to_send = Some(f.workload.requested_bytes());
-                    } else {
-                        let request = f.workload.requested_bytes().to_be_bytes();
-                        let mut stream = c.conn.send_stream(id);
-                        // 8 bytes always fit in the initial stream credit (quinn's peers
-                        // grant far more), so one write takes all of it.
-                        let _ = stream.write(&request);
-                        let _ = stream.finish();
-                        f.reader.stream = Some(id);
-                    }
+                f.zero_rtt_accepted = f.early_stream && c.conn.accepted_0rtt();
+                if !f.zero_rtt_accepted {
+                    // No 0-RTT, or the server refused it: quinn dropped the early stream
+                    // (RFC 9000 Sec. 4.6.1), so the application starts over in 1-RTT.
+                    f.writer = Writer::default();
+                    f.reader.stream = None;
+                    let requested = f.workload.requested_bytes();
+                    open_data_stream(
+                        f.upload,
+                        requested,
+                        &mut f.writer,
+                        &mut f.reader,
+                        &mut c.conn,
+                    );
                 }
                 if let Ok(exported) = export_key(&c.conn) {
                     f.exporter = Some(exported);

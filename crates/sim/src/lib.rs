@@ -18,6 +18,8 @@
 //! ```
 //!
 //! - [`engine`]: the event loop ([`run`], [`run_with`]);
+//! - [`resume`]: resumed runs, a first connection and one that resumes from it (TLS
+//!   session with 0-RTT, address-validation token, Careful Resume's saved parameters);
 //! - [`tls`]: the deterministic endpoint configuration, and why TLS randomness cannot
 //!   reach the record.
 //!
@@ -45,6 +47,7 @@
 //! "retransmitted packets".
 
 pub mod engine;
+pub mod resume;
 pub mod tls;
 
 pub use engine::{RunOptions, RunOutput, run, run_with};

@@ -33,9 +33,8 @@
 //! `datagram_trace_is_identical_although_tls_keys_differ` checks exactly that: two runs
 //! with the same seed have different TLS traffic keys but identical datagram traces.
 //!
-//! The client verifies the server certificate with webpki, which reads the wall clock to
-//! check the validity period (1975-4096); the outcome is always "valid", so the clock
-//! read cannot influence the record either.
+//! TLS reads no wall clock either: both ends run on a frozen TLS clock (`FixedTlsClock`),
+//! which webpki's validity check (1975-4096) and the session tickets' ages use.
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -129,10 +128,39 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(provider)
 }
 
+/// Whether a run's endpoints keep TLS sessions for a resumed connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sessions {
+    /// Every connection is a first connection: the client keeps no session tickets (the
+    /// seeds' downloads). The server still issues tickets, as rustls does by default.
+    FirstOnly,
+    /// The client keeps the server's session tickets and offers 0-RTT with them; the
+    /// server accepts 0-RTT (QUIC's `max_early_data_size` of 2^32 - 1, RFC 9001 Sec. 4.6.1).
+    Resumable,
+}
+
+/// The TLS clock of every simulated endpoint, frozen at [`FixedClock`]'s time: ticket
+/// ages (RFC 8446 Sec. 4.6.1) and certificate validity then never depend on when or how
+/// fast the simulation ran. (Ticket ages are always zero: the resumed connection's TLS
+/// sees no gap.)
+#[derive(Debug)]
+struct FixedTlsClock;
+
+impl rustls::time_provider::TimeProvider for FixedTlsClock {
+    fn current_time(&self) -> Option<rustls::pki_types::UnixTime> {
+        Some(rustls::pki_types::UnixTime::since_unix_epoch(
+            FixedClock
+                .now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .ok()?,
+        ))
+    }
+}
+
 /// The server's QUIC crypto configuration: the fixed certificate, TLS 1.3, our ALPN.
-pub fn server_crypto() -> Arc<QuicServerConfig> {
+pub fn server_crypto(sessions: Sessions) -> Arc<QuicServerConfig> {
     let id = identity();
-    let mut tls = rustls::ServerConfig::builder_with_provider(provider())
+    let mut tls = rustls::ServerConfig::builder_with_details(provider(), Arc::new(FixedTlsClock))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("ring supports TLS 1.3")
         .with_no_client_auth()
@@ -142,25 +170,31 @@ pub fn server_crypto() -> Arc<QuicServerConfig> {
         )
         .expect("the fixed certificate matches its key");
     tls.alpn_protocols = vec![ALPN.to_vec()];
-    tls.max_early_data_size = 0;
+    tls.max_early_data_size = match sessions {
+        Sessions::FirstOnly => 0,
+        Sessions::Resumable => u32::MAX,
+    };
     Arc::new(QuicServerConfig::try_from(tls).expect("ring offers TLS13_AES_128_GCM_SHA256"))
 }
 
-/// The client's QUIC crypto configuration: trusts exactly the fixed certificate; session
-/// resumption is off so that every flow performs a full first-connection handshake, as
-/// the seeds' downloads did.
-pub fn client_crypto() -> Arc<QuicClientConfig> {
+/// The client's QUIC crypto configuration: trusts exactly the fixed certificate. With
+/// [`Sessions::FirstOnly`] resumption is off so that every flow performs a full
+/// first-connection handshake, as the seeds' downloads did.
+pub fn client_crypto(sessions: Sessions) -> Arc<QuicClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(identity().cert.clone())
         .expect("the fixed certificate is well-formed");
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider())
+    let mut tls = rustls::ClientConfig::builder_with_details(provider(), Arc::new(FixedTlsClock))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("ring supports TLS 1.3")
         .with_root_certificates(roots)
         .with_no_client_auth();
     tls.alpn_protocols = vec![ALPN.to_vec()];
-    tls.resumption = rustls::client::Resumption::disabled();
+    match sessions {
+        Sessions::FirstOnly => tls.resumption = rustls::client::Resumption::disabled(),
+        Sessions::Resumable => tls.enable_early_data = true,
+    }
     Arc::new(QuicClientConfig::try_from(tls).expect("ring offers TLS13_AES_128_GCM_SHA256"))
 }
 
@@ -332,6 +366,29 @@ impl TimeSource for FixedClock {
     fn now(&self) -> SystemTime {
         // 2024-01-01T00:00:00Z, an arbitrary constant.
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_704_067_200)
+    }
+}
+
+/// The server's record of used address-validation tokens (RFC 9000 Sec. 8.1.4: a token
+/// is used once): the nonces seen, in a set. quinn-proto's own log (`BloomTokenLog`)
+/// needs its `bloom` feature, which the workspace leaves off; without a log quinn ignores
+/// every token. A simulated server sees a handful of tokens, so an exact set is small.
+#[derive(Default)]
+pub struct SingleUseTokenLog(std::sync::Mutex<std::collections::BTreeSet<u128>>);
+
+impl quinn_proto::TokenLog for SingleUseTokenLog {
+    fn check_and_insert(
+        &self,
+        nonce: u128,
+        _issued: SystemTime,
+        _lifetime: Duration,
+    ) -> Result<(), quinn_proto::TokenReuseError> {
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.insert(nonce) {
+            Ok(())
+        } else {
+            Err(quinn_proto::TokenReuseError)
+        }
     }
 }
 

@@ -38,6 +38,7 @@ fn timed(link: LinkSpec, cc: &str, seconds: u64, cap: Duration) -> Scenario {
         }],
         seed: 1,
         time_cap: cap,
+        resume_after: None,
     }
 }
 
