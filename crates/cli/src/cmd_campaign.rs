@@ -165,15 +165,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 _ => plan.runs.iter().collect(),
             };
             if csv {
-                println!("index,run_id,link,variant,workload,rep,seed");
+                outln!("index,run_id,link,variant,workload,rep,seed")?;
                 for r in &runs {
-                    println!(
+                    outln!(
                         "{},{},\"{}\",\"{}\",\"{}\",{},{}",
-                        r.index, r.run_id, r.link.label, r.variant, r.workload.label, r.rep, r.seed
-                    );
+                        r.index,
+                        r.run_id,
+                        r.link.label,
+                        r.variant,
+                        r.workload.label,
+                        r.rep,
+                        r.seed
+                    )?;
                 }
             } else {
-                println!(
+                outln!(
                     "campaign {}: {} runs ({} links x {} variants x {} workloads x {} repetitions)",
                     plan.name,
                     plan.runs.len(),
@@ -182,12 +188,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     plan.workloads.len(),
                     plan.runs.len()
                         / (plan.links.len() * plan.variants.len() * plan.workloads.len()).max(1)
-                );
+                )?;
                 for r in &runs {
-                    println!(
+                    outln!(
                         "{:>6}  {:<28} {:<24} {:<12} rep {:<3} seed {:<6} {}",
-                        r.index, r.link.label, r.variant, r.workload.label, r.rep, r.seed, r.run_id
-                    );
+                        r.index,
+                        r.link.label,
+                        r.variant,
+                        r.workload.label,
+                        r.rep,
+                        r.seed,
+                        r.run_id
+                    )?;
                 }
             }
             Ok(())
@@ -207,7 +219,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     None,
                 )
                 .map_err(lab_failure)?;
-                println!("report: {}", index.display());
+                outln!("report: {}", index.display())?;
             }
             Ok(())
         }
@@ -229,13 +241,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Command::Collect { dir } => {
             let rows = exec::collect_dir(&dir).map_err(lab_failure)?;
             let meta = exec::CampaignMeta::read(&dir).map_err(lab_failure)?;
-            println!(
+            outln!(
                 "{}: {} of {} runs finished; wrote {}",
                 meta.name,
                 rows.len(),
                 meta.run_ids.len(),
                 dir.join("runs.csv").display()
-            );
+            )?;
             Ok(())
         }
     }
@@ -251,7 +263,7 @@ fn run_one(
     let outcome = exec::run_campaign(spec, plan, out, opts, &|p| bar.update(p));
     bar.finish();
     let o = outcome.map_err(lab_failure)?;
-    println!(
+    outln!(
         "{}: {} runs planned, {} in this invocation: {} run now ({} failed or timed out), {} finished before; {} rows in {} ({:.1} s)",
         spec.name,
         o.planned,
@@ -262,6 +274,6 @@ fn run_one(
         o.rows,
         out.join("runs.csv").display(),
         o.wall.as_secs_f64()
-    );
+    )?;
     Ok(())
 }

@@ -1,7 +1,6 @@
 //! `satquic client HOST[:PORT]`: iperf3/qperf-style transfers against `satquic server`, or
 //! fetches from any hq-interop / HTTP/3 server.
 
-use std::io::Write as _;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -297,20 +296,25 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Other(e.to_string()))?;
     let quiet = args.json;
     if !quiet {
-        println!(
+        outln!(
             "Connecting to {} ({}, {}, cc {} for the client's sending direction)",
             options.server,
             args.alpn,
             if options.upload { "upload" } else { "download" },
             options.transport.spec.cc
-        );
+        )?;
     }
     let on_interval: Option<satquic_net::client::IntervalCallback> = if quiet {
         None
     } else {
-        Some(Box::new(|row: &IntervalRow| {
-            println!("{}", format_interval(row));
-            let _ = std::io::stdout().flush();
+        // Once stdout is closed the transfer still runs to its end (its qlog is written),
+        // without printing; the summary then finds stdout closed too and ends quietly.
+        let closed = std::sync::atomic::AtomicBool::new(false);
+        Some(Box::new(move |row: &IntervalRow| {
+            use std::sync::atomic::Ordering::Relaxed;
+            if !closed.load(Relaxed) && outln!("{}", format_interval(row)).is_err() {
+                closed.store(true, Relaxed);
+            }
         }))
     };
     let result = rt
@@ -318,12 +322,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(net_failure)?;
     if args.json {
         let value = satquic_net::record::client_json(&options, &result);
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?
-        );
+        )?;
     } else {
-        print_text(&args, &result);
+        print_text(&args, &result)?;
     }
     match result.status.as_str() {
         "failed" => Err(Failure::Other(
@@ -333,20 +337,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
-fn print_text(args: &Args, r: &satquic_net::ClientResult) {
+fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure> {
     if args.establishment {
         if let Some(t) = r.connected_at {
-            println!(
+            outln!(
                 "connection establishment time: {:.1} ms",
                 t.as_secs_f64() * 1e3
-            );
+            )?;
         }
         if let Some(t) = r.first_byte_at {
-            println!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3);
+            outln!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3)?;
         }
     }
     for (i, t) in r.mb_times.iter().enumerate() {
-        println!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64());
+        outln!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64())?;
     }
     let elapsed = r.completed_at.unwrap_or(r.ended_at).as_secs_f64();
     let rate = if elapsed > 0.0 {
@@ -354,8 +358,8 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) {
     } else {
         0.0
     };
-    println!("- - - - - - - - - - - - - - - - - - - - - - - - -");
-    println!(
+    outln!("- - - - - - - - - - - - - - - - - - - - - - - - -")?;
+    outln!(
         "{} {} in {:.3} s: {:.2} Mbit/s ({}{})",
         if r.upload { "sent" } else { "received" },
         format_bytes(r.bytes),
@@ -365,13 +369,13 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) {
         r.connected_at
             .map(|t| format!(", setup {:.1} ms", t.as_secs_f64() * 1e3))
             .unwrap_or_default()
-    );
+    )?;
     if let Some(report) = &r.server_report {
         let exit = report
             .events
             .iter()
             .find(|e| e.get("type").and_then(|t| t.as_str()) == Some("slow_start_exit"));
-        println!(
+        outln!(
             "server: cc {}, {} packets sent, {} lost, {} congestion events{}",
             report.cc,
             report.packets_sent,
@@ -383,11 +387,12 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) {
                 e.get("reason").and_then(|v| v.as_str()).unwrap_or("?")
             ))
             .unwrap_or_default()
-        );
+        )?;
     }
     if let Some(q) = &r.qlog_file {
-        println!("qlog: {}", q.display());
+        outln!("qlog: {}", q.display())?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -436,6 +441,7 @@ mod tests {
         match options(&cli.args) {
             Err(Failure::Usage(m)) => m,
             Err(Failure::Other(m)) => panic!("not a usage error: {m}"),
+            Err(Failure::Closed) => panic!("stdout closed"),
             Ok(_) => panic!("accepted {argv:?}"),
         }
     }

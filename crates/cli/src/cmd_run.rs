@@ -106,46 +106,48 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", dir.display())))?;
     }
     if args.json {
-        print!("{}", run.record.summary_json());
+        out!("{}", run.record.summary_json())?;
         return Ok(());
     }
     let f = &run.record.summary.flows[0];
-    println!(
+    outln!(
         "emulated {} over {} ({}): {}",
         f.cc,
         scenario.link.name,
         satquic_run::units::format_bytes(f.requested_bytes.unwrap_or(0)),
         run.record.summary.outcome
-    );
+    )?;
     match f.completion_time_s {
-        Some(t) => println!(
+        Some(t) => outln!(
             "completion {:.3} s, goodput {:.2} Mbit/s, handshake {:.3} s",
             t,
             f.goodput_bps / 1e6,
             f.handshake_time_s.unwrap_or(0.0)
-        ),
-        None => println!(
+        )?,
+        None => outln!(
             "delivered {} of the requested bytes",
             satquic_run::units::format_bytes(f.delivered_bytes)
-        ),
+        )?,
     }
     if let Some(e) = &f.slow_start_exit {
-        println!(
+        outln!(
             "slow-start exit at {:.3} s ({}), class {}",
-            e.at_s, e.reason, f.exit_class
-        );
+            e.at_s,
+            e.reason,
+            f.exit_class
+        )?;
     }
-    println!(
+    outln!(
         "packets sent {}, lost {}, link drops {:?}; relay delay error p50 {:?} p99 {:?}",
         f.packets_sent,
         f.packets_lost,
         f.link_drops,
         run.relay.down.delay_error.quantile(0.5),
         run.relay.down.delay_error.quantile(0.99)
-    );
+    )?;
     for mb in [1u64, 10, 50, 100, 200] {
         if let Some(t) = run.record.time_to_mb(0, mb) {
-            println!("time to {mb:>3} MB: {t:.3} s");
+            outln!("time to {mb:>3} MB: {t:.3} s")?;
         }
     }
     Ok(())

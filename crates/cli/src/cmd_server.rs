@@ -78,15 +78,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Other(e.to_string()))?;
     rt.block_on(async move {
         let server = Server::bind(options.clone()).map_err(net_failure)?;
-        println!(
+        outln!(
             "satquic server listening on {} (ALPN satquic-perf, hq-interop, h3); cc {}; retry {}",
             server.local_addr(),
             options.transport.spec.cc,
             if options.retry { "on" } else { "off" }
-        );
-        println!("certificate sha256 {}", server.fingerprint());
+        )?;
+        outln!("certificate sha256 {}", server.fingerprint())?;
         if let Some(www) = &options.www {
-            println!("serving {} (and synthetic /<size> objects)", www.display());
+            outln!("serving {} (and synthetic /<size> objects)", www.display())?;
         }
         if args.stats {
             let stats_server = &server;
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 loop {
                     tick.tick().await;
                     let s = stats_server.stats();
-                    println!(
+                    if let Err(closed) = outln!(
                         "connections {} (accepted {}, refused {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
                         s.active_connections,
                         s.accepted,
@@ -107,12 +107,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
                         s.bad_requests,
                         s.bytes_sent,
                         s.bytes_received
-                    );
+                    ) {
+                        return closed;
+                    }
                 }
             };
             tokio::select! {
                 _ = server.serve() => {},
-                _ = printer => {},
+                closed = printer => return Err(closed),
             }
         } else {
             server.serve().await;

@@ -398,7 +398,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", out.display())))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         print_table(
             &link.name,
@@ -407,7 +407,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             seed,
             &stats,
             args.out.as_deref(),
-        );
+        )?;
     }
     Ok(())
 }
@@ -419,41 +419,49 @@ fn print_table(
     seed: u64,
     stats: &[VariantStats],
     out: Option<&Path>,
-) {
+) -> Result<(), Failure> {
     let last_seed = seed.wrapping_add(runs as u64 - 1);
-    println!(
+    outln!(
         "satquic sim: {link}, {} per run, {runs} run{} per variant (seeds {seed}..={last_seed})",
         satquic_link::units::format_bytes(bytes),
         if runs == 1 { "" } else { "s" },
-    );
+    )?;
     let row = |name: &str, q: Option<&Quartiles>, scale: f64| match q {
-        Some(q) => println!(
+        Some(q) => outln!(
             "  {name:<22} {:>9.2} {:>9.2} {:>9.2} {:>5}",
             q.median * scale,
             q.q1 * scale,
             q.q3 * scale,
             q.n
         ),
-        None => println!("  {name:<22} {:>9} {:>9} {:>9} {:>5}", "-", "-", "-", 0),
+        None => outln!("  {name:<22} {:>9} {:>9} {:>9} {:>5}", "-", "-", "-", 0),
     };
     for s in stats {
-        println!();
-        println!(
+        outln!()?;
+        outln!(
             "{}: {} runs, {} completed, {} capped, {} failed",
-            s.label, s.runs, s.completed, s.capped, s.failed
-        );
-        println!(
+            s.label,
+            s.runs,
+            s.completed,
+            s.capped,
+            s.failed
+        )?;
+        outln!(
             "  {:<22} {:>9} {:>9} {:>9} {:>5}",
-            "", "median", "q1", "q3", "n"
-        );
-        row("completion (s)", s.completion_s.as_ref(), 1.0);
+            "",
+            "median",
+            "q1",
+            "q3",
+            "n"
+        )?;
+        row("completion (s)", s.completion_s.as_ref(), 1.0)?;
         for (mb, q) in &s.time_to_mb_s {
-            row(&format!("time to {mb} MB (s)"), q.as_ref(), 1.0);
+            row(&format!("time to {mb} MB (s)"), q.as_ref(), 1.0)?;
         }
-        row("slow-start exit (s)", s.exit_s.as_ref(), 1.0);
-        row("first loss seen (s)", s.first_loss_s.as_ref(), 1.0);
-        row("packets lost", s.packets_lost.as_ref(), 1.0);
-        row("goodput (Mbit/s)", s.goodput_bps.as_ref(), 1e-6);
+        row("slow-start exit (s)", s.exit_s.as_ref(), 1.0)?;
+        row("first loss seen (s)", s.first_loss_s.as_ref(), 1.0)?;
+        row("packets lost", s.packets_lost.as_ref(), 1.0)?;
+        row("goodput (Mbit/s)", s.goodput_bps.as_ref(), 1e-6)?;
         let classes: Vec<String> = satquic_run::record::EXIT_CLASSES
             .iter()
             .map(|class| {
@@ -463,16 +471,18 @@ fn print_table(
                 )
             })
             .collect();
-        println!("  exit classes: {}", classes.join(", "));
-        println!(
+        outln!("  exit classes: {}", classes.join(", "))?;
+        outln!(
             "  runs with a detected loss: {} of {}",
-            s.runs_with_loss, s.runs
-        );
+            s.runs_with_loss,
+            s.runs
+        )?;
     }
     if let Some(out) = out {
-        println!();
-        println!("records in {}", out.display());
+        outln!()?;
+        outln!("records in {}", out.display())?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -498,6 +508,7 @@ mod tests {
         match run(args(argv)) {
             Err(Failure::Usage(msg)) => msg,
             Err(Failure::Other(msg)) => panic!("{argv:?}: not a usage error: {msg}"),
+            Err(Failure::Closed) => panic!("{argv:?}: stdout closed"),
             Ok(()) => panic!("{argv:?}: accepted"),
         }
     }

@@ -1,8 +1,13 @@
 //! `satquic`: argument parsing and wiring only; logic lives in the library crates.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+// First: its macros are used by the commands.
+#[macro_use]
+mod out;
 
 mod cmd_campaign;
 mod cmd_client;
@@ -44,10 +49,12 @@ enum Command {
     Reproduce(cmd_reproduce::Args),
 }
 
-/// How a command ended: a usage error exits 2, any other error 1.
+/// How a command ended: a usage error exits 2, any other error 1; a closed stdout ends
+/// the command quietly with 0 (see [`out`]).
 pub enum Failure {
     Usage(String),
     Other(String),
+    Closed,
 }
 
 impl<E: std::fmt::Display> From<E> for Failure {
@@ -77,13 +84,13 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd_reproduce::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Failure::Closed) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
-            eprintln!("satquic: {msg}");
+            let _ = writeln!(std::io::stderr(), "satquic: {msg}");
             ExitCode::from(2)
         }
         Err(Failure::Other(msg)) => {
-            eprintln!("satquic: error: {msg}");
+            let _ = writeln!(std::io::stderr(), "satquic: error: {msg}");
             ExitCode::from(1)
         }
     }

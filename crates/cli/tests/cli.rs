@@ -301,3 +301,53 @@ fn server_link_and_client_move_bytes_through_the_emulated_link() {
     ]);
     usage_error(&["client", "127.0.0.1:1", "-n", "12Q"]);
 }
+
+/// Runs `args` with stdout a socket whose reader is already gone (as `| head -1` leaves
+/// it): the command must end quietly with exit code 0, and no panic.
+fn with_closed_stdout(args: &[&str]) -> Output {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    drop(ours);
+    let o = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs");
+    let err = stderr(&o);
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{args:?}: {err}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    o
+}
+
+#[test]
+fn a_closed_stdout_ends_every_printing_command_quietly() {
+    let dir = TempDir::new("closed-stdout");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+         [[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    with_closed_stdout(&["presets"]);
+    with_closed_stdout(&["presets", "--toml", "qir-sat"]);
+    with_closed_stdout(&["campaign", "plan", "../lab/campaigns/geo-search.toml"]);
+    with_closed_stdout(&["campaign", "plan", &spec, "--csv"]);
+    with_closed_stdout(&["campaign", "run", &spec, "--out", &out]);
+    // The results were written before the summary found nowhere to go.
+    let rows = std::fs::read_to_string(dir.path().join("out/runs.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    with_closed_stdout(&["campaign", "collect", &out]);
+    with_closed_stdout(&["report", &out]);
+    assert!(dir.path().join("out/report/index.html").is_file());
+    with_closed_stdout(&["sim", "--link", "qir-terrestrial", "-n", "100K"]);
+    with_closed_stdout(&["sim", "--link", "qir-terrestrial", "-n", "100K", "-J"]);
+    with_closed_stdout(&["run", "--link", "qir-terrestrial", "-n", "100K"]);
+    with_closed_stdout(&["run", "--link", "qir-terrestrial", "-n", "100K", "-J"]);
+    with_closed_stdout(&["--help"]);
+}
