@@ -11,6 +11,7 @@ use satquic_run::Workload;
 use satquic_run::units::{format_bytes, parse_size};
 
 use crate::Failure;
+use crate::seconds::{HOUR, LONGEST, SHORTEST};
 
 /// Default UDP port of `satquic server`.
 pub const DEFAULT_PORT: u16 = 4433;
@@ -72,13 +73,9 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
     Ok(spec)
 }
 
+/// Seconds of a client flag: at least 1 ms, at most [`LONGEST`].
 fn seconds(flag: &str, v: f64) -> Result<Duration, Failure> {
-    if !v.is_finite() || v <= 0.0 || v > 1e7 {
-        return Err(Failure::Usage(format!(
-            "{flag} must be a positive number of seconds"
-        )));
-    }
-    Ok(Duration::from_secs_f64(v))
+    crate::seconds::seconds(flag, v, SHORTEST..=LONGEST)
 }
 
 impl TransportArgs {
@@ -111,7 +108,8 @@ impl TransportArgs {
             );
         }
         t.gso = !self.no_gso;
-        t.idle_timeout = seconds("--idle-timeout", self.idle_timeout)?;
+        t.idle_timeout =
+            crate::seconds::seconds("--idle-timeout", self.idle_timeout, SHORTEST..=HOUR)?;
         t.validate().map_err(net_failure)?;
         Ok(t)
     }

@@ -211,13 +211,16 @@ fn direction_line(
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let link = link_spec(&args)?;
-    let duration = match args.duration {
-        Some(d) if !d.is_finite() || d <= 0.0 => {
-            return Err(Failure::Usage("--duration must be positive".into()));
-        }
-        Some(d) => Some(Duration::from_secs_f64(d)),
-        None => None,
-    };
+    let duration = args
+        .duration
+        .map(|d| {
+            crate::seconds::seconds(
+                "--duration",
+                d,
+                crate::seconds::SHORTEST..=crate::seconds::LONGEST,
+            )
+        })
+        .transpose()?;
     let mut options = RelayOptions::new(args.listen, args.to, link.clone());
     options.seed = args.seed;
     options.max_flows = args.max_flows;

@@ -2,7 +2,6 @@
 //! real sockets, real time) writing the same run record as `satquic sim`.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use satquic_run::units::parse_size;
 use satquic_run::{Scenario, TransportSpec, Workload};
@@ -68,11 +67,11 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
     if bytes == 0 {
         return Err(Failure::Usage("-n must be at least 1 byte".into()));
     }
-    if !args.time.is_finite() || args.time <= 0.0 || args.time > 86400.0 {
-        return Err(Failure::Usage(
-            "-t must be between 0 and 86400 seconds".into(),
-        ));
-    }
+    let time_cap = crate::seconds::seconds(
+        "-t",
+        args.time,
+        crate::seconds::SHORTEST..=crate::seconds::DAY,
+    )?;
     let mut transport = TransportSpec::with_cc(cc);
     if let Some(iw) = &args.iw {
         transport.initial_window =
@@ -85,8 +84,8 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
         transport.send_window = w;
     }
     transport.mtu = args.mtu;
-    let mut s = Scenario::download(link(&args.link)?, transport, bytes, args.seed)
-        .with_time_cap(Duration::from_secs_f64(args.time));
+    let mut s =
+        Scenario::download(link(&args.link)?, transport, bytes, args.seed).with_time_cap(time_cap);
     s.flows[0].workload = Workload::Download { bytes };
     satquic_net::emulated::validate(&s).map_err(net_failure)?;
     Ok(s)

@@ -50,14 +50,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))));
-    if !args.handshake_timeout.is_finite()
-        || args.handshake_timeout <= 0.0
-        || args.handshake_timeout > 3600.0
-    {
-        return Err(Failure::Usage(
-            "--handshake-timeout must be between 0 and 3600 seconds".into(),
-        ));
-    }
+    let handshake_timeout = crate::seconds::seconds(
+        "--handshake-timeout",
+        args.handshake_timeout,
+        crate::seconds::SHORTEST..=crate::seconds::HOUR,
+    )?;
     let options = ServerOptions {
         listen,
         cert: args.cert.clone().zip(args.key.clone()),
@@ -67,7 +64,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         max_request_bytes: parse_size(&args.max_bytes)
             .map_err(|e| Failure::Usage(format!("--max-bytes: {e}")))?,
         retry: !args.no_retry,
-        handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
+        handshake_timeout,
         keep_connections: 0,
     };
     satquic_net::install_crypto_provider();

@@ -144,22 +144,12 @@ fn resolve_cap(text: &str, link_bps: u64) -> String {
 }
 
 fn parse_time(text: &str) -> Result<Duration, Failure> {
-    let t = text.trim();
-    let d = if t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        t.parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite())
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| usage(format!("invalid time '{text}': expected seconds")))?
-    } else {
-        satquic_link::units::parse_duration(t).map_err(|e| usage(format!("invalid time: {e}")))?
-    };
-    if d.is_zero() || d > Duration::from_secs(24 * 3600) {
-        return Err(usage(format!(
-            "invalid time '{text}': must be above 0 and at most 24 h"
-        )));
-    }
-    Ok(d)
+    crate::seconds::duration("-t", text, crate::seconds::SHORTEST..=crate::seconds::DAY).map_err(
+        |e| match e {
+            Failure::Usage(m) => usage(m),
+            other => other,
+        },
+    )
 }
 
 /// MB marks reported: 50/100/150/200 up to the download size, or the size itself when

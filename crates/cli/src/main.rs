@@ -18,6 +18,7 @@ mod cmd_reproduce;
 mod cmd_run;
 mod cmd_server;
 mod cmd_sim;
+mod seconds;
 
 /// QUIC over satellite links: congestion control, link model, simulator and lab.
 #[derive(Parser)]

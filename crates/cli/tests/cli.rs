@@ -351,3 +351,30 @@ fn a_closed_stdout_ends_every_printing_command_quietly() {
     with_closed_stdout(&["run", "--link", "qir-terrestrial", "-n", "100K", "-J"]);
     with_closed_stdout(&["--help"]);
 }
+
+#[test]
+fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
+    let err = usage_error(&["sim", "-n", "5M", "-t", "18446744073709551615"]);
+    assert!(
+        err.contains("-t 18446744073709551615: must be between"),
+        "{err}"
+    );
+    let err = usage_error(&["sim", "-t", "-1"]);
+    assert!(err.contains("between"), "{err}");
+    let err = usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:1",
+        "--to",
+        "127.0.0.1:2",
+        "--duration",
+        "1e300",
+    ]);
+    assert!(err.contains("--duration 1e300: must be between"), "{err}");
+    let err = usage_error(&["run", "-t", "0"]);
+    assert!(err.contains("must be between 1ms"), "{err}");
+    let err = usage_error(&["server", "--handshake-timeout", "1e-300"]);
+    assert!(err.contains("between 1ms"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:1", "-t", "1e300"]);
+    assert!(!err.contains("positive"), "{err}");
+}

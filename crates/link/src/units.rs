@@ -33,6 +33,11 @@ pub(crate) fn from_nanos(ns: Nanos) -> Duration {
 /// Parses `"300ms"`, `"1.5s"`, `"250us"`, `"10ns"` into an exact `Duration`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let s = text.trim();
+    if s.starts_with('-') {
+        return Err(format!(
+            "duration {text:?} is negative; durations are at least 0"
+        ));
+    }
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| {
@@ -270,6 +275,12 @@ pub mod duration_str {
         fn into_duration(self) -> Result<Duration, String> {
             match self {
                 DurationRepr::Text(t) => parse_duration(&t),
+                DurationRepr::Int(n) if n < 0 => Err(format!(
+                    "duration {n} is negative; durations are at least 0"
+                )),
+                DurationRepr::Float(n) if n < 0.0 => Err(format!(
+                    "duration {n} is negative; durations are at least 0"
+                )),
                 DurationRepr::Int(n) => Err(format!(
                     "duration {n} has no unit; write it as a string such as \"{n}ms\""
                 )),
@@ -324,7 +335,7 @@ mod tests {
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("1.2.3s").is_err());
         assert!(parse_duration("1.0000000001s").is_err());
-        assert!(parse_duration("-5ms").is_err());
+        assert!(parse_duration("-5ms").unwrap_err().contains("negative"));
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("99999999999999999999999s").is_err());
     }

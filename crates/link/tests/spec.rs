@@ -119,6 +119,8 @@ fn validation_errors_are_one_clear_line() {
             &["speed"],
         ),
         ("base = \"300ms\"", "base = 300", &["no unit", "300ms"]),
+        ("base = \"300ms\"", "base = -1", &["negative"]),
+        ("base = \"300ms\"", "base = \"-1ms\"", &["negative"]),
         (
             "base = \"300ms\"",
             "base = \"300 parsecs\"",
