@@ -275,5 +275,12 @@ fn run_one(
         out.join("runs.csv").display(),
         o.wall.as_secs_f64()
     )?;
+    if o.ran > 0 && o.failed == o.ran {
+        return Err(Failure::Other(format!(
+            "all {} runs of this invocation failed or timed out (reasons in {})",
+            o.ran,
+            out.join("runs.csv").display()
+        )));
+    }
     Ok(())
 }

@@ -45,7 +45,7 @@ pub struct Args {
     /// Flow-control windows, e.g. 16M; default 256Mi.
     #[arg(long, value_name = "SIZE")]
     max_window: Option<String>,
-    /// UDP payload size in bytes (>= 1200).
+    /// UDP payload size in bytes (1200 to 16383).
     #[arg(long, value_name = "BYTES", default_value_t = 1200)]
     mtu: u16,
     /// Write the run record (summary.json, chunks.csv, events.jsonl, series.csv,

@@ -92,7 +92,7 @@ pub struct Args {
     /// picoquic's satellite tests do; the data crosses the link's up direction.
     #[arg(short = 'R', long)]
     reverse: bool,
-    /// UDP payload size in bytes (>= 1200).
+    /// UDP payload size in bytes (1200 to 16383).
     #[arg(
         long,
         value_name = "BYTES",
@@ -189,7 +189,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(j) => parse_count("jobs", j, 1, 1024)? as usize,
         None => default_jobs,
     };
-    let mtu = parse_count("mtu", &args.mtu, 1200, 65_527)? as u16;
+    let mtu = parse_count(
+        "mtu",
+        &args.mtu,
+        satquic_run::transport::MIN_MTU.into(),
+        satquic_run::transport::MAX_MTU.into(),
+    )? as u16;
     let ccs = if args.cc.is_empty() {
         vec!["cubic+search".to_string()]
     } else {

@@ -378,3 +378,36 @@ fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
     let err = usage_error(&["client", "127.0.0.1:1", "-t", "1e300"]);
     assert!(!err.contains("positive"), "{err}");
 }
+
+#[test]
+fn an_mtu_quinn_cannot_send_is_refused_and_a_campaign_of_failed_runs_fails() {
+    for args in [
+        &["sim", "--mtu", "20000"][..],
+        &["run", "--mtu", "20000"],
+        &["run", "--mtu", "16384"],
+    ] {
+        let err = usage_error(args);
+        assert!(err.contains("16383"), "{args:?}: {err}");
+    }
+    let dir = TempDir::new("mtu");
+    let spec = dir.join("mtu.toml");
+    std::fs::write(
+        &spec,
+        "name = \"mtu\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+         mtu = 20000\n[[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n",
+    )
+    .unwrap();
+    let err = usage_error(&["campaign", "plan", &spec]);
+    assert!(err.contains("variant[0].mtu"), "{err}");
+    // Every run times out: the campaign says so and exits 1.
+    let spec = dir.join("timeout.toml");
+    std::fs::write(
+        &spec,
+        "name = \"timeout\"\ntimeout = \"1ns\"\nrepetitions = 2\n[[link]]\npreset = \"geo-viasat\"\n\
+         [[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"10MB\"\n",
+    )
+    .unwrap();
+    let o = satquic(&["campaign", "run", &spec, "--out", &dir.join("out")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("all 2 runs"), "{}", stderr(&o));
+}

@@ -492,10 +492,11 @@ impl CampaignSpec {
                 t.initial_rtt = v.initial_rtt;
             }
             if let Some(m) = v.mtu {
-                if m < 1200 {
+                use satquic_run::transport::{MAX_MTU, MIN_MTU};
+                if !(MIN_MTU..=MAX_MTU).contains(&m) {
                     return Err(err(
                         format!("{key}.mtu"),
-                        format!("{m} is below QUIC's minimum of 1200 bytes"),
+                        format!("{m} must be between {MIN_MTU} and {MAX_MTU} bytes"),
                     ));
                 }
                 t.mtu = m;
