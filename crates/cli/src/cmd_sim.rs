@@ -183,7 +183,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let bytes = parse_size(&args.bytes).map_err(usage)?;
     let time_cap = parse_time(&args.time)?;
     let seed = parse_count("seed", &args.seed, 0, u64::MAX)?;
-    let runs = parse_count("runs", &args.runs, 1, 1_000_000)? as u32;
+    let runs = parse_count(
+        "runs",
+        &args.runs,
+        1,
+        satquic_lab::plan::MAX_REPETITIONS as u64,
+    )? as u32;
     let default_jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = match &args.jobs {
         Some(j) => parse_count("jobs", j, 1, 1024)? as usize,

@@ -411,3 +411,37 @@ fn an_mtu_quinn_cannot_send_is_refused_and_a_campaign_of_failed_runs_fails() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("all 2 runs"), "{}", stderr(&o));
 }
+
+#[test]
+fn oversized_plans_and_seeds_past_the_largest_are_refused_at_planning() {
+    let dir = TempDir::new("caps");
+    let base = "name = \"big\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+                [[variant]]\ncc = \"cubic+search\"\n[[workload]]\nkind = \"download\"\nbytes = \"1MB\"\n";
+    let workload = "[[workload]]\nkind = \"download\"\nbytes = \"1MB\"\nflows = 1000000000\n";
+    for (keys, tables, expect) in [
+        ("repetitions = 1000000000\n", "", "100000"),
+        ("repetitions = 60000\n", "", "split it"),
+        (
+            "seed = 18446744073709551615\nrepetitions = 2\n",
+            "",
+            "2^64-1",
+        ),
+        (
+            "",
+            workload,
+            "workload[1].flows: 1000000000 must be between 1 and 1000",
+        ),
+    ] {
+        let spec = dir.join("big.toml");
+        std::fs::write(&spec, format!("{keys}{base}{tables}")).unwrap();
+        let started = Instant::now();
+        let err = usage_error(&["campaign", "plan", &spec]);
+        assert!(err.contains(expect), "{keys}{tables}: {err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "planned for long"
+        );
+    }
+    let err = usage_error(&["sim", "--seed", "18446744073709551615", "--runs", "2"]);
+    assert!(err.contains("2^64-1"), "{err}");
+}

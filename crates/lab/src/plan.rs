@@ -20,6 +20,14 @@ use crate::spec::{
     CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,
 };
 
+/// Most repetitions (or explicit seeds) a spec may ask for.
+pub const MAX_REPETITIONS: usize = 100_000;
+
+/// Most runs a plan may hold (links x workloads x variants x repetitions): a planned run
+/// holds its scenario in memory, and 10^5 runs are days of simulation already. Split
+/// larger studies into several campaigns.
+pub const MAX_RUNS: usize = 100_000;
+
 /// One run of a campaign.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedRun {
@@ -49,10 +57,25 @@ pub struct Plan {
 impl Plan {
     /// Expands a spec. Errors are usage errors naming the key.
     pub fn new(spec: &CampaignSpec) -> Result<Plan, SpecError> {
+        check_repetitions(spec)?;
         let links = spec.resolve_links()?;
         let variants = spec.resolve_variants()?;
         let workloads = spec.resolve_workloads()?;
         let seeds = spec.repetition_seeds();
+        let runs = [links.len(), workloads.len(), variants.len(), seeds.len()]
+            .into_iter()
+            .try_fold(1usize, usize::checked_mul)
+            .filter(|n| *n <= MAX_RUNS);
+        if runs.is_none() {
+            return Err(SpecError(format!(
+                "{} links x {} workloads x {} variants x {} repetitions is more than the {MAX_RUNS} \
+                 runs a campaign may plan; split it into several campaigns",
+                links.len(),
+                workloads.len(),
+                variants.len(),
+                seeds.len()
+            )));
+        }
         let mut cells: Vec<(usize, usize, usize, usize)> = Vec::new();
         for l in 0..links.len() {
             for w in 0..workloads.len() {
@@ -122,6 +145,32 @@ impl Plan {
             .filter(|r| of > 0 && r.index % of == index)
             .collect()
     }
+}
+
+/// Refuses more than [`MAX_REPETITIONS`] repetitions and seeds past `u64::MAX` before
+/// the seeds are listed.
+fn check_repetitions(spec: &CampaignSpec) -> Result<(), SpecError> {
+    let (key, count) = match &spec.seeds {
+        Some(seeds) => ("seeds", seeds.len()),
+        None => ("repetitions", spec.repetitions as usize),
+    };
+    if count > MAX_REPETITIONS {
+        return Err(SpecError(format!(
+            "{key}: {count} repetitions is more than the {MAX_REPETITIONS} a campaign may plan"
+        )));
+    }
+    if spec.seeds.is_none()
+        && spec
+            .seed
+            .checked_add(u64::from(spec.repetitions.saturating_sub(1)))
+            .is_none()
+    {
+        return Err(SpecError(format!(
+            "seed: {} + {} repetitions passes the largest seed, 2^64-1",
+            spec.seed, spec.repetitions
+        )));
+    }
+    Ok(())
 }
 
 fn scenario(

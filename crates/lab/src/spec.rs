@@ -82,6 +82,9 @@ impl std::fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// Most parallel flows of one workload.
+pub const MAX_FLOWS: u32 = 1_000;
+
 fn err(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> SpecError {
     SpecError(format!("{key}: {msg}"))
 }
@@ -548,8 +551,11 @@ impl CampaignSpec {
         let mut out = Vec::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let key = format!("workload[{i}]");
-            if w.flows == 0 {
-                return Err(err(format!("{key}.flows"), "must be at least 1"));
+            if w.flows == 0 || w.flows > MAX_FLOWS {
+                return Err(err(
+                    format!("{key}.flows"),
+                    format!("{} must be between 1 and {MAX_FLOWS}", w.flows),
+                ));
             }
             let stagger = w.stagger.unwrap_or(Duration::ZERO);
             let suffix = if w.flows > 1 {
