@@ -76,6 +76,10 @@ struct ExecArgs {
     /// Run failed and timed-out runs again.
     #[arg(long)]
     retry_failed: bool,
+    /// Run even where the directory holds another campaign (its campaign.json is
+    /// replaced) or a campaign.json that cannot be read.
+    #[arg(long)]
+    force: bool,
 }
 
 impl ExecArgs {
@@ -88,6 +92,7 @@ impl ExecArgs {
             o.jobs = j;
         }
         o.retry_failed = self.retry_failed;
+        o.take_over = self.force;
         o.shard = shard;
         Ok(o)
     }

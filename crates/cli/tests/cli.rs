@@ -445,3 +445,74 @@ fn oversized_plans_and_seeds_past_the_largest_are_refused_at_planning() {
     let err = usage_error(&["sim", "--seed", "18446744073709551615", "--runs", "2"]);
     assert!(err.contains("2^64-1"), "{err}");
 }
+
+#[test]
+fn a_campaign_directory_is_not_taken_over_and_is_locked_while_in_use() {
+    let dir = TempDir::new("owner");
+    let spec = |name: &str| {
+        let path = dir.join(&format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\n\
+                 cc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let (first, second) = (spec("first"), spec("second"));
+    let out = dir.join("out");
+    ok(&["campaign", "run", &first, "--out", &out]);
+    let json = std::fs::read_to_string(dir.path().join("out/campaign.json")).unwrap();
+    let err = usage_error(&["campaign", "run", &second, "--out", &out]);
+    assert!(err.contains("holds campaign \"first\""), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/campaign.json")).unwrap(),
+        json,
+        "untouched"
+    );
+    // Resuming the same campaign is what --out is for.
+    ok(&["campaign", "run", &first, "--out", &out]);
+    // A lock another invocation holds (on another host: never guessed stale) refuses.
+    let lock = dir.path().join("out/.lock");
+    std::fs::write(&lock, format!("{} elsewhere\n", std::process::id())).unwrap();
+    let err = usage_error(&["campaign", "run", &first, "--out", &out]);
+    assert!(err.contains("in use"), "{err}");
+    std::fs::remove_file(&lock).unwrap();
+    // A corrupt campaign.json is refused, not overwritten, unless --force.
+    std::fs::write(dir.path().join("out/campaign.json"), "{ not json").unwrap();
+    let err = usage_error(&["campaign", "run", &first, "--out", &out]);
+    assert!(err.contains("campaign.json"), "{err}");
+    usage_error(&["report", &out]);
+    ok(&["campaign", "run", &second, "--out", &out, "--force"]);
+    assert!(!lock.exists(), "the lock is gone when the run ends");
+    // --out naming a file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let err = usage_error(&["campaign", "run", &first, "--out", &file]);
+    assert!(err.contains("not a directory"), "{err}");
+}
+
+#[test]
+fn output_paths_that_are_files_and_empty_names_are_usage_errors() {
+    let dir = TempDir::new("outfile");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let err = usage_error(&["reproduce", "--only", "c", "--out", &file]);
+    assert!(err.contains("not a directory"), "{err}");
+    let err = usage_error(&["reproduce", "--only", "", "--out", &dir.join("r")]);
+    assert!(err.contains("empty"), "{err}");
+    assert!(!dir.path().join("r").exists(), "nothing ran");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+         [[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    ok(&["campaign", "run", &spec, "--out", &out]);
+    let err = usage_error(&["report", &out, "-o", &file]);
+    assert!(err.contains("not a directory"), "{err}");
+}
