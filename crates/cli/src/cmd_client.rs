@@ -42,7 +42,12 @@ pub struct TransportArgs {
     #[arg(long)]
     pub no_gso: bool,
     /// Close a connection after this many seconds without a packet.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        allow_negative_numbers = true
+    )]
     pub idle_timeout: f64,
 }
 
@@ -168,13 +173,23 @@ pub struct Args {
     )]
     bytes: Option<String>,
     /// Transfer for this many seconds instead of a size.
-    #[arg(short = 't', long = "time", value_name = "SECONDS")]
+    #[arg(
+        short = 't',
+        long = "time",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     time: Option<f64>,
     /// Reverse: upload to the server (the client sends; its --cc applies).
     #[arg(short = 'R', long)]
     reverse: bool,
     /// Interval report every SECONDS (Mbit/s, bytes, RTT, cwnd when known).
-    #[arg(short = 'i', long, value_name = "SECONDS")]
+    #[arg(
+        short = 'i',
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     interval: Option<f64>,
     /// JSON output: the run record's structure (flows, chunks, events) plus intervals.
     #[arg(short = 'J', long)]
@@ -201,7 +216,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     qlog: Option<std::path::PathBuf>,
     /// Give up after this many seconds (default: no limit with -n, -t + 30 with -t).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     time_cap: Option<f64>,
     #[command(flatten)]
     transport: TransportArgs,

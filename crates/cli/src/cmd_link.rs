@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(short = 'q', long)]
     quiet: bool,
     /// Stop after this many seconds (default: run until killed).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     duration: Option<f64>,
 }
 

@@ -33,7 +33,8 @@ pub struct Args {
         short = 't',
         long = "time",
         value_name = "SECONDS",
-        default_value_t = 60.0
+        default_value_t = 60.0,
+        allow_negative_numbers = true
     )]
     time: f64,
     /// Seed of the link's random processes.

@@ -37,7 +37,12 @@ pub struct Args {
     #[arg(long)]
     no_retry: bool,
     /// Seconds a handshake may take.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
     handshake_timeout: f64,
     /// Print a line per second with the server's counters.
     #[arg(short = 'i', long)]

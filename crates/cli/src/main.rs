@@ -64,13 +64,38 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
+/// clap's error as one line: the problem and its details (clap puts them on separate
+/// lines, the missing argument on the second), without the usage block and the hint.
+fn clap_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    format!("{} (see --help)", parts.join(" "))
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `satquic` alone: the help is the answer, on stderr.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(2);
+        }
+        Err(e) if e.use_stderr() => {
+            let _ = writeln!(std::io::stderr(), "satquic: {}", clap_error_line(&e));
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {

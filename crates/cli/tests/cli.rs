@@ -373,6 +373,10 @@ fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
     assert!(err.contains("--duration 1e300: must be between"), "{err}");
     let err = usage_error(&["run", "-t", "0"]);
     assert!(err.contains("must be between 1ms"), "{err}");
+    let err = usage_error(&["run", "-t", "-1"]);
+    assert!(err.contains("-t -1: must be between 1ms"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:1", "-i", "-1"]);
+    assert!(err.contains("-i -1: must be between 1ms"), "{err}");
     let err = usage_error(&["server", "--handshake-timeout", "1e-300"]);
     assert!(err.contains("between 1ms"), "{err}");
     let err = usage_error(&["client", "127.0.0.1:1", "-t", "1e300"]);
@@ -515,4 +519,18 @@ fn output_paths_that_are_files_and_empty_names_are_usage_errors() {
     ok(&["campaign", "run", &spec, "--out", &out]);
     let err = usage_error(&["report", &out, "-o", &file]);
     assert!(err.contains("not a directory"), "{err}");
+}
+
+#[test]
+fn argument_errors_of_clap_are_one_line_with_the_problem_first() {
+    let err = usage_error(&["campaign", "run", "spec.toml"]);
+    assert!(
+        err.contains("required arguments were not provided") && err.contains("--out"),
+        "{err}"
+    );
+    let err = usage_error(&["sim", "--no-such-flag"]);
+    assert!(err.contains("--no-such-flag"), "{err}");
+    let err = usage_error(&["client"]);
+    assert!(err.contains("HOST"), "{err}");
+    usage_error(&["no-such-command"]);
 }
