@@ -138,6 +138,16 @@ fn validation_errors_are_one_clear_line() {
         ),
         ("bytes = 36000000", "bytes = 0", &["down.queue.limit.bytes"]),
         (
+            "bytes = 36000000",
+            "bytes = 1000",
+            &["down.queue.limit", "1228 bytes"],
+        ),
+        (
+            "{ bytes = 36000000 }",
+            "{ bdp = 1e-12 }",
+            &["down.queue.limit", "holds no packet"],
+        ),
+        (
             "{ bytes = 36000000 }",
             "{ packets = 0 }",
             &["down.queue.limit.packets"],
