@@ -91,9 +91,7 @@ impl TransportArgs {
             .map_err(Failure::Usage)?;
         if let Some(iw) = &self.iw {
             let iw = parse_size(iw).map_err(|e| Failure::Usage(format!("--iw: {e}")))?;
-            if iw < 1200 {
-                return Err(Failure::Usage("--iw must be at least 1200 bytes".into()));
-            }
+            // Its range is checked with the rest of the transport, as for every command.
             t.spec.initial_window = Some(iw);
         }
         let window = parse_size(&self.max_window)
@@ -134,7 +132,16 @@ pub fn resolve_host(text: &str, default_port: u16) -> Result<(SocketAddr, String
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Ok((addr, addr.ip().to_string()));
     }
-    if let Ok(ip) = text.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+    if text.starts_with('[') != text.contains(']') {
+        return Err(bad(
+            "an IPv6 address is written [ADDR] or [ADDR]:PORT".into()
+        ));
+    }
+    let bare = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(text);
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
         return Ok((SocketAddr::new(ip, default_port), ip.to_string()));
     }
     let (host, port) = match text.rsplit_once(':') {
@@ -169,7 +176,7 @@ pub struct Args {
         short = 'n',
         long = "bytes",
         value_name = "SIZE",
-        conflicts_with = "time"
+        conflicts_with_all = ["time", "path"]
     )]
     bytes: Option<String>,
     /// Transfer for this many seconds instead of a size.
@@ -223,10 +230,16 @@ pub struct Args {
 }
 
 fn options(args: &Args) -> Result<ClientOptions, Failure> {
-    let (mut server, host) = resolve_host(&args.host, DEFAULT_PORT)?;
-    if let Some(p) = args.port {
-        server.set_port(p);
+    let (server, host) = resolve_host(&args.host, args.port.unwrap_or(DEFAULT_PORT))?;
+    if let Some(p) = args.port
+        && server.port() != p
+    {
+        return Err(Failure::Usage(format!(
+            "-p {p} contradicts the port in '{}'; give the port once",
+            args.host
+        )));
     }
+    let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
     let workload = match (&args.bytes, args.time) {
         (Some(n), None) => {
             let bytes = parse_size(n).map_err(|e| Failure::Usage(format!("-n: {e}")))?;
@@ -238,9 +251,17 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         (None, Some(t)) => Workload::Timed {
             duration: seconds("-t", t)?,
         },
-        (None, None) => Workload::Timed {
+        (None, None) if alpn == Alpn::Perf => Workload::Timed {
             duration: Duration::from_secs(10),
         },
+        // The object at --path, whatever its size (the request names no size).
+        (None, None) if args.path.is_some() => Workload::Download { bytes: u64::MAX },
+        (None, None) => {
+            return Err(Failure::Usage(format!(
+                "--alpn {} needs -n SIZE (satquic's synthetic /SIZE object) or --path",
+                args.alpn
+            )));
+        }
         (Some(_), Some(_)) => return Err(Failure::Usage("give -n or -t, not both".into())),
     };
     let verify = match &args.pin {
@@ -252,7 +273,6 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         (None, Workload::Timed { duration }) => Some(*duration + Duration::from_secs(30)),
         (None, Workload::Download { .. }) => None,
     };
-    let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
     let interval = args.interval.map(|i| seconds("-i", i)).transpose()?;
     Ok(ClientOptions {
         server,
@@ -439,6 +459,8 @@ mod tests {
         assert_eq!(resolve_host("::1", 4433).ok().unwrap().0.port(), 4433);
         assert!(resolve_host("127.0.0.1:x", 4433).is_err());
         assert!(resolve_host(":9", 4433).is_err());
+        assert!(resolve_host("[::1", 4433).is_err());
+        assert!(resolve_host("::1]", 4433).is_err());
     }
 
     #[derive(clap::Parser)]
@@ -474,6 +496,10 @@ mod tests {
             &["127.0.0.1", "--alpn", "spdy"],
             &["127.0.0.1:99999"],
             &["127.0.0.1", "--idle-timeout", "0"],
+            &["[::1"],
+            &["127.0.0.1:9", "-p", "10"],
+            &["127.0.0.1", "--alpn", "h3"],
+            &["127.0.0.1", "--iw", "1"],
         ] {
             let m = usage_error(argv);
             assert!(!m.contains('\n') && !m.is_empty(), "{argv:?}: {m}");

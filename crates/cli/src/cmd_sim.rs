@@ -221,6 +221,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         None => None,
     };
+    // The transport checks every command applies, here with the flags' names.
+    let mut transport = satquic_run::TransportSpec::with_cc(&ccs[0]);
+    transport.initial_window = iw;
+    transport.mtu = mtu;
+    satquic_run::transport::validate(&transport).map_err(usage)?;
     let data_direction = if args.reverse { &link.up } else { &link.down };
     let sender_cap = resolve_cap(&args.sender_cap, data_direction.rate.nominal_rate_bps());
     ShaperSpec::parse_cap(&sender_cap).map_err(usage)?;

@@ -534,3 +534,97 @@ fn argument_errors_of_clap_are_one_line_with_the_problem_first() {
     assert!(err.contains("HOST"), "{err}");
     usage_error(&["no-such-command"]);
 }
+
+#[test]
+fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
+    let err = usage_error(&["link", "--listen", "127.0.0.1:7", "--to", "127.0.0.1:7"]);
+    assert!(err.contains("own address"), "{err}");
+    usage_error(&["link", "--listen", "0.0.0.0:7", "--to", "127.0.0.1:7"]);
+    let err = usage_error(&["client", "[::1"]);
+    assert!(err.contains("[ADDR]"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:9", "-p", "10"]);
+    assert!(err.contains("contradicts"), "{err}");
+    // Queues that hold no QUIC packet.
+    let err = usage_error(&["sim", "--link", "thesis-sat:buffer=1e-300"]);
+    assert!(err.contains("holds no packet"), "{err}");
+    let err = usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:7",
+        "--to",
+        "127.0.0.1:8",
+        "--queue",
+        "1000",
+    ]);
+    assert!(err.contains("holds no packet"), "{err}");
+    // One initial-window rule for every command.
+    for args in [
+        &["sim", "--iw", "1000"][..],
+        &["run", "--iw", "1"],
+        &["client", "127.0.0.1", "--iw", "1000"],
+        &["server", "--iw", "1000"],
+    ] {
+        let err = usage_error(args);
+        assert!(
+            err.contains("initial window 1000 bytes") || err.contains("initial window 1 bytes"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("variant["),
+            "{args:?}: a TOML path in a flag error: {err}"
+        );
+    }
+    let err = usage_error(&["sim", "--sender-cap", "200MB"]);
+    assert!(err.contains("bits per second"), "{err}");
+    let err = usage_error(&["sim", "--cc", "cubic+search:v2,v3"]);
+    assert!(err.contains("contradict"), "{err}");
+    let err = usage_error(&[
+        "client",
+        "127.0.0.1",
+        "--cc",
+        "cubic+search:shadow",
+        "--search-mode",
+        "exit",
+    ]);
+    assert!(err.contains("contradict"), "{err}");
+}
+
+#[test]
+fn an_h3_client_fetches_a_path_without_a_size() {
+    let www = TempDir::new("www");
+    std::fs::write(www.path().join("index.html"), "<html>hi</html>").unwrap();
+    let port = free_port();
+    let server = format!("127.0.0.1:{port}");
+    let _server = spawn(&["server", "--listen", &server, "--www", &www.join("")]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let v: serde_json::Value = loop {
+        let o = satquic(&[
+            "client",
+            &server,
+            "--alpn",
+            "h3",
+            "--path",
+            "/index.html",
+            "--insecure",
+            "-J",
+        ]);
+        if o.status.success() {
+            break serde_json::from_slice(&o.stdout).unwrap();
+        }
+        assert!(
+            !stderr(&o).contains("needs the perf protocol"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(Instant::now() < deadline, "{}", stderr(&o));
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(v["flows"][0]["delivered_bytes"], 15, "{v}");
+    assert_eq!(
+        v["flows"][0]["requested_bytes"],
+        serde_json::Value::Null,
+        "{v}"
+    );
+    let err = usage_error(&["client", &server, "--alpn", "h3"]);
+    assert!(err.contains("--path"), "{err}");
+}

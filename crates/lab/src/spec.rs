@@ -519,6 +519,8 @@ impl CampaignSpec {
             if let Some((cap_key, cap)) = cap {
                 t.sender_shaper = ShaperSpec::parse_cap(cap).map_err(|e| err(cap_key, e))?;
             }
+            // The checks every command applies to a transport (windows, initial RTT).
+            satquic_run::transport::validate(&t).map_err(|e| err(&key, e))?;
             let label = v.label.clone().unwrap_or_else(|| v.cc.trim().to_string());
             if label.trim().is_empty() {
                 return Err(err(format!("{key}.label"), "must not be empty"));

@@ -123,6 +123,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 pub fn parse_rate_bps(text: &str) -> Result<u64, String> {
     parse_scaled(text, &["bit/s", "b/s", "bps", "bit"], MAX_RATE_BPS).map_err(|e| {
         let e = match e {
+            ScaleError::Syntax if text.trim().ends_with('B') => {
+                "a rate is in bits per second, not bytes: write e.g. 150M or 150Mbit (150 MB/s \
+                 is 1200M)"
+                    .to_string()
+            }
             ScaleError::Syntax => "use bit/s with an optional suffix k, M, G, T, e.g. 150M or \
                                    20Mbit"
                 .to_string(),
@@ -387,6 +392,7 @@ mod tests {
         assert_eq!(parse_rate_bps("20Mbps"), Ok(20_000_000));
         assert_eq!(parse_rate_bps("2.5Mbit/s"), Ok(2_500_000));
         assert_eq!(parse_rate_bps("1G"), Ok(1_000_000_000));
+        assert!(parse_rate_bps("200MB").unwrap_err().contains("not bytes"));
         for bad in ["fast", "0", "0M", "1.0000001k", "2T"] {
             let err = parse_rate_bps(bad).unwrap_err();
             assert!(

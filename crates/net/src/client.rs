@@ -334,7 +334,9 @@ pub async fn run_client(
         status: status.into(),
         error,
         upload: options.upload,
+        // A --path object's size is the server's; the request names none.
         requested_bytes: match options.workload {
+            _ if options.alpn != Alpn::Perf && options.path.is_some() => None,
             Workload::Download { bytes } => Some(bytes),
             Workload::Timed { .. } => None,
         },

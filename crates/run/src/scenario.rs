@@ -73,6 +73,12 @@ impl ShaperSpec {
             Some((r, l)) => (r, Some(l)),
             None => (text, None),
         };
+        if rate.trim().ends_with('B') {
+            return Err(format!(
+                "invalid sender-cap '{text}': a rate is in bits per second, not bytes; write \
+                 e.g. 200M or 200Mbit (200 MB/s is 1600M)"
+            ));
+        }
         let rate_bps = parse_rate_bps(rate).map_err(|_| {
             format!("invalid sender-cap '{text}': expected RATE[:LATENCY] like 200M:1.5s, or none")
         })?;

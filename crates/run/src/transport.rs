@@ -19,6 +19,10 @@ pub const MIN_MTU: u16 = 1200;
 /// inside quinn-proto.
 pub const MAX_MTU: u16 = 16_383;
 
+/// Largest initial congestion window a spec may set: 1 GB, far beyond any BDP of the
+/// presets.
+pub const MAX_INITIAL_WINDOW: u64 = 1_000_000_000;
+
 /// Longest initial RTT a spec may assume.
 pub const MAX_INITIAL_RTT: Duration = Duration::from_secs(60);
 
@@ -60,6 +64,14 @@ pub fn validate(spec: &TransportSpec) -> Result<(), String> {
         return Err(format!(
             "mtu {} must be between QUIC's minimum of {MIN_MTU} bytes and {MAX_MTU} bytes",
             spec.mtu
+        ));
+    }
+    if let Some(iw) = spec.initial_window
+        && !(u64::from(MIN_MTU)..=MAX_INITIAL_WINDOW).contains(&iw)
+    {
+        return Err(format!(
+            "initial window {iw} bytes must be between one packet ({MIN_MTU} bytes) and \
+             {MAX_INITIAL_WINDOW} bytes"
         ));
     }
     for (name, bytes) in [
