@@ -270,16 +270,40 @@ impl From<Size> for u64 {
 
 impl<'de> Deserialize<'de> for Size {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Int(n) => Ok(Size(n)),
-            Raw::Text(t) => parse_size(&t).map(Size).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(SizeVisitor)
+    }
+}
+
+/// A byte count (`1500000`) or a size string (`"1.5MB"`); anything else is told what to
+/// write, not which serde variant failed.
+struct SizeVisitor;
+
+impl serde::de::Visitor<'_> for SizeVisitor {
+    type Value = Size;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a byte count (1500000) or a size string (\"1.5MB\")")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Size, E> {
+        Ok(Size(n))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Size, E> {
+        u64::try_from(n)
+            .map(Size)
+            .map_err(|_| E::custom(format!("size {n} is negative")))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Size, E> {
+        Err(E::custom(format!(
+            "size {v} is not a whole number of bytes; write bytes (1500000) or a string with \
+             a unit (\"1.5MB\")"
+        )))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Size, E> {
+        parse_size(t).map(Size).map_err(E::custom)
     }
 }
 

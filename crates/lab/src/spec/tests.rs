@@ -187,3 +187,19 @@ fn sizes_parse_with_units() {
     assert_eq!(size_label(10 * 1048576), "10MiB");
     assert_eq!(size_label(200_000_000), "200MB");
 }
+
+#[test]
+fn sizes_that_are_not_whole_bytes_say_what_to_write() {
+    for (bytes, expect) in [
+        ("1.5", "not a whole number of bytes"),
+        ("-1", "negative"),
+        ("true", "a byte count"),
+    ] {
+        let text = MINIMAL.replace("bytes = \"1MB\"", &format!("bytes = {bytes}"));
+        let e = parse(&text).unwrap_err().0;
+        assert!(
+            e.contains(expect) && !e.contains("untagged"),
+            "{bytes}: {e}"
+        );
+    }
+}
