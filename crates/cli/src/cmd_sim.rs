@@ -136,10 +136,9 @@ fn resolve_cap(text: &str, link_bps: u64) -> String {
     if !text.trim().eq_ignore_ascii_case("auto") {
         return text.to_string();
     }
-    if link_bps > ShaperSpec::seeds_server().rate_bps {
-        "none".into()
-    } else {
-        SEEDS_SENDER_CAP.into()
+    match ShaperSpec::auto_for(link_bps) {
+        Some(_) => SEEDS_SENDER_CAP.into(),
+        None => "none".into(),
     }
 }
 

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use satquic_run::{DataDirection, FlowSpec, Scenario, Workload};
+use satquic_run::{DataDirection, FlowSpec, Scenario, ShaperSpec, Workload};
 
 use crate::spec::{
     CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,
@@ -101,7 +101,8 @@ impl Plan {
                 let link = &links[l];
                 let variant = &variants[v];
                 let workload = &workloads[w];
-                let scenario = scenario(link, variant, workload, seeds[r], spec.time_cap);
+                let scenario =
+                    scenario(link, variant, workload, seeds[r], spec.time_cap, spec.mode);
                 let hash = fnv1a(
                     serde_json::to_string(&scenario)
                         .expect("scenarios serialize")
@@ -179,11 +180,20 @@ fn scenario(
     workload: &ResolvedWorkload,
     seed: u64,
     time_cap: Duration,
+    mode: Mode,
 ) -> Scenario {
+    let mut transport = variant.transport.clone();
+    if variant.auto_sender_cap && mode == Mode::Sim {
+        let data = match workload.kind {
+            WorkloadKind::Upload => &link.spec.up,
+            _ => &link.spec.down,
+        };
+        transport.sender_shaper = ShaperSpec::auto_for(data.rate.nominal_rate_bps());
+    }
     let flows = (0..workload.flows)
         .map(|i| FlowSpec {
             start: workload.stagger * i,
-            transport: variant.transport.clone(),
+            transport: transport.clone(),
             workload: match workload.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => Workload::Download {
                     bytes: workload.bytes.unwrap_or(1),

@@ -13,8 +13,11 @@
 //! interleave = true                   # alternate variants run by run (default), as the
 //!                                     # seeds alternated SEARCH and baseline downloads
 //! sender_cap = "200M:1.5s"            # rate cap at the server, as the seeds' tc TBF
-//!                                     # (RATE[:LATENCY] or "none", the default); a
-//!                                     # variant's own sender_cap overrides it
+//!                                     # (RATE[:LATENCY], "none", or "auto", the
+//!                                     # default as for `satquic sim`: the seeds' cap
+//!                                     # unless the link's data direction is faster;
+//!                                     # none in emulated mode); a variant's own
+//!                                     # sender_cap overrides it
 //!
 //! [[link]]
 //! preset = "geo-viasat"
@@ -336,7 +339,11 @@ pub struct ResolvedLink {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedVariant {
     pub label: String,
+    /// Its transport; with `auto_sender_cap` the sender cap is set per link by the plan.
     pub transport: TransportSpec,
+    /// `sender_cap = "auto"` (the default): [`ShaperSpec::auto_for`] the data direction
+    /// of each link in sim mode, no cap in emulated mode (the relay models the link only).
+    pub auto_sender_cap: bool,
 }
 
 /// A workload after validation.
@@ -535,12 +542,13 @@ impl CampaignSpec {
                 t.ack_frequency = satquic_run::scenario::AckFrequencySpec::parse(a)
                     .map_err(|e| err(format!("{key}.ack_frequency"), e))?;
             }
-            let cap = match (&v.sender_cap, &self.sender_cap) {
-                (Some(c), _) => Some((format!("{key}.sender_cap"), c)),
-                (None, Some(c)) => Some(("sender_cap".to_string(), c)),
-                (None, None) => None,
+            let (cap_key, cap) = match (&v.sender_cap, &self.sender_cap) {
+                (Some(c), _) => (format!("{key}.sender_cap"), c.as_str()),
+                (None, Some(c)) => ("sender_cap".to_string(), c.as_str()),
+                (None, None) => ("sender_cap".to_string(), "auto"),
             };
-            if let Some((cap_key, cap)) = cap {
+            let auto_sender_cap = cap.trim().eq_ignore_ascii_case("auto");
+            if !auto_sender_cap {
                 t.sender_shaper = ShaperSpec::parse_cap(cap).map_err(|e| err(cap_key, e))?;
             }
             // The checks every command applies to a transport (windows, initial RTT).
@@ -552,6 +560,7 @@ impl CampaignSpec {
             out.push(ResolvedVariant {
                 label,
                 transport: t,
+                auto_sender_cap,
             });
         }
         unique(out.iter().map(|v| v.label.as_str()), "variant")?;
