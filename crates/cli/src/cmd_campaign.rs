@@ -268,7 +268,8 @@ fn run_one(
     let outcome = exec::run_campaign(spec, plan, out, opts, &|p| bar.update(p));
     bar.finish();
     let o = outcome.map_err(lab_failure)?;
-    outln!(
+    // A closed stdout does not hide that every run failed.
+    let printed = outln!(
         "{}: {} runs planned, {} in this invocation: {} run now ({} failed or timed out), {} finished before; {} rows in {} ({:.1} s)",
         spec.name,
         o.planned,
@@ -279,7 +280,7 @@ fn run_one(
         o.rows,
         out.join("runs.csv").display(),
         o.wall.as_secs_f64()
-    )?;
+    );
     if o.ran > 0 && o.failed == o.ran {
         return Err(Failure::Other(format!(
             "all {} runs of this invocation failed or timed out (reasons in {})",
@@ -287,5 +288,5 @@ fn run_one(
             out.join("runs.csv").display()
         )));
     }
-    Ok(())
+    printed
 }

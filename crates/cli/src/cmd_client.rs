@@ -353,20 +353,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let result = rt
         .block_on(run_client(options.clone(), on_interval))
         .map_err(net_failure)?;
-    if args.json {
+    // A closed stdout does not hide a failed transfer.
+    let printed = if args.json {
         let value = satquic_net::record::client_json(&options, &result);
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?
-        )?;
+        let text =
+            serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?;
+        outln!("{text}")
     } else {
-        print_text(&args, &result)?;
-    }
+        print_text(&args, &result)
+    };
     match result.status.as_str() {
         "failed" => Err(Failure::Other(
             result.error.unwrap_or_else(|| "transfer failed".into()),
         )),
-        _ => Ok(()),
+        _ => printed,
     }
 }
 

@@ -414,6 +414,7 @@ fn an_mtu_quinn_cannot_send_is_refused_and_a_campaign_of_failed_runs_fails() {
     let o = satquic(&["campaign", "run", &spec, "--out", &dir.join("out")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("all 2 runs"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
 
 #[test]
