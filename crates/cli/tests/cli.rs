@@ -447,6 +447,18 @@ fn oversized_plans_and_seeds_past_the_largest_are_refused_at_planning() {
             "planned for long"
         );
     }
+    let spec = dir.join("big.toml");
+    std::fs::write(&spec, base).unwrap();
+    let err = usage_error(&[
+        "campaign",
+        "run",
+        &spec,
+        "--out",
+        &dir.join("o"),
+        "--jobs",
+        "100000",
+    ]);
+    assert!(err.contains("1024"), "{err}");
     let err = usage_error(&["sim", "--seed", "18446744073709551615", "--runs", "2"]);
     assert!(err.contains("2^64-1"), "{err}");
 }

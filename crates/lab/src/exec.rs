@@ -126,6 +126,10 @@ impl CampaignMeta {
     }
 }
 
+/// Most worker threads an invocation starts (`--jobs`): each is an OS thread, and
+/// thousands of them fail to spawn long before they would help.
+pub const MAX_JOBS: usize = 1024;
+
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct ExecOptions {
@@ -146,7 +150,7 @@ pub struct ExecOptions {
 impl Default for ExecOptions {
     fn default() -> Self {
         ExecOptions {
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
             shard: None,
             retry_failed: false,
             qlog: false,
@@ -245,6 +249,12 @@ pub fn execute_plan(
     on_run: Option<RunHook>,
 ) -> Result<CampaignOutcome, LabError> {
     let started = Instant::now();
+    if !(1..=MAX_JOBS).contains(&opts.jobs) {
+        return Err(LabError::Usage(format!(
+            "--jobs {} must be between 1 and {MAX_JOBS}",
+            opts.jobs
+        )));
+    }
     check_emulated(spec, plan)?;
     if let Some((i, n)) = opts.shard
         && (n == 0 || i >= n)
