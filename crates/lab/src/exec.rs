@@ -12,7 +12,12 @@
 //!                            timing.json row.json (the run's runs.csv row),
 //!                            qlog.sqlog (with ExecOptions::qlog)
 //! DIR/report/                written by `satquic report`
+//! DIR/.lock                  while an invocation runs (DIR/.lock-shard-I-of-N for a
+//!                            shard; see [`lock`] for stale locks)
 //! ```
+//!
+//! A directory holds one campaign: an invocation refuses a campaign.json of another
+//! campaign (another name) or one it cannot read, unless [`ExecOptions::take_over`].
 //!
 //! # Resuming
 //!
