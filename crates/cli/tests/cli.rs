@@ -555,6 +555,8 @@ fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
     usage_error(&["link", "--listen", "0.0.0.0:7", "--to", "127.0.0.1:7"]);
     let err = usage_error(&["client", "[::1"]);
     assert!(err.contains("[ADDR]"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:9", "--sni", ""]);
+    assert!(err.contains("server name"), "{err}");
     let err = usage_error(&["client", "127.0.0.1:9", "-p", "10"]);
     assert!(err.contains("contradicts"), "{err}");
     // Queues that hold no QUIC packet.

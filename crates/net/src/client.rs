@@ -198,6 +198,12 @@ fn secs(d: Duration) -> f64 {
 /// Validates the options without touching the network.
 pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
     options.transport.validate()?;
+    if rustls::pki_types::ServerName::try_from(options.server_name.as_str()).is_err() {
+        return Err(NetError::Usage(format!(
+            "invalid server name '{}' (--sni): use a DNS name or an IP address",
+            options.server_name
+        )));
+    }
     if options.upload && options.alpn != Alpn::Perf {
         return Err(NetError::Usage(
             "uploads (-R) need the perf protocol, not hq-interop or h3".into(),
