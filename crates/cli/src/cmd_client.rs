@@ -1,6 +1,7 @@
 //! `satquic client HOST[:PORT]`: iperf3/qperf-style transfers against `satquic server`, or
 //! fetches from any hq-interop / HTTP/3 server.
 
+use std::io::Write as _;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -318,7 +319,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     satquic_net::client::validate(&options).map_err(net_failure)?;
     satquic_net::install_crypto_provider();
     if options.verify == Verify::Any && !args.insecure && !args.json {
-        eprintln!(
+        // Not eprintln!: a closed stderr must not panic either.
+        let _ = writeln!(
+            std::io::stderr(),
             "satquic: warning: not verifying the server certificate (use --pin SHA256 to check it, --insecure to silence this)"
         );
     }
