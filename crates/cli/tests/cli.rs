@@ -244,6 +244,8 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
     assert!(rows.lines().count() > 10, "{rows}");
     let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
     assert!(html.contains("verdict"), "the seed comparison table");
+    // Resumed (nothing left to run) with nowhere to print the table: quiet, exit 0.
+    with_closed_stdout(&["reproduce", "--only", "c", "--jobs", "2", "--out", &out]);
     usage_error(&["reproduce", "--only", "z", "--out", &out]);
 }
 
@@ -289,6 +291,18 @@ fn server_link_and_client_move_bytes_through_the_emulated_link() {
     let v = download_through(relay);
     assert_eq!(v["flows"][0]["delivered_bytes"], 1_000_000, "{v}");
     assert_eq!(v["outcome"], "completed");
+    // A closed stdout ends client, server and link quietly.
+    with_closed_stdout(&[
+        "client",
+        &relay.to_string(),
+        "-n",
+        "100K",
+        "--insecure",
+        "-i",
+        "0.1",
+    ]);
+    with_closed_stdout(&["server", "--listen", "127.0.0.1:0"]);
+    with_closed_stdout(&["link", "--listen", "127.0.0.1:0", "--to", &server]);
     usage_error(&["server", "--max-bytes", "lots"]);
     usage_error(&[
         "link",
