@@ -268,7 +268,39 @@ fn parse_linux_hystart(spec: &str, opts: &[&str]) -> Result<LinuxHyStartConfig, 
     Ok(c)
 }
 
+/// Refuses two options of one group (`v2,v3`, `exit,shadow`) and a key given twice
+/// (`thresh=0.3,thresh=0.4`): the later one would silently win.
+fn one_of_each(spec: &str, opts: &[&str], groups: &[&[&str]]) -> Result<(), SpecError> {
+    let group = |opt: &str| {
+        let key = opt.split_once('=').map_or(opt, |(k, _)| k);
+        groups
+            .iter()
+            .position(|g| g.contains(&key))
+            .map_or_else(|| key.to_string(), |i| format!("group {i}"))
+    };
+    for (i, later) in opts.iter().enumerate() {
+        if let Some(earlier) = opts[..i].iter().find(|o| group(o) == group(later)) {
+            return Err(err(
+                spec,
+                format!("options '{earlier}' and '{later}' contradict each other; give one"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
+    one_of_each(
+        spec,
+        opts,
+        &[
+            &["v2", "v3", "draft"],
+            &["set-ssthresh", "lower-cwnd", "drain"],
+            &["exit", "shadow"],
+            &["round", "interp", "interp-forward"],
+            &["no-reset", "reset"],
+        ],
+    )?;
     // The version sets the defaults, so apply it first wherever it is written.
     let mut c = Search::draft();
     for opt in opts {
@@ -573,6 +605,21 @@ mod tests {
         assert_eq!(s.version, SearchVersion::V2);
         assert_eq!(s.exit_action, ExitAction::LowerCwnd);
         assert_eq!(s.threshold, 0.3);
+    }
+
+    #[test]
+    fn contradicting_search_options_are_refused() {
+        for spec in [
+            "cubic+search:v2,v3",
+            "cubic+search:exit,shadow",
+            "cubic+search:v3,lower-cwnd,drain",
+            "cubic+search:thresh=0.3,thresh=0.4",
+            "cubic+search:no-reset,reset=3",
+        ] {
+            let e = parse_spec(spec).unwrap_err().to_string();
+            assert!(e.contains("contradict"), "{spec}: {e}");
+        }
+        assert!(parse_spec("cubic+search:v3,shadow,drain,thresh=0.3").is_ok());
     }
 
     #[test]

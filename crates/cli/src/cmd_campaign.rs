@@ -76,6 +76,10 @@ struct ExecArgs {
     /// Run failed and timed-out runs again.
     #[arg(long)]
     retry_failed: bool,
+    /// Run even where the directory holds another campaign (its campaign.json is
+    /// replaced) or a campaign.json that cannot be read.
+    #[arg(long)]
+    force: bool,
 }
 
 impl ExecArgs {
@@ -88,6 +92,7 @@ impl ExecArgs {
             o.jobs = j;
         }
         o.retry_failed = self.retry_failed;
+        o.take_over = self.force;
         o.shard = shard;
         Ok(o)
     }
@@ -165,15 +170,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 _ => plan.runs.iter().collect(),
             };
             if csv {
-                println!("index,run_id,link,variant,workload,rep,seed");
+                outln!("index,run_id,link,variant,workload,rep,seed")?;
                 for r in &runs {
-                    println!(
+                    outln!(
                         "{},{},\"{}\",\"{}\",\"{}\",{},{}",
-                        r.index, r.run_id, r.link.label, r.variant, r.workload.label, r.rep, r.seed
-                    );
+                        r.index,
+                        r.run_id,
+                        r.link.label,
+                        r.variant,
+                        r.workload.label,
+                        r.rep,
+                        r.seed
+                    )?;
                 }
             } else {
-                println!(
+                outln!(
                     "campaign {}: {} runs ({} links x {} variants x {} workloads x {} repetitions)",
                     plan.name,
                     plan.runs.len(),
@@ -182,12 +193,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     plan.workloads.len(),
                     plan.runs.len()
                         / (plan.links.len() * plan.variants.len() * plan.workloads.len()).max(1)
-                );
+                )?;
                 for r in &runs {
-                    println!(
+                    outln!(
                         "{:>6}  {:<28} {:<24} {:<12} rep {:<3} seed {:<6} {}",
-                        r.index, r.link.label, r.variant, r.workload.label, r.rep, r.seed, r.run_id
-                    );
+                        r.index,
+                        r.link.label,
+                        r.variant,
+                        r.workload.label,
+                        r.rep,
+                        r.seed,
+                        r.run_id
+                    )?;
                 }
             }
             Ok(())
@@ -207,7 +224,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     None,
                 )
                 .map_err(lab_failure)?;
-                println!("report: {}", index.display());
+                outln!("report: {}", index.display())?;
             }
             Ok(())
         }
@@ -229,13 +246,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Command::Collect { dir } => {
             let rows = exec::collect_dir(&dir).map_err(lab_failure)?;
             let meta = exec::CampaignMeta::read(&dir).map_err(lab_failure)?;
-            println!(
+            outln!(
                 "{}: {} of {} runs finished; wrote {}",
                 meta.name,
                 rows.len(),
                 meta.run_ids.len(),
                 dir.join("runs.csv").display()
-            );
+            )?;
             Ok(())
         }
     }
@@ -251,7 +268,8 @@ fn run_one(
     let outcome = exec::run_campaign(spec, plan, out, opts, &|p| bar.update(p));
     bar.finish();
     let o = outcome.map_err(lab_failure)?;
-    println!(
+    // A closed stdout does not hide that every run failed.
+    let printed = outln!(
         "{}: {} runs planned, {} in this invocation: {} run now ({} failed or timed out), {} finished before; {} rows in {} ({:.1} s)",
         spec.name,
         o.planned,
@@ -263,5 +281,12 @@ fn run_one(
         out.join("runs.csv").display(),
         o.wall.as_secs_f64()
     );
-    Ok(())
+    if o.ran > 0 && o.failed == o.ran {
+        return Err(Failure::Other(format!(
+            "all {} runs of this invocation failed or timed out (reasons in {})",
+            o.ran,
+            out.join("runs.csv").display()
+        )));
+    }
+    printed
 }

@@ -12,6 +12,7 @@ use satquic_run::Workload;
 use satquic_run::units::{format_bytes, parse_size};
 
 use crate::Failure;
+use crate::seconds::{HOUR, LONGEST, SHORTEST};
 
 /// Default UDP port of `satquic server`.
 pub const DEFAULT_PORT: u16 = 4433;
@@ -42,7 +43,12 @@ pub struct TransportArgs {
     #[arg(long)]
     pub no_gso: bool,
     /// Close a connection after this many seconds without a packet.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        allow_negative_numbers = true
+    )]
     pub idle_timeout: f64,
 }
 
@@ -73,13 +79,9 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
     Ok(spec)
 }
 
+/// Seconds of a client flag: at least 1 ms, at most [`LONGEST`].
 fn seconds(flag: &str, v: f64) -> Result<Duration, Failure> {
-    if !v.is_finite() || v <= 0.0 || v > 1e7 {
-        return Err(Failure::Usage(format!(
-            "{flag} must be a positive number of seconds"
-        )));
-    }
-    Ok(Duration::from_secs_f64(v))
+    crate::seconds::seconds(flag, v, SHORTEST..=LONGEST)
 }
 
 impl TransportArgs {
@@ -90,9 +92,7 @@ impl TransportArgs {
             .map_err(Failure::Usage)?;
         if let Some(iw) = &self.iw {
             let iw = parse_size(iw).map_err(|e| Failure::Usage(format!("--iw: {e}")))?;
-            if iw < 1200 {
-                return Err(Failure::Usage("--iw must be at least 1200 bytes".into()));
-            }
+            // Its range is checked with the rest of the transport, as for every command.
             t.spec.initial_window = Some(iw);
         }
         let window = parse_size(&self.max_window)
@@ -112,7 +112,8 @@ impl TransportArgs {
             );
         }
         t.gso = !self.no_gso;
-        t.idle_timeout = seconds("--idle-timeout", self.idle_timeout)?;
+        t.idle_timeout =
+            crate::seconds::seconds("--idle-timeout", self.idle_timeout, SHORTEST..=HOUR)?;
         t.validate().map_err(net_failure)?;
         Ok(t)
     }
@@ -132,7 +133,16 @@ pub fn resolve_host(text: &str, default_port: u16) -> Result<(SocketAddr, String
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Ok((addr, addr.ip().to_string()));
     }
-    if let Ok(ip) = text.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+    if text.starts_with('[') != text.contains(']') {
+        return Err(bad(
+            "an IPv6 address is written [ADDR] or [ADDR]:PORT".into()
+        ));
+    }
+    let bare = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(text);
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
         return Ok((SocketAddr::new(ip, default_port), ip.to_string()));
     }
     let (host, port) = match text.rsplit_once(':') {
@@ -167,17 +177,27 @@ pub struct Args {
         short = 'n',
         long = "bytes",
         value_name = "SIZE",
-        conflicts_with = "time"
+        conflicts_with_all = ["time", "path"]
     )]
     bytes: Option<String>,
     /// Transfer for this many seconds instead of a size.
-    #[arg(short = 't', long = "time", value_name = "SECONDS")]
+    #[arg(
+        short = 't',
+        long = "time",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     time: Option<f64>,
     /// Reverse: upload to the server (the client sends; its --cc applies).
     #[arg(short = 'R', long)]
     reverse: bool,
     /// Interval report every SECONDS (Mbit/s, bytes, RTT, cwnd when known).
-    #[arg(short = 'i', long, value_name = "SECONDS")]
+    #[arg(
+        short = 'i',
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     interval: Option<f64>,
     /// JSON output: the run record's structure (flows, chunks, events) plus intervals.
     #[arg(short = 'J', long)]
@@ -204,17 +224,23 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     qlog: Option<std::path::PathBuf>,
     /// Give up after this many seconds (default: no limit with -n, -t + 30 with -t).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     time_cap: Option<f64>,
     #[command(flatten)]
     transport: TransportArgs,
 }
 
 fn options(args: &Args) -> Result<ClientOptions, Failure> {
-    let (mut server, host) = resolve_host(&args.host, DEFAULT_PORT)?;
-    if let Some(p) = args.port {
-        server.set_port(p);
+    let (server, host) = resolve_host(&args.host, args.port.unwrap_or(DEFAULT_PORT))?;
+    if let Some(p) = args.port
+        && server.port() != p
+    {
+        return Err(Failure::Usage(format!(
+            "-p {p} contradicts the port in '{}'; give the port once",
+            args.host
+        )));
     }
+    let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
     let workload = match (&args.bytes, args.time) {
         (Some(n), None) => {
             let bytes = parse_size(n).map_err(|e| Failure::Usage(format!("-n: {e}")))?;
@@ -226,9 +252,17 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         (None, Some(t)) => Workload::Timed {
             duration: seconds("-t", t)?,
         },
-        (None, None) => Workload::Timed {
+        (None, None) if alpn == Alpn::Perf => Workload::Timed {
             duration: Duration::from_secs(10),
         },
+        // The object at --path, whatever its size (the request names no size).
+        (None, None) if args.path.is_some() => Workload::Download { bytes: u64::MAX },
+        (None, None) => {
+            return Err(Failure::Usage(format!(
+                "--alpn {} needs -n SIZE (satquic's synthetic /SIZE object) or --path",
+                args.alpn
+            )));
+        }
         (Some(_), Some(_)) => return Err(Failure::Usage("give -n or -t, not both".into())),
     };
     let verify = match &args.pin {
@@ -240,7 +274,6 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         (None, Workload::Timed { duration }) => Some(*duration + Duration::from_secs(30)),
         (None, Workload::Download { .. }) => None,
     };
-    let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
     let interval = args.interval.map(|i| seconds("-i", i)).transpose()?;
     Ok(ClientOptions {
         server,
@@ -286,7 +319,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     satquic_net::client::validate(&options).map_err(net_failure)?;
     satquic_net::install_crypto_provider();
     if options.verify == Verify::Any && !args.insecure && !args.json {
-        eprintln!(
+        // Not eprintln!: a closed stderr must not panic either.
+        let _ = writeln!(
+            std::io::stderr(),
             "satquic: warning: not verifying the server certificate (use --pin SHA256 to check it, --insecure to silence this)"
         );
     }
@@ -297,56 +332,61 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Other(e.to_string()))?;
     let quiet = args.json;
     if !quiet {
-        println!(
+        outln!(
             "Connecting to {} ({}, {}, cc {} for the client's sending direction)",
             options.server,
             args.alpn,
             if options.upload { "upload" } else { "download" },
             options.transport.spec.cc
-        );
+        )?;
     }
     let on_interval: Option<satquic_net::client::IntervalCallback> = if quiet {
         None
     } else {
-        Some(Box::new(|row: &IntervalRow| {
-            println!("{}", format_interval(row));
-            let _ = std::io::stdout().flush();
+        // Once stdout is closed the transfer still runs to its end (its qlog is written),
+        // without printing; the summary then finds stdout closed too and ends quietly.
+        let closed = std::sync::atomic::AtomicBool::new(false);
+        Some(Box::new(move |row: &IntervalRow| {
+            use std::sync::atomic::Ordering::Relaxed;
+            if !closed.load(Relaxed) && outln!("{}", format_interval(row)).is_err() {
+                closed.store(true, Relaxed);
+            }
         }))
     };
     let result = rt
         .block_on(run_client(options.clone(), on_interval))
         .map_err(net_failure)?;
-    if args.json {
+    // A closed stdout does not hide a failed transfer.
+    let printed = if args.json {
         let value = satquic_net::record::client_json(&options, &result);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?
-        );
+        let text =
+            serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?;
+        outln!("{text}")
     } else {
-        print_text(&args, &result);
-    }
+        print_text(&args, &result)
+    };
     match result.status.as_str() {
         "failed" => Err(Failure::Other(
             result.error.unwrap_or_else(|| "transfer failed".into()),
         )),
-        _ => Ok(()),
+        _ => printed,
     }
 }
 
-fn print_text(args: &Args, r: &satquic_net::ClientResult) {
+fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure> {
     if args.establishment {
         if let Some(t) = r.connected_at {
-            println!(
+            outln!(
                 "connection establishment time: {:.1} ms",
                 t.as_secs_f64() * 1e3
-            );
+            )?;
         }
         if let Some(t) = r.first_byte_at {
-            println!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3);
+            outln!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3)?;
         }
     }
     for (i, t) in r.mb_times.iter().enumerate() {
-        println!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64());
+        outln!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64())?;
     }
     let elapsed = r.completed_at.unwrap_or(r.ended_at).as_secs_f64();
     let rate = if elapsed > 0.0 {
@@ -354,8 +394,8 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) {
     } else {
         0.0
     };
-    println!("- - - - - - - - - - - - - - - - - - - - - - - - -");
-    println!(
+    outln!("- - - - - - - - - - - - - - - - - - - - - - - - -")?;
+    outln!(
         "{} {} in {:.3} s: {:.2} Mbit/s ({}{})",
         if r.upload { "sent" } else { "received" },
         format_bytes(r.bytes),
@@ -365,13 +405,13 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) {
         r.connected_at
             .map(|t| format!(", setup {:.1} ms", t.as_secs_f64() * 1e3))
             .unwrap_or_default()
-    );
+    )?;
     if let Some(report) = &r.server_report {
         let exit = report
             .events
             .iter()
             .find(|e| e.get("type").and_then(|t| t.as_str()) == Some("slow_start_exit"));
-        println!(
+        outln!(
             "server: cc {}, {} packets sent, {} lost, {} congestion events{}",
             report.cc,
             report.packets_sent,
@@ -383,11 +423,12 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) {
                 e.get("reason").and_then(|v| v.as_str()).unwrap_or("?")
             ))
             .unwrap_or_default()
-        );
+        )?;
     }
     if let Some(q) = &r.qlog_file {
-        println!("qlog: {}", q.display());
+        outln!("qlog: {}", q.display())?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -421,6 +462,8 @@ mod tests {
         assert_eq!(resolve_host("::1", 4433).ok().unwrap().0.port(), 4433);
         assert!(resolve_host("127.0.0.1:x", 4433).is_err());
         assert!(resolve_host(":9", 4433).is_err());
+        assert!(resolve_host("[::1", 4433).is_err());
+        assert!(resolve_host("::1]", 4433).is_err());
     }
 
     #[derive(clap::Parser)]
@@ -436,6 +479,7 @@ mod tests {
         match options(&cli.args) {
             Err(Failure::Usage(m)) => m,
             Err(Failure::Other(m)) => panic!("not a usage error: {m}"),
+            Err(Failure::Closed) => panic!("stdout closed"),
             Ok(_) => panic!("accepted {argv:?}"),
         }
     }
@@ -455,6 +499,10 @@ mod tests {
             &["127.0.0.1", "--alpn", "spdy"],
             &["127.0.0.1:99999"],
             &["127.0.0.1", "--idle-timeout", "0"],
+            &["[::1"],
+            &["127.0.0.1:9", "-p", "10"],
+            &["127.0.0.1", "--alpn", "h3"],
+            &["127.0.0.1", "--iw", "1"],
         ] {
             let m = usage_error(argv);
             assert!(!m.contains('\n') && !m.is_empty(), "{argv:?}: {m}");

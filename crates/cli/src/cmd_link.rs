@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(short = 'q', long)]
     quiet: bool,
     /// Stop after this many seconds (default: run until killed).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     duration: Option<f64>,
 }
 
@@ -211,19 +211,22 @@ fn direction_line(
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let link = link_spec(&args)?;
-    let duration = match args.duration {
-        Some(d) if !d.is_finite() || d <= 0.0 => {
-            return Err(Failure::Usage("--duration must be positive".into()));
-        }
-        Some(d) => Some(Duration::from_secs_f64(d)),
-        None => None,
-    };
+    let duration = args
+        .duration
+        .map(|d| {
+            crate::seconds::seconds(
+                "--duration",
+                d,
+                crate::seconds::SHORTEST..=crate::seconds::LONGEST,
+            )
+        })
+        .transpose()?;
     let mut options = RelayOptions::new(args.listen, args.to, link.clone());
     options.seed = args.seed;
     options.max_flows = args.max_flows;
     let relay = Relay::start(options).map_err(net_failure)?;
     match &link {
-        Some(l) => println!(
+        Some(l) => outln!(
             "satquic link {} -> {}: {} (down {}, up {}; base RTT {})",
             relay.local_addr(),
             args.to,
@@ -231,12 +234,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
             satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
             satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
             satquic_link::units::format_duration(l.base_rtt()),
-        ),
-        None => println!(
+        )?,
+        None => outln!(
             "satquic link {} -> {}: no limits (forwarding at once)",
             relay.local_addr(),
             args.to
-        ),
+        )?,
     }
     let start = std::time::Instant::now();
     let mut before = relay.snapshot();
@@ -247,13 +250,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let secs = last.elapsed().as_secs_f64();
         last = std::time::Instant::now();
         if !args.quiet {
-            println!(
+            outln!(
                 "[{:7.1} s] {} | {} | flows {}",
                 now.at.as_secs_f64(),
                 direction_line("down", &now.down, &before.down, secs),
                 direction_line("up", &now.up, &before.up, secs),
                 now.flows
-            );
+            )?;
         }
         before = now;
         if duration.is_some_and(|d| start.elapsed() >= d) {
@@ -262,13 +265,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let (last, _) = relay.stop();
     for (name, d) in [("down", &last.down), ("up", &last.up)] {
-        println!(
+        outln!(
             "{name}: forwarded {} packets, modelled drops {}, delay error p50 {:?} p99 {:?}",
             d.forwarded_packets,
             d.stats.dropped_total().packets,
             d.delay_error.quantile(0.5),
             d.delay_error.quantile(0.99)
-        );
+        )?;
     }
     Ok(())
 }

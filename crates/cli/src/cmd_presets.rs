@@ -11,14 +11,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     match args.toml {
-        None => print!("{}", satquic_link::presets::table()),
+        None => out!("{}", satquic_link::presets::table())?,
         Some(name) => {
             let spec =
                 satquic_link::presets::lookup(&name).map_err(|e| Failure::Usage(e.to_string()))?;
             let text = spec
                 .to_toml_string()
                 .map_err(|e| Failure::Other(e.to_string()))?;
-            print!("{text}");
+            out!("{text}")?;
         }
     }
     Ok(())

@@ -29,6 +29,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let out = args.out.unwrap_or_else(|| args.dirs[0].join("report"));
     let index = satquic_lab::report::write_report(&args.dirs, &out, None).map_err(lab_failure)?;
-    println!("report: {}", index.display());
+    outln!("report: {}", index.display())?;
     Ok(())
 }

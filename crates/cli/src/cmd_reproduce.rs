@@ -58,23 +58,27 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let o = outcome.map_err(lab_failure)?;
     for (name, secs, ran) in &o.per_campaign {
-        println!("{name}: {ran} runs executed in {secs:.1} s");
+        outln!("{name}: {ran} runs executed in {secs:.1} s")?;
     }
-    println!();
-    println!("| source | what | seed's number | ours | verdict |");
-    println!("|---|---|---|---|---|");
+    outln!()?;
+    outln!("| source | what | seed's number | ours | verdict |")?;
+    outln!("|---|---|---|---|---|")?;
     for r in &o.comparison {
-        println!(
+        outln!(
             "| {} | {} | {} | {} | {} |",
-            r.source, r.what, r.seed, r.ours, r.verdict
-        );
+            r.source,
+            r.what,
+            r.seed,
+            r.ours,
+            r.verdict
+        )?;
     }
-    println!();
-    println!(
+    outln!()?;
+    outln!(
         "{} runs in {:.1} s; report: {}",
         o.runs,
         o.wall.as_secs_f64(),
         o.index_html.display()
-    );
+    )?;
     Ok(())
 }

@@ -2,7 +2,6 @@
 //! real sockets, real time) writing the same run record as `satquic sim`.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use satquic_run::units::parse_size;
 use satquic_run::{Scenario, TransportSpec, Workload};
@@ -34,7 +33,8 @@ pub struct Args {
         short = 't',
         long = "time",
         value_name = "SECONDS",
-        default_value_t = 60.0
+        default_value_t = 60.0,
+        allow_negative_numbers = true
     )]
     time: f64,
     /// Seed of the link's random processes.
@@ -46,7 +46,7 @@ pub struct Args {
     /// Flow-control windows, e.g. 16M; default 256Mi.
     #[arg(long, value_name = "SIZE")]
     max_window: Option<String>,
-    /// UDP payload size in bytes (>= 1200).
+    /// UDP payload size in bytes (1200 to 16383).
     #[arg(long, value_name = "BYTES", default_value_t = 1200)]
     mtu: u16,
     /// Write the run record (summary.json, chunks.csv, events.jsonl, series.csv,
@@ -68,11 +68,11 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
     if bytes == 0 {
         return Err(Failure::Usage("-n must be at least 1 byte".into()));
     }
-    if !args.time.is_finite() || args.time <= 0.0 || args.time > 86400.0 {
-        return Err(Failure::Usage(
-            "-t must be between 0 and 86400 seconds".into(),
-        ));
-    }
+    let time_cap = crate::seconds::seconds(
+        "-t",
+        args.time,
+        crate::seconds::SHORTEST..=crate::seconds::DAY,
+    )?;
     let mut transport = TransportSpec::with_cc(cc);
     if let Some(iw) = &args.iw {
         transport.initial_window =
@@ -85,8 +85,8 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
         transport.send_window = w;
     }
     transport.mtu = args.mtu;
-    let mut s = Scenario::download(link(&args.link)?, transport, bytes, args.seed)
-        .with_time_cap(Duration::from_secs_f64(args.time));
+    let mut s =
+        Scenario::download(link(&args.link)?, transport, bytes, args.seed).with_time_cap(time_cap);
     s.flows[0].workload = Workload::Download { bytes };
     satquic_net::emulated::validate(&s).map_err(net_failure)?;
     Ok(s)
@@ -106,46 +106,48 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", dir.display())))?;
     }
     if args.json {
-        print!("{}", run.record.summary_json());
+        out!("{}", run.record.summary_json())?;
         return Ok(());
     }
     let f = &run.record.summary.flows[0];
-    println!(
+    outln!(
         "emulated {} over {} ({}): {}",
         f.cc,
         scenario.link.name,
         satquic_run::units::format_bytes(f.requested_bytes.unwrap_or(0)),
         run.record.summary.outcome
-    );
+    )?;
     match f.completion_time_s {
-        Some(t) => println!(
+        Some(t) => outln!(
             "completion {:.3} s, goodput {:.2} Mbit/s, handshake {:.3} s",
             t,
             f.goodput_bps / 1e6,
             f.handshake_time_s.unwrap_or(0.0)
-        ),
-        None => println!(
+        )?,
+        None => outln!(
             "delivered {} of the requested bytes",
             satquic_run::units::format_bytes(f.delivered_bytes)
-        ),
+        )?,
     }
     if let Some(e) = &f.slow_start_exit {
-        println!(
+        outln!(
             "slow-start exit at {:.3} s ({}), class {}",
-            e.at_s, e.reason, f.exit_class
-        );
+            e.at_s,
+            e.reason,
+            f.exit_class
+        )?;
     }
-    println!(
+    outln!(
         "packets sent {}, lost {}, link drops {:?}; relay delay error p50 {:?} p99 {:?}",
         f.packets_sent,
         f.packets_lost,
         f.link_drops,
         run.relay.down.delay_error.quantile(0.5),
         run.relay.down.delay_error.quantile(0.99)
-    );
+    )?;
     for mb in [1u64, 10, 50, 100, 200] {
         if let Some(t) = run.record.time_to_mb(0, mb) {
-            println!("time to {mb:>3} MB: {t:.3} s");
+            outln!("time to {mb:>3} MB: {t:.3} s")?;
         }
     }
     Ok(())

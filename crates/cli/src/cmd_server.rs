@@ -37,7 +37,12 @@ pub struct Args {
     #[arg(long)]
     no_retry: bool,
     /// Seconds a handshake may take.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
     handshake_timeout: f64,
     /// Print a line per second with the server's counters.
     #[arg(short = 'i', long)]
@@ -50,14 +55,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))));
-    if !args.handshake_timeout.is_finite()
-        || args.handshake_timeout <= 0.0
-        || args.handshake_timeout > 3600.0
-    {
-        return Err(Failure::Usage(
-            "--handshake-timeout must be between 0 and 3600 seconds".into(),
-        ));
-    }
+    let handshake_timeout = crate::seconds::seconds(
+        "--handshake-timeout",
+        args.handshake_timeout,
+        crate::seconds::SHORTEST..=crate::seconds::HOUR,
+    )?;
     let options = ServerOptions {
         listen,
         cert: args.cert.clone().zip(args.key.clone()),
@@ -67,7 +69,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         max_request_bytes: parse_size(&args.max_bytes)
             .map_err(|e| Failure::Usage(format!("--max-bytes: {e}")))?,
         retry: !args.no_retry,
-        handshake_timeout: Duration::from_secs_f64(args.handshake_timeout),
+        handshake_timeout,
         keep_connections: 0,
     };
     satquic_net::install_crypto_provider();
@@ -78,15 +80,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Other(e.to_string()))?;
     rt.block_on(async move {
         let server = Server::bind(options.clone()).map_err(net_failure)?;
-        println!(
+        outln!(
             "satquic server listening on {} (ALPN satquic-perf, hq-interop, h3); cc {}; retry {}",
             server.local_addr(),
             options.transport.spec.cc,
             if options.retry { "on" } else { "off" }
-        );
-        println!("certificate sha256 {}", server.fingerprint());
+        )?;
+        outln!("certificate sha256 {}", server.fingerprint())?;
         if let Some(www) = &options.www {
-            println!("serving {} (and synthetic /<size> objects)", www.display());
+            outln!("serving {} (and synthetic /<size> objects)", www.display())?;
         }
         if args.stats {
             let stats_server = &server;
@@ -96,7 +98,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 loop {
                     tick.tick().await;
                     let s = stats_server.stats();
-                    println!(
+                    if let Err(closed) = outln!(
                         "connections {} (accepted {}, refused {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
                         s.active_connections,
                         s.accepted,
@@ -107,12 +109,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
                         s.bad_requests,
                         s.bytes_sent,
                         s.bytes_received
-                    );
+                    ) {
+                        return closed;
+                    }
                 }
             };
             tokio::select! {
                 _ = server.serve() => {},
-                _ = printer => {},
+                closed = printer => return Err(closed),
             }
         } else {
             server.serve().await;

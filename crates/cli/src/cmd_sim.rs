@@ -103,7 +103,7 @@ pub struct Args {
         require_equals = true
     )]
     resume: Option<String>,
-    /// UDP payload size in bytes (>= 1200).
+    /// UDP payload size in bytes (1200 to 16383).
     #[arg(
         long,
         value_name = "BYTES",
@@ -147,30 +147,19 @@ fn resolve_cap(text: &str, link_bps: u64) -> String {
     if !text.trim().eq_ignore_ascii_case("auto") {
         return text.to_string();
     }
-    if link_bps > ShaperSpec::seeds_server().rate_bps {
-        "none".into()
-    } else {
-        SEEDS_SENDER_CAP.into()
+    match ShaperSpec::auto_for(link_bps) {
+        Some(_) => SEEDS_SENDER_CAP.into(),
+        None => "none".into(),
     }
 }
 
 fn parse_time(text: &str) -> Result<Duration, Failure> {
-    let t = text.trim();
-    let d = if t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        t.parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite())
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| usage(format!("invalid time '{text}': expected seconds")))?
-    } else {
-        satquic_link::units::parse_duration(t).map_err(|e| usage(format!("invalid time: {e}")))?
-    };
-    if d.is_zero() || d > Duration::from_secs(24 * 3600) {
-        return Err(usage(format!(
-            "invalid time '{text}': must be above 0 and at most 24 h"
-        )));
-    }
-    Ok(d)
+    crate::seconds::duration("-t", text, crate::seconds::SHORTEST..=crate::seconds::DAY).map_err(
+        |e| match e {
+            Failure::Usage(m) => usage(m),
+            other => other,
+        },
+    )
 }
 
 /// MB marks reported: 50/100/150/200 up to the download size, or the size itself when
@@ -204,13 +193,23 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let bytes = parse_size(&args.bytes).map_err(usage)?;
     let time_cap = parse_time(&args.time)?;
     let seed = parse_count("seed", &args.seed, 0, u64::MAX)?;
-    let runs = parse_count("runs", &args.runs, 1, 1_000_000)? as u32;
+    let runs = parse_count(
+        "runs",
+        &args.runs,
+        1,
+        satquic_lab::plan::MAX_REPETITIONS as u64,
+    )? as u32;
     let default_jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = match &args.jobs {
         Some(j) => parse_count("jobs", j, 1, 1024)? as usize,
         None => default_jobs,
     };
-    let mtu = parse_count("mtu", &args.mtu, 1200, 65_527)? as u16;
+    let mtu = parse_count(
+        "mtu",
+        &args.mtu,
+        satquic_run::transport::MIN_MTU.into(),
+        satquic_run::transport::MAX_MTU.into(),
+    )? as u16;
     let ccs = if args.cc.is_empty() {
         vec!["cubic+search".to_string()]
     } else {
@@ -232,6 +231,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         None => None,
     };
+    // The transport checks every command applies, here with the flags' names.
+    let mut transport = satquic_run::TransportSpec::with_cc(&ccs[0]);
+    transport.initial_window = iw;
+    transport.mtu = mtu;
+    satquic_run::transport::validate(&transport).map_err(usage)?;
     let data_direction = if args.reverse { &link.up } else { &link.down };
     let sender_cap = resolve_cap(&args.sender_cap, data_direction.rate.nominal_rate_bps());
     ShaperSpec::parse_cap(&sender_cap).map_err(usage)?;
@@ -239,13 +243,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         satquic_run::scenario::AckFrequencySpec::parse(a).map_err(usage)?;
     }
     let report_cap = sender_cap.clone();
+    // A gap of zero is a resumption right after the first connection ended.
     let resume_after = match &args.resume {
-        Some(text) => {
-            // The campaign plan checks the range.
-            let gap = satquic_link::units::parse_duration(text.trim())
-                .map_err(|e| usage(format!("invalid resume gap: {e}")))?;
-            Some(gap)
-        }
+        Some(text) => Some(crate::seconds::duration(
+            "sim: --resume",
+            text,
+            Duration::ZERO..=crate::seconds::DAY,
+        )?),
         None => None,
     };
     // Validate everything once, up front, so bad input is one line and no run starts.
@@ -421,7 +425,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_err(|e| Failure::Other(format!("cannot write {}: {e}", out.display())))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         print_table(
             &link.name,
@@ -430,7 +434,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             seed,
             &stats,
             args.out.as_deref(),
-        );
+        )?;
     }
     Ok(())
 }
@@ -442,41 +446,49 @@ fn print_table(
     seed: u64,
     stats: &[VariantStats],
     out: Option<&Path>,
-) {
+) -> Result<(), Failure> {
     let last_seed = seed.wrapping_add(runs as u64 - 1);
-    println!(
+    outln!(
         "satquic sim: {link}, {} per run, {runs} run{} per variant (seeds {seed}..={last_seed})",
         satquic_link::units::format_bytes(bytes),
         if runs == 1 { "" } else { "s" },
-    );
+    )?;
     let row = |name: &str, q: Option<&Quartiles>, scale: f64| match q {
-        Some(q) => println!(
+        Some(q) => outln!(
             "  {name:<22} {:>9.2} {:>9.2} {:>9.2} {:>5}",
             q.median * scale,
             q.q1 * scale,
             q.q3 * scale,
             q.n
         ),
-        None => println!("  {name:<22} {:>9} {:>9} {:>9} {:>5}", "-", "-", "-", 0),
+        None => outln!("  {name:<22} {:>9} {:>9} {:>9} {:>5}", "-", "-", "-", 0),
     };
     for s in stats {
-        println!();
-        println!(
+        outln!()?;
+        outln!(
             "{}: {} runs, {} completed, {} capped, {} failed",
-            s.label, s.runs, s.completed, s.capped, s.failed
-        );
-        println!(
+            s.label,
+            s.runs,
+            s.completed,
+            s.capped,
+            s.failed
+        )?;
+        outln!(
             "  {:<22} {:>9} {:>9} {:>9} {:>5}",
-            "", "median", "q1", "q3", "n"
-        );
-        row("completion (s)", s.completion_s.as_ref(), 1.0);
+            "",
+            "median",
+            "q1",
+            "q3",
+            "n"
+        )?;
+        row("completion (s)", s.completion_s.as_ref(), 1.0)?;
         for (mb, q) in &s.time_to_mb_s {
-            row(&format!("time to {mb} MB (s)"), q.as_ref(), 1.0);
+            row(&format!("time to {mb} MB (s)"), q.as_ref(), 1.0)?;
         }
-        row("slow-start exit (s)", s.exit_s.as_ref(), 1.0);
-        row("first loss seen (s)", s.first_loss_s.as_ref(), 1.0);
-        row("packets lost", s.packets_lost.as_ref(), 1.0);
-        row("goodput (Mbit/s)", s.goodput_bps.as_ref(), 1e-6);
+        row("slow-start exit (s)", s.exit_s.as_ref(), 1.0)?;
+        row("first loss seen (s)", s.first_loss_s.as_ref(), 1.0)?;
+        row("packets lost", s.packets_lost.as_ref(), 1.0)?;
+        row("goodput (Mbit/s)", s.goodput_bps.as_ref(), 1e-6)?;
         let classes: Vec<String> = satquic_run::record::EXIT_CLASSES
             .iter()
             .map(|class| {
@@ -486,16 +498,18 @@ fn print_table(
                 )
             })
             .collect();
-        println!("  exit classes: {}", classes.join(", "));
-        println!(
+        outln!("  exit classes: {}", classes.join(", "))?;
+        outln!(
             "  runs with a detected loss: {} of {}",
-            s.runs_with_loss, s.runs
-        );
+            s.runs_with_loss,
+            s.runs
+        )?;
     }
     if let Some(out) = out {
-        println!();
-        println!("records in {}", out.display());
+        outln!()?;
+        outln!("records in {}", out.display())?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -521,6 +535,7 @@ mod tests {
         match run(args(argv)) {
             Err(Failure::Usage(msg)) => msg,
             Err(Failure::Other(msg)) => panic!("{argv:?}: not a usage error: {msg}"),
+            Err(Failure::Closed) => panic!("{argv:?}: stdout closed"),
             Ok(()) => panic!("{argv:?}: accepted"),
         }
     }

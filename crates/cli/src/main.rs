@@ -1,8 +1,13 @@
 //! `satquic`: argument parsing and wiring only; logic lives in the library crates.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+// First: its macros are used by the commands.
+#[macro_use]
+mod out;
 
 mod cmd_campaign;
 mod cmd_client;
@@ -13,6 +18,7 @@ mod cmd_reproduce;
 mod cmd_run;
 mod cmd_server;
 mod cmd_sim;
+mod seconds;
 
 /// QUIC over satellite links: congestion control, link model, simulator and lab.
 #[derive(Parser)]
@@ -44,10 +50,12 @@ enum Command {
     Reproduce(cmd_reproduce::Args),
 }
 
-/// How a command ended: a usage error exits 2, any other error 1.
+/// How a command ended: a usage error exits 2, any other error 1; a closed stdout ends
+/// the command quietly with 0 (see [`out`]).
 pub enum Failure {
     Usage(String),
     Other(String),
+    Closed,
 }
 
 impl<E: std::fmt::Display> From<E> for Failure {
@@ -56,13 +64,38 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
+/// clap's error as one line: the problem and its details (clap puts them on separate
+/// lines, the missing argument on the second), without the usage block and the hint.
+fn clap_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    format!("{} (see --help)", parts.join(" "))
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // `satquic` alone: the help is the answer, on stderr.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(2);
+        }
+        Err(e) if e.use_stderr() => {
+            let _ = writeln!(std::io::stderr(), "satquic: {}", clap_error_line(&e));
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {
@@ -77,13 +110,13 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd_reproduce::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Failure::Closed) => ExitCode::SUCCESS,
         Err(Failure::Usage(msg)) => {
-            eprintln!("satquic: {msg}");
+            let _ = writeln!(std::io::stderr(), "satquic: {msg}");
             ExitCode::from(2)
         }
         Err(Failure::Other(msg)) => {
-            eprintln!("satquic: error: {msg}");
+            let _ = writeln!(std::io::stderr(), "satquic: error: {msg}");
             ExitCode::from(1)
         }
     }

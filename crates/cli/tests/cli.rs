@@ -244,6 +244,8 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
     assert!(rows.lines().count() > 10, "{rows}");
     let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
     assert!(html.contains("verdict"), "the seed comparison table");
+    // Resumed (nothing left to run) with nowhere to print the table: quiet, exit 0.
+    with_closed_stdout(&["reproduce", "--only", "c", "--jobs", "2", "--out", &out]);
     usage_error(&["reproduce", "--only", "z", "--out", &out]);
 }
 
@@ -289,6 +291,18 @@ fn server_link_and_client_move_bytes_through_the_emulated_link() {
     let v = download_through(relay);
     assert_eq!(v["flows"][0]["delivered_bytes"], 1_000_000, "{v}");
     assert_eq!(v["outcome"], "completed");
+    // A closed stdout ends client, server and link quietly.
+    with_closed_stdout(&[
+        "client",
+        &relay.to_string(),
+        "-n",
+        "100K",
+        "--insecure",
+        "-i",
+        "0.1",
+    ]);
+    with_closed_stdout(&["server", "--listen", "127.0.0.1:0"]);
+    with_closed_stdout(&["link", "--listen", "127.0.0.1:0", "--to", &server]);
     usage_error(&["server", "--max-bytes", "lots"]);
     usage_error(&[
         "link",
@@ -300,4 +314,346 @@ fn server_link_and_client_move_bytes_through_the_emulated_link() {
         "mars",
     ]);
     usage_error(&["client", "127.0.0.1:1", "-n", "12Q"]);
+}
+
+/// Runs `args` with stdout a socket whose reader is already gone (as `| head -1` leaves
+/// it): the command must end quietly with exit code 0, and no panic.
+fn with_closed_stdout(args: &[&str]) -> Output {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    drop(ours);
+    let o = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs");
+    let err = stderr(&o);
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{args:?}: {err}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    o
+}
+
+#[test]
+fn a_closed_stdout_ends_every_printing_command_quietly() {
+    let dir = TempDir::new("closed-stdout");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+         [[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    with_closed_stdout(&["presets"]);
+    with_closed_stdout(&["presets", "--toml", "qir-sat"]);
+    with_closed_stdout(&["campaign", "plan", "../lab/campaigns/geo-search.toml"]);
+    with_closed_stdout(&["campaign", "plan", &spec, "--csv"]);
+    with_closed_stdout(&["campaign", "run", &spec, "--out", &out]);
+    // The results were written before the summary found nowhere to go.
+    let rows = std::fs::read_to_string(dir.path().join("out/runs.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    with_closed_stdout(&["campaign", "collect", &out]);
+    with_closed_stdout(&["report", &out]);
+    assert!(dir.path().join("out/report/index.html").is_file());
+    with_closed_stdout(&["sim", "--link", "qir-terrestrial", "-n", "100K"]);
+    with_closed_stdout(&["sim", "--link", "qir-terrestrial", "-n", "100K", "-J"]);
+    with_closed_stdout(&["run", "--link", "qir-terrestrial", "-n", "100K"]);
+    with_closed_stdout(&["run", "--link", "qir-terrestrial", "-n", "100K", "-J"]);
+    with_closed_stdout(&["--help"]);
+}
+
+#[test]
+fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
+    let err = usage_error(&["sim", "-n", "5M", "-t", "18446744073709551615"]);
+    assert!(
+        err.contains("-t 18446744073709551615: must be between"),
+        "{err}"
+    );
+    let err = usage_error(&["sim", "-t", "-1"]);
+    assert!(err.contains("between"), "{err}");
+    let err = usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:1",
+        "--to",
+        "127.0.0.1:2",
+        "--duration",
+        "1e300",
+    ]);
+    assert!(err.contains("--duration 1e300: must be between"), "{err}");
+    let err = usage_error(&["run", "-t", "0"]);
+    assert!(err.contains("must be between 1ms"), "{err}");
+    let err = usage_error(&["run", "-t", "-1"]);
+    assert!(err.contains("-t -1: must be between 1ms"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:1", "-i", "-1"]);
+    assert!(err.contains("-i -1: must be between 1ms"), "{err}");
+    let err = usage_error(&["server", "--handshake-timeout", "1e-300"]);
+    assert!(err.contains("between 1ms"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:1", "-t", "1e300"]);
+    assert!(!err.contains("positive"), "{err}");
+}
+
+#[test]
+fn an_mtu_quinn_cannot_send_is_refused_and_a_campaign_of_failed_runs_fails() {
+    for args in [
+        &["sim", "--mtu", "20000"][..],
+        &["run", "--mtu", "20000"],
+        &["run", "--mtu", "16384"],
+    ] {
+        let err = usage_error(args);
+        assert!(err.contains("16383"), "{args:?}: {err}");
+    }
+    let dir = TempDir::new("mtu");
+    let spec = dir.join("mtu.toml");
+    std::fs::write(
+        &spec,
+        "name = \"mtu\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+         mtu = 20000\n[[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n",
+    )
+    .unwrap();
+    let err = usage_error(&["campaign", "plan", &spec]);
+    assert!(err.contains("variant[0].mtu"), "{err}");
+    // Every run times out: the campaign says so and exits 1.
+    let spec = dir.join("timeout.toml");
+    std::fs::write(
+        &spec,
+        "name = \"timeout\"\ntimeout = \"1ns\"\nrepetitions = 2\n[[link]]\npreset = \"geo-viasat\"\n\
+         [[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"10MB\"\n",
+    )
+    .unwrap();
+    let o = satquic(&["campaign", "run", &spec, "--out", &dir.join("out")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("all 2 runs"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn oversized_plans_and_seeds_past_the_largest_are_refused_at_planning() {
+    let dir = TempDir::new("caps");
+    let base = "name = \"big\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+                [[variant]]\ncc = \"cubic+search\"\n[[workload]]\nkind = \"download\"\nbytes = \"1MB\"\n";
+    let workload = "[[workload]]\nkind = \"download\"\nbytes = \"1MB\"\nflows = 1000000000\n";
+    for (keys, tables, expect) in [
+        ("repetitions = 1000000000\n", "", "100000"),
+        ("repetitions = 60000\n", "", "split it"),
+        (
+            "seed = 18446744073709551615\nrepetitions = 2\n",
+            "",
+            "2^64-1",
+        ),
+        (
+            "",
+            workload,
+            "workload[1].flows: 1000000000 must be between 1 and 1000",
+        ),
+    ] {
+        let spec = dir.join("big.toml");
+        std::fs::write(&spec, format!("{keys}{base}{tables}")).unwrap();
+        let started = Instant::now();
+        let err = usage_error(&["campaign", "plan", &spec]);
+        assert!(err.contains(expect), "{keys}{tables}: {err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "planned for long"
+        );
+    }
+    let spec = dir.join("big.toml");
+    std::fs::write(&spec, base).unwrap();
+    let err = usage_error(&[
+        "campaign",
+        "run",
+        &spec,
+        "--out",
+        &dir.join("o"),
+        "--jobs",
+        "100000",
+    ]);
+    assert!(err.contains("1024"), "{err}");
+    let err = usage_error(&["sim", "--seed", "18446744073709551615", "--runs", "2"]);
+    assert!(err.contains("2^64-1"), "{err}");
+}
+
+#[test]
+fn a_campaign_directory_is_not_taken_over_and_is_locked_while_in_use() {
+    let dir = TempDir::new("owner");
+    let spec = |name: &str| {
+        let path = dir.join(&format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\n\
+                 cc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let (first, second) = (spec("first"), spec("second"));
+    let out = dir.join("out");
+    ok(&["campaign", "run", &first, "--out", &out]);
+    let json = std::fs::read_to_string(dir.path().join("out/campaign.json")).unwrap();
+    let err = usage_error(&["campaign", "run", &second, "--out", &out]);
+    assert!(err.contains("holds campaign \"first\""), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/campaign.json")).unwrap(),
+        json,
+        "untouched"
+    );
+    // Resuming the same campaign is what --out is for.
+    ok(&["campaign", "run", &first, "--out", &out]);
+    // A lock another invocation holds (on another host: never guessed stale) refuses.
+    let lock = dir.path().join("out/.lock");
+    std::fs::write(&lock, format!("{} elsewhere\n", std::process::id())).unwrap();
+    let err = usage_error(&["campaign", "run", &first, "--out", &out]);
+    assert!(err.contains("in use"), "{err}");
+    std::fs::remove_file(&lock).unwrap();
+    // A corrupt campaign.json is refused, not overwritten, unless --force.
+    std::fs::write(dir.path().join("out/campaign.json"), "{ not json").unwrap();
+    let err = usage_error(&["campaign", "run", &first, "--out", &out]);
+    assert!(err.contains("campaign.json"), "{err}");
+    usage_error(&["report", &out]);
+    ok(&["campaign", "run", &second, "--out", &out, "--force"]);
+    assert!(!lock.exists(), "the lock is gone when the run ends");
+    // --out naming a file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let err = usage_error(&["campaign", "run", &first, "--out", &file]);
+    assert!(err.contains("not a directory"), "{err}");
+}
+
+#[test]
+fn output_paths_that_are_files_and_empty_names_are_usage_errors() {
+    let dir = TempDir::new("outfile");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let err = usage_error(&["reproduce", "--only", "c", "--out", &file]);
+    assert!(err.contains("not a directory"), "{err}");
+    let err = usage_error(&["reproduce", "--only", "", "--out", &dir.join("r")]);
+    assert!(err.contains("empty"), "{err}");
+    assert!(!dir.path().join("r").exists(), "nothing ran");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n\
+         [[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    ok(&["campaign", "run", &spec, "--out", &out]);
+    let err = usage_error(&["report", &out, "-o", &file]);
+    assert!(err.contains("not a directory"), "{err}");
+}
+
+#[test]
+fn argument_errors_of_clap_are_one_line_with_the_problem_first() {
+    let err = usage_error(&["campaign", "run", "spec.toml"]);
+    assert!(
+        err.contains("required arguments were not provided") && err.contains("--out"),
+        "{err}"
+    );
+    let err = usage_error(&["sim", "--no-such-flag"]);
+    assert!(err.contains("--no-such-flag"), "{err}");
+    let err = usage_error(&["client"]);
+    assert!(err.contains("HOST"), "{err}");
+    usage_error(&["no-such-command"]);
+}
+
+#[test]
+fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
+    let err = usage_error(&["link", "--listen", "127.0.0.1:7", "--to", "127.0.0.1:7"]);
+    assert!(err.contains("own address"), "{err}");
+    usage_error(&["link", "--listen", "0.0.0.0:7", "--to", "127.0.0.1:7"]);
+    let err = usage_error(&["client", "[::1"]);
+    assert!(err.contains("[ADDR]"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:9", "--sni", ""]);
+    assert!(err.contains("server name"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:9", "-p", "10"]);
+    assert!(err.contains("contradicts"), "{err}");
+    // Queues that hold no QUIC packet.
+    let err = usage_error(&["sim", "--link", "thesis-sat:buffer=1e-300"]);
+    assert!(err.contains("holds no packet"), "{err}");
+    let err = usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:7",
+        "--to",
+        "127.0.0.1:8",
+        "--queue",
+        "1000",
+    ]);
+    assert!(err.contains("holds no packet"), "{err}");
+    // One initial-window rule for every command.
+    for args in [
+        &["sim", "--iw", "1000"][..],
+        &["run", "--iw", "1"],
+        &["client", "127.0.0.1", "--iw", "1000"],
+        &["server", "--iw", "1000"],
+    ] {
+        let err = usage_error(args);
+        assert!(
+            err.contains("initial window 1000 bytes") || err.contains("initial window 1 bytes"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("variant["),
+            "{args:?}: a TOML path in a flag error: {err}"
+        );
+    }
+    let err = usage_error(&["sim", "--sender-cap", "200MB"]);
+    assert!(err.contains("bits per second"), "{err}");
+    let err = usage_error(&["sim", "--cc", "cubic+search:v2,v3"]);
+    assert!(err.contains("contradict"), "{err}");
+    let err = usage_error(&[
+        "client",
+        "127.0.0.1",
+        "--cc",
+        "cubic+search:shadow",
+        "--search-mode",
+        "exit",
+    ]);
+    assert!(err.contains("contradict"), "{err}");
+}
+
+#[test]
+fn an_h3_client_fetches_a_path_without_a_size() {
+    let www = TempDir::new("www");
+    std::fs::write(www.path().join("index.html"), "<html>hi</html>").unwrap();
+    let port = free_port();
+    let server = format!("127.0.0.1:{port}");
+    let _server = spawn(&["server", "--listen", &server, "--www", &www.join("")]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let v: serde_json::Value = loop {
+        let o = satquic(&[
+            "client",
+            &server,
+            "--alpn",
+            "h3",
+            "--path",
+            "/index.html",
+            "--insecure",
+            "-J",
+        ]);
+        if o.status.success() {
+            break serde_json::from_slice(&o.stdout).unwrap();
+        }
+        assert!(
+            !stderr(&o).contains("needs the perf protocol"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(Instant::now() < deadline, "{}", stderr(&o));
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(v["flows"][0]["delivered_bytes"], 15, "{v}");
+    assert_eq!(
+        v["flows"][0]["requested_bytes"],
+        serde_json::Value::Null,
+        "{v}"
+    );
+    let err = usage_error(&["client", &server, "--alpn", "h3"]);
+    assert!(err.contains("--path"), "{err}");
 }

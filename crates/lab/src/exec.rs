@@ -12,7 +12,12 @@
 //!                            timing.json row.json (the run's runs.csv row),
 //!                            qlog.sqlog (with ExecOptions::qlog)
 //! DIR/report/                written by `satquic report`
+//! DIR/.lock                  while an invocation runs (DIR/.lock-shard-I-of-N for a
+//!                            shard; see [`lock`] for stale locks)
 //! ```
+//!
+//! A directory holds one campaign: an invocation refuses a campaign.json of another
+//! campaign (another name) or one it cannot read, unless [`ExecOptions::take_over`].
 //!
 //! # Resuming
 //!
@@ -71,6 +76,8 @@ use crate::dataset::{self, Row};
 use crate::plan::{Plan, PlannedRun};
 use crate::spec::{AnalysisSpec, CampaignSpec, Mode};
 
+pub mod lock;
+
 /// What `campaign.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignMeta {
@@ -115,9 +122,18 @@ impl CampaignMeta {
                 dir.display()
             ))
         })?;
-        serde_json::from_str(&text).map_err(|e| LabError::Io(format!("{}: {e}", path.display())))
+        serde_json::from_str(&text).map_err(|e| {
+            LabError::Usage(format!(
+                "{}: not a satquic campaign.json ({e})",
+                path.display()
+            ))
+        })
     }
 }
+
+/// Most worker threads an invocation starts (`--jobs`): each is an OS thread, and
+/// thousands of them fail to spawn long before they would help.
+pub const MAX_JOBS: usize = 1024;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -130,15 +146,20 @@ pub struct ExecOptions {
     pub retry_failed: bool,
     /// Also write each run's qlog (`qlog.sqlog`, satquic-run's qlog of the record).
     pub qlog: bool,
+    /// Run even in a directory that holds another campaign (its campaign.json is
+    /// replaced; its runs stay but are no longer part of the campaign) or a campaign.json
+    /// that cannot be read.
+    pub take_over: bool,
 }
 
 impl Default for ExecOptions {
     fn default() -> Self {
         ExecOptions {
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
             shard: None,
             retry_failed: false,
             qlog: false,
+            take_over: false,
         }
     }
 }
@@ -233,6 +254,12 @@ pub fn execute_plan(
     on_run: Option<RunHook>,
 ) -> Result<CampaignOutcome, LabError> {
     let started = Instant::now();
+    if !(1..=MAX_JOBS).contains(&opts.jobs) {
+        return Err(LabError::Usage(format!(
+            "--jobs {} must be between 1 and {MAX_JOBS}",
+            opts.jobs
+        )));
+    }
     check_emulated(spec, plan)?;
     if let Some((i, n)) = opts.shard
         && (n == 0 || i >= n)
@@ -242,9 +269,11 @@ pub fn execute_plan(
         )));
     }
     let runs_dir = out.map(|out| out.join("runs"));
-    if let (Some(out), Some(runs_dir)) = (out, &runs_dir) {
-        prepare_dir(spec, plan, out, runs_dir)?;
-    }
+    // Held until the invocation ends: one invocation per directory (or shard) at a time.
+    let _lock = match (out, &runs_dir) {
+        (Some(out), Some(runs_dir)) => Some(prepare_dir(spec, plan, out, runs_dir, opts)?),
+        _ => None,
+    };
 
     let selected: Vec<&PlannedRun> = match opts.shard {
         Some((i, n)) => plan.shard(i, n),
@@ -286,14 +315,20 @@ pub fn execute_plan(
     })
 }
 
-/// Creates the campaign directory, clears half-written runs of a killed invocation and
-/// writes campaign.json.
+/// Creates the campaign directory and locks it ([`lock`]), checks that it holds no other
+/// campaign, clears half-written runs of a killed invocation and writes campaign.json.
 fn prepare_dir(
     spec: &CampaignSpec,
     plan: &Plan,
     out: &Path,
     runs_dir: &Path,
-) -> Result<(), LabError> {
+    opts: &ExecOptions,
+) -> Result<lock::DirLock, LabError> {
+    crate::output_dir(out)?;
+    let held = lock::lock(out, opts.shard)?;
+    if !opts.take_over {
+        check_owner(spec, out)?;
+    }
     std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
     remove_stale_partials(runs_dir);
     let meta = CampaignMeta::new(spec, plan);
@@ -302,7 +337,27 @@ fn prepare_dir(
         "campaign.json",
         &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
     )
-    .map_err(|e| io_err(out, e))
+    .map_err(|e| io_err(out, e))?;
+    Ok(held)
+}
+
+/// Refuses a directory whose campaign.json is another campaign's (by name: a campaign
+/// whose spec changed is resumed, its changed runs run again) or cannot be read.
+fn check_owner(spec: &CampaignSpec, out: &Path) -> Result<(), LabError> {
+    if !out.join("campaign.json").exists() {
+        return Ok(());
+    }
+    let meta = CampaignMeta::read(out)?;
+    if meta.name != spec.name {
+        return Err(LabError::Usage(format!(
+            "{} holds campaign {:?}, not {:?}; choose another directory, or --force to run {:?} there",
+            out.display(),
+            meta.name,
+            spec.name,
+            spec.name
+        )));
+    }
+    Ok(())
 }
 
 /// The selected runs still to execute, and how many were skipped because their directory

@@ -68,6 +68,18 @@ pub mod reproduce;
 pub mod spec;
 pub mod stats;
 
+/// Creates the output directory `dir` (and its parents). A path that exists and is not a
+/// directory is the user's mistake (a usage error), not an I/O failure.
+pub fn output_dir(dir: &std::path::Path) -> Result<(), LabError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(LabError::Usage(format!(
+            "{}: not a directory; give an output directory (it is created if missing)",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| LabError::Io(format!("{}: {e}", dir.display())))
+}
+
 /// Why a lab operation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LabError {

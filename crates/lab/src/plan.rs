@@ -14,11 +14,19 @@
 
 use std::time::Duration;
 
-use satquic_run::{DataDirection, FlowSpec, Scenario, Workload};
+use satquic_run::{DataDirection, FlowSpec, Scenario, ShaperSpec, Workload};
 
 use crate::spec::{
     CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,
 };
+
+/// Most repetitions (or explicit seeds) a spec may ask for.
+pub const MAX_REPETITIONS: usize = 100_000;
+
+/// Most runs a plan may hold (links x workloads x variants x repetitions): a planned run
+/// holds its scenario in memory, and 10^5 runs are days of simulation already. Split
+/// larger studies into several campaigns.
+pub const MAX_RUNS: usize = 100_000;
 
 /// One run of a campaign.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,10 +57,25 @@ pub struct Plan {
 impl Plan {
     /// Expands a spec. Errors are usage errors naming the key.
     pub fn new(spec: &CampaignSpec) -> Result<Plan, SpecError> {
+        check_repetitions(spec)?;
         let links = spec.resolve_links()?;
         let variants = spec.resolve_variants()?;
         let workloads = spec.resolve_workloads()?;
         let seeds = spec.repetition_seeds();
+        let runs = [links.len(), workloads.len(), variants.len(), seeds.len()]
+            .into_iter()
+            .try_fold(1usize, usize::checked_mul)
+            .filter(|n| *n <= MAX_RUNS);
+        if runs.is_none() {
+            return Err(SpecError(format!(
+                "{} links x {} workloads x {} variants x {} repetitions is more than the {MAX_RUNS} \
+                 runs a campaign may plan; split it into several campaigns",
+                links.len(),
+                workloads.len(),
+                variants.len(),
+                seeds.len()
+            )));
+        }
         let mut cells: Vec<(usize, usize, usize, usize)> = Vec::new();
         for l in 0..links.len() {
             for w in 0..workloads.len() {
@@ -78,7 +101,8 @@ impl Plan {
                 let link = &links[l];
                 let variant = &variants[v];
                 let workload = &workloads[w];
-                let scenario = scenario(link, variant, workload, seeds[r], spec.time_cap);
+                let scenario =
+                    scenario(link, variant, workload, seeds[r], spec.time_cap, spec.mode);
                 let hash = fnv1a(
                     serde_json::to_string(&scenario)
                         .expect("scenarios serialize")
@@ -124,17 +148,52 @@ impl Plan {
     }
 }
 
+/// Refuses more than [`MAX_REPETITIONS`] repetitions and seeds past `u64::MAX` before
+/// the seeds are listed.
+fn check_repetitions(spec: &CampaignSpec) -> Result<(), SpecError> {
+    let (key, count) = match &spec.seeds {
+        Some(seeds) => ("seeds", seeds.len()),
+        None => ("repetitions", spec.repetitions as usize),
+    };
+    if count > MAX_REPETITIONS {
+        return Err(SpecError(format!(
+            "{key}: {count} repetitions is more than the {MAX_REPETITIONS} a campaign may plan"
+        )));
+    }
+    if spec.seeds.is_none()
+        && spec
+            .seed
+            .checked_add(u64::from(spec.repetitions.saturating_sub(1)))
+            .is_none()
+    {
+        return Err(SpecError(format!(
+            "seed: {} + {} repetitions passes the largest seed, 2^64-1",
+            spec.seed, spec.repetitions
+        )));
+    }
+    Ok(())
+}
+
 fn scenario(
     link: &ResolvedLink,
     variant: &ResolvedVariant,
     workload: &ResolvedWorkload,
     seed: u64,
     time_cap: Duration,
+    mode: Mode,
 ) -> Scenario {
+    let mut transport = variant.transport.clone();
+    if variant.auto_sender_cap && mode == Mode::Sim {
+        let data = match workload.kind {
+            WorkloadKind::Upload => &link.spec.up,
+            _ => &link.spec.down,
+        };
+        transport.sender_shaper = ShaperSpec::auto_for(data.rate.nominal_rate_bps());
+    }
     let flows = (0..workload.flows)
         .map(|i| FlowSpec {
             start: workload.stagger * i,
-            transport: variant.transport.clone(),
+            transport: transport.clone(),
             workload: match workload.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => Workload::Download {
                     bytes: workload.bytes.unwrap_or(1),

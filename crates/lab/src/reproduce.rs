@@ -227,6 +227,11 @@ pub fn reproduce(
     progress: &(dyn Fn(&str, &Progress) + Sync),
 ) -> Result<ReproduceOutcome, LabError> {
     let started = Instant::now();
+    if only.iter().any(|o| o.trim().is_empty()) {
+        return Err(LabError::Usage(
+            "--only has an empty campaign name; give prefixes such as a,c".into(),
+        ));
+    }
     let all = builtins(scale);
     let selected: Vec<&Builtin> = all
         .iter()
@@ -239,6 +244,7 @@ pub fn reproduce(
             all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
         )));
     }
+    crate::output_dir(out)?;
     let mut dirs = Vec::new();
     let mut per_campaign = Vec::new();
     let mut runs = 0;

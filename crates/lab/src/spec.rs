@@ -13,8 +13,11 @@
 //! interleave = true                   # alternate variants run by run (default), as the
 //!                                     # seeds alternated SEARCH and baseline downloads
 //! sender_cap = "200M:1.5s"            # rate cap at the server, as the seeds' tc TBF
-//!                                     # (RATE[:LATENCY] or "none", the default); a
-//!                                     # variant's own sender_cap overrides it
+//!                                     # (RATE[:LATENCY], "none", or "auto", the
+//!                                     # default as for `satquic sim`: the seeds' cap
+//!                                     # unless the link's data direction is faster;
+//!                                     # none in emulated mode); a variant's own
+//!                                     # sender_cap overrides it
 //!
 //! [[link]]
 //! preset = "geo-viasat"
@@ -81,6 +84,9 @@ impl std::fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// Most parallel flows of one workload.
+pub const MAX_FLOWS: u32 = 1_000;
 
 fn err(key: impl std::fmt::Display, msg: impl std::fmt::Display) -> SpecError {
     SpecError(format!("{key}: {msg}"))
@@ -276,16 +282,40 @@ impl From<Size> for u64 {
 
 impl<'de> Deserialize<'de> for Size {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Int(n) => Ok(Size(n)),
-            Raw::Text(t) => parse_size(&t).map(Size).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(SizeVisitor)
+    }
+}
+
+/// A byte count (`1500000`) or a size string (`"1.5MB"`); anything else is told what to
+/// write, not which serde variant failed.
+struct SizeVisitor;
+
+impl serde::de::Visitor<'_> for SizeVisitor {
+    type Value = Size;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a byte count (1500000) or a size string (\"1.5MB\")")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Size, E> {
+        Ok(Size(n))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Size, E> {
+        u64::try_from(n)
+            .map(Size)
+            .map_err(|_| E::custom(format!("size {n} is negative")))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Size, E> {
+        Err(E::custom(format!(
+            "size {v} is not a whole number of bytes; write bytes (1500000) or a string with \
+             a unit (\"1.5MB\")"
+        )))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Size, E> {
+        parse_size(t).map(Size).map_err(E::custom)
     }
 }
 
@@ -318,7 +348,11 @@ pub struct ResolvedLink {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedVariant {
     pub label: String,
+    /// Its transport; with `auto_sender_cap` the sender cap is set per link by the plan.
     pub transport: TransportSpec,
+    /// `sender_cap = "auto"` (the default): [`ShaperSpec::auto_for`] the data direction
+    /// of each link in sim mode, no cap in emulated mode (the relay models the link only).
+    pub auto_sender_cap: bool,
 }
 
 /// A workload after validation.
@@ -503,10 +537,11 @@ impl CampaignSpec {
                 t.initial_rtt = v.initial_rtt;
             }
             if let Some(m) = v.mtu {
-                if m < 1200 {
+                use satquic_run::transport::{MAX_MTU, MIN_MTU};
+                if !(MIN_MTU..=MAX_MTU).contains(&m) {
                     return Err(err(
                         format!("{key}.mtu"),
-                        format!("{m} is below QUIC's minimum of 1200 bytes"),
+                        format!("{m} must be between {MIN_MTU} and {MAX_MTU} bytes"),
                     ));
                 }
                 t.mtu = m;
@@ -518,14 +553,17 @@ impl CampaignSpec {
                 t.ack_frequency = satquic_run::scenario::AckFrequencySpec::parse(a)
                     .map_err(|e| err(format!("{key}.ack_frequency"), e))?;
             }
-            let cap = match (&v.sender_cap, &self.sender_cap) {
-                (Some(c), _) => Some((format!("{key}.sender_cap"), c)),
-                (None, Some(c)) => Some(("sender_cap".to_string(), c)),
-                (None, None) => None,
+            let (cap_key, cap) = match (&v.sender_cap, &self.sender_cap) {
+                (Some(c), _) => (format!("{key}.sender_cap"), c.as_str()),
+                (None, Some(c)) => ("sender_cap".to_string(), c.as_str()),
+                (None, None) => ("sender_cap".to_string(), "auto"),
             };
-            if let Some((cap_key, cap)) = cap {
+            let auto_sender_cap = cap.trim().eq_ignore_ascii_case("auto");
+            if !auto_sender_cap {
                 t.sender_shaper = ShaperSpec::parse_cap(cap).map_err(|e| err(cap_key, e))?;
             }
+            // The checks every command applies to a transport (windows, initial RTT).
+            satquic_run::transport::validate(&t).map_err(|e| err(&key, e))?;
             let label = v.label.clone().unwrap_or_else(|| v.cc.trim().to_string());
             if label.trim().is_empty() {
                 return Err(err(format!("{key}.label"), "must not be empty"));
@@ -533,6 +571,7 @@ impl CampaignSpec {
             out.push(ResolvedVariant {
                 label,
                 transport: t,
+                auto_sender_cap,
             });
         }
         unique(out.iter().map(|v| v.label.as_str()), "variant")?;
@@ -558,8 +597,11 @@ impl CampaignSpec {
         let mut out = Vec::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let key = format!("workload[{i}]");
-            if w.flows == 0 {
-                return Err(err(format!("{key}.flows"), "must be at least 1"));
+            if w.flows == 0 || w.flows > MAX_FLOWS {
+                return Err(err(
+                    format!("{key}.flows"),
+                    format!("{} must be between 1 and {MAX_FLOWS}", w.flows),
+                ));
             }
             let stagger = w.stagger.unwrap_or(Duration::ZERO);
             let suffix = if w.flows > 1 {

@@ -38,6 +38,10 @@ pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
 pub const MAX_DELAY: Duration = Duration::from_secs(60);
 /// Largest accepted queue limit in bytes: 1 TB.
 pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
+
+/// Smallest queue in bytes: one datagram of QUIC's minimum size (1200 bytes of UDP
+/// payload) with its IP and UDP headers. A smaller queue drops every QUIC packet.
+pub const MIN_QUEUE_BYTES: u64 = 1200 + crate::IP_UDP_OVERHEAD_BYTES as u64;
 /// Largest accepted queue limit in packets.
 pub const MAX_QUEUE_PACKETS: u64 = 1_000_000_000;
 /// Largest accepted queue limit as a multiple of the BDP.
@@ -846,6 +850,20 @@ impl LinkSpec {
     pub fn validate(&self) -> Result<(), LinkError> {
         self.down.validate().map_err(|e| e.within("down"))?;
         self.up.validate().map_err(|e| e.within("up"))?;
+        for (name, d) in [("down", &self.down), ("up", &self.up)] {
+            if let QueueLimit::Bytes(bytes) = self.resolved_limit(d)
+                && bytes < MIN_QUEUE_BYTES
+                && !(matches!(d.queue.limit, QueueLimit::Bdp(_)) && self.base_rtt().is_zero())
+            {
+                return Err(LinkError::invalid(
+                    format!("{name}.queue.limit"),
+                    format!(
+                        "{bytes} bytes holds no packet; a queue must hold at least one \
+                         datagram of QUIC's minimum size ({MIN_QUEUE_BYTES} bytes)"
+                    ),
+                ));
+            }
+        }
         if self.base_rtt().is_zero() {
             for (name, d) in [("down", &self.down), ("up", &self.up)] {
                 if matches!(d.queue.limit, QueueLimit::Bdp(_)) {

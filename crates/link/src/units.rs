@@ -33,6 +33,11 @@ pub(crate) fn from_nanos(ns: Nanos) -> Duration {
 /// Parses `"300ms"`, `"1.5s"`, `"250us"`, `"10ns"` into an exact `Duration`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let s = text.trim();
+    if s.starts_with('-') {
+        return Err(format!(
+            "duration {text:?} is negative; durations are at least 0"
+        ));
+    }
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| {
@@ -118,6 +123,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 pub fn parse_rate_bps(text: &str) -> Result<u64, String> {
     parse_scaled(text, &["bit/s", "b/s", "bps", "bit"], MAX_RATE_BPS).map_err(|e| {
         let e = match e {
+            ScaleError::Syntax if text.trim().ends_with('B') => {
+                "a rate is in bits per second, not bytes: write e.g. 150M or 150Mbit (150 MB/s \
+                 is 1200M)"
+                    .to_string()
+            }
             ScaleError::Syntax => "use bit/s with an optional suffix k, M, G, T, e.g. 150M or \
                                    20Mbit"
                 .to_string(),
@@ -270,6 +280,12 @@ pub mod duration_str {
         fn into_duration(self) -> Result<Duration, String> {
             match self {
                 DurationRepr::Text(t) => parse_duration(&t),
+                DurationRepr::Int(n) if n < 0 => Err(format!(
+                    "duration {n} is negative; durations are at least 0"
+                )),
+                DurationRepr::Float(n) if n < 0.0 => Err(format!(
+                    "duration {n} is negative; durations are at least 0"
+                )),
                 DurationRepr::Int(n) => Err(format!(
                     "duration {n} has no unit; write it as a string such as \"{n}ms\""
                 )),
@@ -324,7 +340,7 @@ mod tests {
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("1.2.3s").is_err());
         assert!(parse_duration("1.0000000001s").is_err());
-        assert!(parse_duration("-5ms").is_err());
+        assert!(parse_duration("-5ms").unwrap_err().contains("negative"));
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("99999999999999999999999s").is_err());
     }
@@ -376,6 +392,7 @@ mod tests {
         assert_eq!(parse_rate_bps("20Mbps"), Ok(20_000_000));
         assert_eq!(parse_rate_bps("2.5Mbit/s"), Ok(2_500_000));
         assert_eq!(parse_rate_bps("1G"), Ok(1_000_000_000));
+        assert!(parse_rate_bps("200MB").unwrap_err().contains("not bytes"));
         for bad in ["fast", "0", "0M", "1.0000001k", "2T"] {
             let err = parse_rate_bps(bad).unwrap_err();
             assert!(

@@ -119,6 +119,8 @@ fn validation_errors_are_one_clear_line() {
             &["speed"],
         ),
         ("base = \"300ms\"", "base = 300", &["no unit", "300ms"]),
+        ("base = \"300ms\"", "base = -1", &["negative"]),
+        ("base = \"300ms\"", "base = \"-1ms\"", &["negative"]),
         (
             "base = \"300ms\"",
             "base = \"300 parsecs\"",
@@ -135,6 +137,16 @@ fn validation_errors_are_one_clear_line() {
             &["down.delay.oscillation.period", "1ms"],
         ),
         ("bytes = 36000000", "bytes = 0", &["down.queue.limit.bytes"]),
+        (
+            "bytes = 36000000",
+            "bytes = 1000",
+            &["down.queue.limit", "1228 bytes"],
+        ),
+        (
+            "{ bytes = 36000000 }",
+            "{ bdp = 1e-12 }",
+            &["down.queue.limit", "holds no packet"],
+        ),
         (
             "{ bytes = 36000000 }",
             "{ packets = 0 }",

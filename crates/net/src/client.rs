@@ -198,6 +198,12 @@ fn secs(d: Duration) -> f64 {
 /// Validates the options without touching the network.
 pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
     options.transport.validate()?;
+    if rustls::pki_types::ServerName::try_from(options.server_name.as_str()).is_err() {
+        return Err(NetError::Usage(format!(
+            "invalid server name '{}' (--sni): use a DNS name or an IP address",
+            options.server_name
+        )));
+    }
     if options.upload && options.alpn != Alpn::Perf {
         return Err(NetError::Usage(
             "uploads (-R) need the perf protocol, not hq-interop or h3".into(),
@@ -334,7 +340,9 @@ pub async fn run_client(
         status: status.into(),
         error,
         upload: options.upload,
+        // A --path object's size is the server's; the request names none.
         requested_bytes: match options.workload {
+            _ if options.alpn != Alpn::Perf && options.path.is_some() => None,
             Workload::Download { bytes } => Some(bytes),
             Workload::Timed { .. } => None,
         },

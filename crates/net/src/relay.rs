@@ -300,11 +300,32 @@ impl GroReceiver {
     }
 }
 
+/// Whether datagrams sent to `to` arrive at a socket bound to `listen` (the same port on
+/// the same address, or on any local address when either side is unspecified or
+/// loopback).
+fn sends_to_itself(listen: SocketAddr, to: SocketAddr) -> bool {
+    let local = |ip: std::net::IpAddr| ip.is_unspecified() || ip.is_loopback();
+    listen.port() == to.port()
+        && (listen.ip() == to.ip()
+            || (listen.ip().is_unspecified() && local(to.ip()))
+            || (to.ip().is_unspecified() && local(listen.ip())))
+}
+
 impl Relay {
     /// Binds `listen`, builds the model and starts the relay's two threads.
     pub fn start(options: RelayOptions) -> Result<Relay, NetError> {
         if options.max_flows == 0 {
             return Err(NetError::Usage("--max-flows must be at least 1".into()));
+        }
+        let loop_error = |listen: SocketAddr| {
+            NetError::Usage(format!(
+                "--to {} is the relay's own address ({listen}): every datagram would loop \
+                 back into the relay",
+                options.to
+            ))
+        };
+        if sends_to_itself(options.listen, options.to) {
+            return Err(loop_error(options.listen));
         }
         let path = match &options.link {
             Some(spec) => Some(
@@ -325,6 +346,9 @@ impl Relay {
         let local_addr = listen
             .local_addr()
             .map_err(|e| NetError::Setup(e.to_string()))?;
+        if sends_to_itself(local_addr, options.to) {
+            return Err(loop_error(local_addr));
+        }
         listen
             .set_nonblocking(true)
             .map_err(|e| NetError::Setup(e.to_string()))?;

@@ -15,11 +15,12 @@ pub enum LinkSource {
 }
 
 impl LinkSource {
-    /// A TOML file if the argument names an existing file or ends in `.toml`, else a
-    /// preset name.
+    /// A TOML file if the argument names an existing file, ends in `.toml` or contains a
+    /// `/` (no preset name does), else a preset name (even where a directory of that name
+    /// exists, such as a `--out` named after the preset).
     pub fn parse(arg: &str) -> Self {
         let path = std::path::Path::new(arg);
-        if arg.ends_with(".toml") || path.is_file() {
+        if arg.ends_with(".toml") || arg.contains('/') || path.is_file() {
             LinkSource::File(path.to_path_buf())
         } else {
             LinkSource::Preset(arg.to_string())
@@ -29,6 +30,12 @@ impl LinkSource {
     /// The link it names. Errors are one line.
     pub fn resolve(&self) -> Result<LinkSpec, String> {
         let result = match self {
+            LinkSource::File(path) if path.is_dir() => {
+                return Err(format!(
+                    "{} is a directory; --link takes a preset name or a link TOML file",
+                    path.display()
+                ));
+            }
             LinkSource::File(path) => LinkSpec::from_toml_file(path),
             LinkSource::Preset(name) => satquic_link::presets::lookup(name),
         };
@@ -57,6 +64,10 @@ mod tests {
         assert!(!err.contains('\n') && err.contains("no-such-link"), "{err}");
         let err = resolve_link("/nonexistent/link.toml").unwrap_err();
         assert!(!err.contains('\n'), "{err}");
+        let err = resolve_link(std::env::temp_dir().to_str().unwrap()).unwrap_err();
+        assert!(err.contains("is a directory"), "{err}");
+        let err = resolve_link("/nonexistent/link").unwrap_err();
+        assert!(!err.contains("preset"), "{err}");
         let dir = std::env::temp_dir().join(format!("satquic-resolve-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("my.toml");

@@ -74,6 +74,14 @@ impl ShaperSpec {
         }
     }
 
+    /// The cap `auto` means (the default of `satquic sim` and campaign specs): the seeds'
+    /// cap, except where the data direction of the link (nominal rate `link_bps`) is
+    /// faster than it, so the cap would be the bottleneck; there no cap.
+    pub fn auto_for(link_bps: u64) -> Option<Self> {
+        let seeds = Self::seeds_server();
+        (link_bps <= seeds.rate_bps).then_some(seeds)
+    }
+
     /// Parses a sender cap as `satquic sim --sender-cap` and campaign specs write it:
     /// `RATE[:LATENCY]` with RATE in bit/s as [`parse_rate_bps`] reads it (`200M:1.5s`;
     /// without a latency the seeds' 1.5 s), or `none` for no cap. Errors are one line.
@@ -85,6 +93,12 @@ impl ShaperSpec {
             Some((r, l)) => (r, Some(l)),
             None => (text, None),
         };
+        if rate.trim().ends_with('B') {
+            return Err(format!(
+                "invalid sender-cap '{text}': a rate is in bits per second, not bytes; write \
+                 e.g. 200M or 200Mbit (200 MB/s is 1600M)"
+            ));
+        }
         let rate_bps = parse_rate_bps(rate).map_err(|_| {
             format!("invalid sender-cap '{text}': expected RATE[:LATENCY] like 200M:1.5s, or none")
         })?;

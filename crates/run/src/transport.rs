@@ -14,6 +14,15 @@ use crate::scenario::TransportSpec;
 /// QUIC's minimum UDP payload size (RFC 9000 Sec. 14), quinn's `initial_mtu` default.
 pub const MIN_MTU: u16 = 1200;
 
+/// Largest UDP payload size a spec may use: quinn reserves two bytes for a long-header
+/// packet's Length field (a varint below 2^14), so a larger datagram fails an assertion
+/// inside quinn-proto.
+pub const MAX_MTU: u16 = 16_383;
+
+/// Largest initial congestion window a spec may set: 1 GB, far beyond any BDP of the
+/// presets.
+pub const MAX_INITIAL_WINDOW: u64 = 1_000_000_000;
+
 /// Longest initial RTT a spec may assume.
 pub const MAX_INITIAL_RTT: Duration = Duration::from_secs(60);
 
@@ -51,10 +60,18 @@ impl EndpointSettings {
 /// Checks a transport spec as a user typed it; errors are one line.
 pub fn validate(spec: &TransportSpec) -> Result<(), String> {
     validate_cc(&spec.cc).map_err(|e| e.to_string())?;
-    if spec.mtu < MIN_MTU {
+    if !(MIN_MTU..=MAX_MTU).contains(&spec.mtu) {
         return Err(format!(
-            "mtu {} is below QUIC's minimum of {MIN_MTU} bytes",
+            "mtu {} must be between QUIC's minimum of {MIN_MTU} bytes and {MAX_MTU} bytes",
             spec.mtu
+        ));
+    }
+    if let Some(iw) = spec.initial_window
+        && !(u64::from(MIN_MTU)..=MAX_INITIAL_WINDOW).contains(&iw)
+    {
+        return Err(format!(
+            "initial window {iw} bytes must be between one packet ({MIN_MTU} bytes) and \
+             {MAX_INITIAL_WINDOW} bytes"
         ));
     }
     for (name, bytes) in [

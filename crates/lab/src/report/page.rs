@@ -15,6 +15,7 @@ pub(super) fn write_files(
     out: &Path,
     extras: Option<&Extras>,
 ) -> Result<PathBuf, LabError> {
+    crate::output_dir(out)?;
     let figs = out.join("figures");
     std::fs::create_dir_all(&figs).map_err(|e| LabError::Io(format!("{}: {e}", figs.display())))?;
     let title = extras.and_then(|e| e.title.clone()).unwrap_or_else(|| {

@@ -96,9 +96,16 @@ fn sender_cap_applies_to_variants_unless_they_override_it() {
     assert_eq!(cap.rate_bps, 200_000_000);
     assert_eq!(cap.latency, Duration::from_millis(1500));
     assert_eq!(v[1].transport.sender_shaper, None);
-    // Without any sender_cap there is no cap (satquic-sim's default).
+    // Without any sender_cap the cap is `auto`, satquic sim's default: set per link by
+    // the plan, the seeds' cap on links slower than it.
     let v = parse(MINIMAL).unwrap().resolve_variants().unwrap();
-    assert_eq!(v[0].transport.sender_shaper, None);
+    assert!(v[0].auto_sender_cap);
+    let plan = crate::plan::Plan::new(&parse(MINIMAL).unwrap()).unwrap();
+    let qir = plan.runs[0].link.spec.down.rate.nominal_rate_bps();
+    assert_eq!(
+        plan.runs[0].scenario.flows[0].transport.sender_shaper,
+        satquic_run::ShaperSpec::auto_for(qir)
+    );
     let e = parse(&format!("sender_cap = \"fast\"\n{MINIMAL}"))
         .unwrap_err()
         .0;
@@ -186,4 +193,20 @@ fn sizes_parse_with_units() {
     assert!(parse_size("12 parsecs").is_err());
     assert_eq!(size_label(10 * 1048576), "10MiB");
     assert_eq!(size_label(200_000_000), "200MB");
+}
+
+#[test]
+fn sizes_that_are_not_whole_bytes_say_what_to_write() {
+    for (bytes, expect) in [
+        ("1.5", "not a whole number of bytes"),
+        ("-1", "negative"),
+        ("true", "a byte count"),
+    ] {
+        let text = MINIMAL.replace("bytes = \"1MB\"", &format!("bytes = {bytes}"));
+        let e = parse(&text).unwrap_err().0;
+        assert!(
+            e.contains(expect) && !e.contains("untagged"),
+            "{bytes}: {e}"
+        );
+    }
 }
