@@ -23,12 +23,14 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use quinn::crypto::rustls::QuicServerConfig;
 use quinn::{Connection, Endpoint, Incoming, RecvStream, SendStream, ServerConfig, VarInt};
-use satquic_cc::{CcEvent, EventSink};
+use satquic_cc::{
+    CcEvent, EventSink, Observation, QuinnController, RemoteEndpoint, SavedStateStore,
+};
 use satquic_run::probe::ProbeHandle;
 
 use crate::NetError;
@@ -91,6 +93,9 @@ pub struct ServerStats {
     pub bad_requests: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// Connections whose congestion controller started from saved parameters (Careful
+    /// Resume, RFC 9959).
+    pub resumed: u64,
 }
 
 #[derive(Default)]
@@ -104,6 +109,7 @@ struct Counters {
     bad_requests: AtomicU64,
     bytes_sent: AtomicU64,
     bytes_received: AtomicU64,
+    resumed: AtomicU64,
 }
 
 /// One connection's sender-side state, for in-process callers (emulated runs).
@@ -167,9 +173,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Client addresses whose Careful Resume parameters the server keeps (the oldest set
+/// makes room); a set is a few dozen bytes.
+pub const SAVED_STATE_CAPACITY: usize = 4096;
+
 pub(crate) struct ServerState {
     pub(crate) options: ServerOptions,
     counters: Counters,
+    /// Careful Resume (RFC 9959): what each client address's last connection observed
+    /// (Sec. 3.1), handed to its next connection (Sec. 3.2).
+    saved: Mutex<SavedStateStore>,
     kept: Mutex<VecDeque<Arc<ConnectionInfo>>>,
     base_config: ServerConfig,
     www_root: Option<PathBuf>,
@@ -228,6 +241,10 @@ impl Server {
                 options,
                 counters: Counters::default(),
                 kept: Mutex::new(VecDeque::new()),
+                saved: Mutex::new(SavedStateStore::new(
+                    SAVED_STATE_CAPACITY,
+                    satquic_cc::careful_resume::DEFAULT_LIFETIME,
+                )),
                 base_config,
                 www_root,
             }),
@@ -253,6 +270,7 @@ impl Server {
         ServerStats {
             active_connections: c.active.load(Ordering::Relaxed),
             accepted: c.accepted.load(Ordering::Relaxed),
+            resumed: c.resumed.load(Ordering::Relaxed),
             refused: c.refused.load(Ordering::Relaxed),
             retries_sent: c.retries.load(Ordering::Relaxed),
             handshake_failures: c.handshake_failures.load(Ordering::Relaxed),
@@ -305,11 +323,13 @@ impl Server {
         }
         let accepted_at = Instant::now();
         let events = Arc::new(EventStore::default());
-        let (transport, probe) = match state
-            .options
-            .transport
-            .build(Some(events.clone() as Arc<dyn EventSink>), accepted_at)
-        {
+        let endpoint = RemoteEndpoint::new(incoming.local_ip(), incoming.remote_address().ip());
+        let resume = lock(&state.saved).take(&endpoint, SystemTime::now()).ok();
+        let (transport, probe) = match state.options.transport.build_resuming(
+            Some(events.clone() as Arc<dyn EventSink>),
+            accepted_at,
+            resume,
+        ) {
             Ok(t) => t,
             Err(_) => {
                 incoming.refuse();
@@ -327,6 +347,9 @@ impl Server {
             }
         };
         c.accepted.fetch_add(1, Ordering::Relaxed);
+        if resume.is_some() {
+            c.resumed.fetch_add(1, Ordering::Relaxed);
+        }
         let info = Arc::new(ConnectionInfo {
             remote,
             accepted_at,
@@ -371,10 +394,22 @@ impl Server {
                 _ => conn.close(VarInt::from_u32(0x178), b"no application protocol"),
             }
             let _ = conn.closed().await;
+            // Sec. 3.1 "Updating": the connection's observation replaces the saved set.
+            if let Some(o) = observe(&conn) {
+                lock(&state.saved).save(o.save(endpoint, SystemTime::now()));
+            }
             *lock(&info.final_stats) = Some(conn.stats());
             *lock(&info.connection) = None;
         });
     }
+}
+
+/// What the connection's controller would save for Careful Resume (RFC 9959 Sec. 3.1):
+/// nothing for quinn's BBR or a connection that observed no full round.
+fn observe(conn: &Connection) -> Option<Observation> {
+    let controller = conn.congestion_state().into_any();
+    let c = controller.downcast::<QuinnController>().ok()?;
+    c.inner().observe().ok()
 }
 
 struct ActiveGuard(Arc<ServerState>);

@@ -79,8 +79,19 @@ impl NetTransport {
         sink: Option<Arc<dyn EventSink>>,
         origin: Instant,
     ) -> Result<(TransportConfig, ProbeHandle), NetError> {
+        self.build_resuming(sink, origin, None)
+    }
+
+    /// As [`Self::build`], the controller resuming from saved parameters (Careful Resume,
+    /// RFC 9959; path and Lifetime checked by the caller).
+    pub fn build_resuming(
+        &self,
+        sink: Option<Arc<dyn EventSink>>,
+        origin: Instant,
+        resume: Option<satquic_cc::ResumeParams>,
+    ) -> Result<(TransportConfig, ProbeHandle), NetError> {
         self.validate()?;
-        let factory = controller_factory(&self.spec, sink, origin, None)
+        let factory = controller_factory(&self.spec, sink, origin, resume)
             .map_err(|e| NetError::Usage(e.to_string()))?;
         let (probe_factory, probe) = ProbeFactory::new(factory, origin);
         let config = transport_config(&self.spec, &self.endpoint_settings(), probe_factory)

@@ -291,3 +291,61 @@ fn pinning_accepts_the_right_certificate_only() {
         serve.abort();
     });
 }
+
+/// Careful Resume across connections (RFC 9959): the server saves what a client
+/// address's connection observed when it closes (Sec. 3.1) and hands it to the next
+/// connection from that address (Sec. 3.2), whose controller then starts in the
+/// Reconnaissance Phase. Through the relay: loopback's microsecond RTT makes a BDP below
+/// the four initial windows worth saving.
+#[test]
+fn the_server_resumes_a_returning_client_from_its_saved_parameters() {
+    let rt = runtime();
+    rt.block_on(async {
+        let mut options = server_options();
+        options.transport.spec = TransportSpec::with_cc("cubic+search");
+        options.keep_connections = 2;
+        let server = std::sync::Arc::new(Server::bind(options).unwrap());
+        let addr = server.local_addr();
+        let serving = server.clone();
+        let serve = tokio::spawn(async move { serving.serve().await });
+        let relay = Relay::start(RelayOptions::new(loopback(), addr, Some(scaled_link()))).unwrap();
+        let phases = |i: usize| -> Vec<satquic_cc::CcEvent> {
+            server.connections()[i]
+                .events
+                .events()
+                .into_iter()
+                .filter(|e| matches!(e, satquic_cc::CcEvent::CarefulResumePhaseUpdated { .. }))
+                .collect()
+        };
+        let mut client = ClientOptions::download(relay.local_addr(), 3_000_000);
+        client.transport.spec = TransportSpec::with_cc("cubic+search");
+        let first = run_client(client.clone(), None).await.unwrap();
+        assert_eq!(first.status, "completed");
+        // The server saves the observation once it sees the connection closed.
+        for _ in 0..100 {
+            if server.stats().active_connections == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(server.stats().resumed, 0);
+        assert!(
+            phases(0).is_empty(),
+            "a first connection has nothing to resume"
+        );
+        let second = run_client(client, None).await.unwrap();
+        assert_eq!(second.status, "completed");
+        assert_eq!(server.stats().resumed, 1);
+        let resumed = phases(1);
+        assert!(
+            matches!(
+                resumed.first(),
+                Some(satquic_cc::CcEvent::CarefulResumePhaseUpdated { old: None, saved_cwnd, .. })
+                    if *saved_cwnd > 0
+            ),
+            "{resumed:?}"
+        );
+        drop(relay);
+        serve.abort();
+    });
+}

@@ -140,7 +140,7 @@ fn the_slow_start_exit_is_a_congestion_state_update_at_the_exit_time() {
     for (record, reason, new) in [
         (
             shared_run(),
-            ExitReason::HyStartDelay,
+            ExitReason::HyStartAckTrain,
             "congestion_avoidance",
         ),
         (&loss_run, ExitReason::Loss, "recovery"),

@@ -908,8 +908,9 @@ impl Connection {
                 // armed there). Stopping it when an Initial or Handshake ACK is sent lost the
                 // deadline of a 1-RTT packet received during the handshake, and with an
                 // ACK_FREQUENCY threshold above the first flight the Data ACK then waited
-                // for the peer's PTO. See vendor/quinn-proto/SATQUIC-PATCH.md.
-                if space_id == SpaceId::Data {
+                // for the peer's PTO. Connections without ACK frequency keep upstream's
+                // behaviour (byte-identical records). See vendor/quinn-proto/SATQUIC-PATCH.md.
+                if space_id == SpaceId::Data || self.config.ack_frequency_config.is_none() {
                     self.timers.stop(Timer::MaxAckDelay);
                 }
                 self.next_bundled_ack_time = Some(now + self.next_bundled_ack_delay());
