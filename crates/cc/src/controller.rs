@@ -320,6 +320,7 @@ impl Controller {
                 app_limited,
                 cwnd: self.cwnd,
                 mss: self.mss,
+                growth_per_rtt: self.growth.per_rtt(rtt.smoothed),
             };
             let decision = self.slow_start.on_ack(&sample, &self.events);
             if hold {

@@ -55,6 +55,10 @@ pub struct AckSample {
     pub cwnd: u64,
     /// Current maximum datagram size in bytes (the "SMSS" of the RFCs).
     pub mss: u64,
+    /// How many times the window grows per round trip while this slow start says
+    /// [`SsDecision::Grow`]: 2 for doubling, more with a start-up growth
+    /// ([`crate::growth`], the multiplier at the current smoothed RTT plus one).
+    pub growth_per_rtt: f64,
 }
 
 /// A slow start's answer to one acknowledgement.
