@@ -45,6 +45,7 @@ fn hs_feed(h: &mut LinuxHyStart, ack: &AckSample) -> Option<ExitReason> {
             cwnd,
             ssthresh,
             reason,
+            ..
         } => {
             assert_eq!((cwnd, ssthresh), (ack.cwnd, ack.cwnd));
             Some(reason)

@@ -1,4 +1,4 @@
-//! SEARCH with a start-up growth faster than doubling on geo-viasat
+//! SEARCH with a start-up growth faster than doubling, and SEARCH's drain, on geo-viasat
 //! behind the seeds' 200 Mbit/s server shaper (as `satquic sim --sender-cap auto` runs it).
 //! Numbers: BENCHMARKS.md, "SEARCH under faster growth".
 
@@ -36,4 +36,18 @@ fn search_exits_before_any_drop_under_faster_growth() {
             );
         }
     }
+}
+
+/// The drain after a SEARCH exit keeps the link busy: at least 95 % utilisation over the
+/// three smoothed RTTs (the sender's at the exit) that follow it. Dropping the window to
+/// the target at once left the link idle while lost packets still counted in flight and
+/// quinn paced the restart at the queue-inflated RTT (0.88); a loss during the drain then
+/// cut the target by CUBIC's beta as well.
+#[test]
+fn the_drain_keeps_the_link_busy() {
+    let record = geo_viasat("cubic+search:drain", Duration::from_secs(16));
+    let exit = record.summary.flows[0].slow_start_exit.as_ref().unwrap();
+    assert_eq!(exit.reason, ExitReason::Search);
+    let utilization = record.utilization_after_exit(0, 3.0).unwrap();
+    assert!(utilization >= 0.95, "{utilization:.3}");
 }

@@ -68,10 +68,15 @@ pub enum SsDecision {
     Grow { increase: u64 },
     /// Leave slow start now. The controller sets the window to `cwnd` and `ssthresh` to
     /// `ssthresh` (both floored at the minimum window) and enters congestion avoidance.
+    /// With `drain` the new window is itself the answer to the overshoot (SEARCH's drain,
+    /// draft-chung-ccwg-search-09 Sec. 3.2): the controller starts a recovery period at
+    /// the exit, so losses of packets sent before it do not cut the window again (one
+    /// reduction per round trip, RFC 9002 Sec. 7.3.2).
     Exit {
         cwnd: u64,
         ssthresh: u64,
         reason: ExitReason,
+        drain: bool,
     },
 }
 

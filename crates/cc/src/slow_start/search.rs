@@ -40,9 +40,14 @@
 //! lower `cwnd` and `ssthresh` by the bytes delivered in the last 2 x initial RTT (seed 001
 //! Algorithm 1 lines 25-27, the 3.0 draft), because detection lags the chokepoint by about
 //! two RTTs; or drain to the "empty-buffer BDP", the bytes acked over the last initial
-//! RTT (draft-09 Sec. 3.2; neqo records but does not apply it). The drain is applied by
-//! setting `cwnd = ssthresh = target` at the exit: bytes in flight then exceed the window
-//! and the sender stays quiet until the bottleneck queue has drained, which is the drain.
+//! RTT (draft-09 Sec. 3.2; neqo records but does not apply it). The controller runs the
+//! drain ([`SsDecision::Exit`]'s `drain`): `ssthresh = target`, and the window steps down
+//! from the bytes in flight to the target in proportion to the bytes acknowledged (RFC
+//! 6937's Proportional Rate Reduction), a recovery period until it ends. Setting
+//! `cwnd = target` at once, as the draft reads, silenced the sender until the bytes in
+//! flight (losses not yet detected included) fell below the target, and quinn then paced
+//! the restart at the queue-inflated RTT: 76-88 % link utilisation over the 3 RTTs after
+//! the exit on geo-viasat, 97 % with the proportional drain (BENCHMARKS.md).
 //!
 //! [`SearchMode::Shadow`] evaluates and reports but never exits (seed 000's
 //! `--searchexit 0`), so one run yields the baseline and where SEARCH would have exited.
@@ -133,7 +138,8 @@ pub enum ExitAction {
     /// `cwnd = ssthresh = cwnd - bytes delivered in the last 2 x initial RTT`
     /// (seed 001 Algorithm 1 lines 25-27).
     LowerCwnd,
-    /// `cwnd = ssthresh = bytes acked over the last initial RTT` (draft-09 Sec. 3.2).
+    /// `ssthresh = bytes acked over the last initial RTT` (draft-09 Sec. 3.2), the window
+    /// drained to it proportionally by the controller (see the module docs).
     DrainToTarget,
 }
 
@@ -755,6 +761,7 @@ impl Search {
                 cwnd: target,
                 ssthresh: target,
                 reason: ExitReason::Search,
+                drain: self.config.exit_action == ExitAction::DrainToTarget,
             },
             SearchMode::Shadow => {
                 if !self.shadow_exit_reported {
