@@ -260,3 +260,40 @@ fn faster_growth_exits_within_three_rtts_of_capacity() {
         }
     }
 }
+
+/// The draft's drain runs in the controller as a proportional step-down: right after the
+/// exit the window still covers the bytes in flight (the sender keeps sending, at
+/// `target / in flight` of the ACK rate), then it falls to the target, from where congestion avoidance grows it.
+#[test]
+fn the_drain_steps_the_window_down_to_the_target() {
+    let path = PathModel::bottleneck(RATE_BPS, RttSeen::Measured);
+    let search = Search::draft().exit_action(ExitAction::DrainToTarget);
+    let trace = run(cc(search), &path, BASE_RTT * 60, BASE_RTT * 15);
+    let (exit_at, reason, before, target) = trace.exit.expect("exit");
+    assert_eq!(reason, ExitReason::Search);
+    let windows: Vec<u64> = trace
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            satquic_cc::CcEvent::Sample { at, cwnd, .. } if *at > exit_at => Some(*cwnd),
+            _ => None,
+        })
+        .collect();
+    let first = windows[0];
+    assert!(
+        first > target && first <= before,
+        "{first} vs {target}..{before}"
+    );
+    assert!(
+        windows
+            .windows(2)
+            .take_while(|w| w[0] > target)
+            .all(|w| w[1] <= w[0])
+    );
+    // It reaches the target (CUBIC grows from there, a few bytes per ACK).
+    let lowest = windows.iter().copied().min().unwrap();
+    assert!(
+        lowest >= target && lowest - target < target / 100,
+        "lowest window {lowest}, target {target}"
+    );
+}
