@@ -80,6 +80,12 @@ impl StartupGrowth {
         }
     }
 
+    /// How many times the window grows per round trip at smoothed RTT `srtt`: 2 for
+    /// doubling, `G` for `x=G`, `1 + min(srtt, max_rtt) / reference` for `rtt`.
+    pub fn per_rtt(&self, srtt: Duration) -> f64 {
+        1.0 + self.multiplier(srtt)
+    }
+
     /// picoquic's long-RTT window floor: with [`StartupGrowth::RttScaled`], once the RTT is
     /// known (the handshake gives the first sample) and while the initial slow start has
     /// not grown the window past it, the window is at least the initial window times

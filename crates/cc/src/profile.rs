@@ -3,7 +3,7 @@
 //!
 //! | part | value | why |
 //! |---|---|---|
-//! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | x3 keeps SEARCH's exits at the chokepoint on geo-viasat and sat-50-10 (BENCHMARKS.md); picoquic's RTT-scaled 7x overshoots past SEARCH's look-back and exits late |
+//! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so x3, x4 and picoquic's RTT-scaled 7x all exit at the chokepoint on geo-viasat and sat-50-10; x3 is kept because 7x still exits late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and x4 and 7x drop more on qir-sat and geo-viasat (BENCHMARKS.md, "SEARCH under faster growth") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | on resumed connections: sat-250-3 100 MB 5.06 s -> 4.71 s; qir-sat 10 MiB without the cap loses ~2,300 packets to slow start doubling past the saved capacity, with it none (BENCHMARKS.md) |
 //! | ACK frequency | an ACK every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 % |
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |

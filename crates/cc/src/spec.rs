@@ -7,7 +7,7 @@
 //! |---|---|
 //! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr` |
 //! | slow start | `classic` (alias `ss`), `hystart++` (aliases `hspp`, `hystartpp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
-//! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=latest`, `lookback=smoothed` or `lookback=min` |
+//! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=auto`, `lookback=latest`, `lookback=smoothed` or `lookback=min` |
 //! | `hystart++` options ([`hystart_plus_plus`](crate::slow_start::hystart_plus_plus)) | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
@@ -59,7 +59,7 @@ const AVOIDANCES: &str = "newreno, cubic, hybla, bbr";
 const SLOW_STARTS: &str = "classic, hystart++, hystart, hybla, search";
 const SEARCH_OPTIONS: &str = "v2, v3, draft, set-ssthresh, lower-cwnd, drain, exit, shadow, \
      round, interp, interp-forward, thresh=F, window=F, bins=N, extra=N, reset=N, no-reset, \
-     app-limited=skip|count, lookback=latest|smoothed|min";
+     app-limited=skip|count, lookback=auto|latest|smoothed|min";
 const HYSTART_OPTIONS: &str = "n-rtt-sample=N, css-rounds=N, css-divisor=N, divisor=N, \
      min-thresh=MS, max-thresh=MS, ack-limit=N";
 const LINUX_HYSTART_OPTIONS: &str = "ack-train, delay, low-window=N, ack-delta=MS, \
@@ -343,6 +343,7 @@ fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
                     "reset" => c.missed_bins_reset = Some(number(spec, key, value)?),
                     "lookback" => {
                         c.lookback_rtt = match value {
+                            "auto" => LookbackRtt::Auto,
                             "latest" => LookbackRtt::Latest,
                             "smoothed" => LookbackRtt::Smoothed,
                             "min" => LookbackRtt::Min,
@@ -350,7 +351,7 @@ fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
                                 return Err(err(
                                     spec,
                                     format!(
-                                        "lookback={value}: valid values are latest, smoothed, min"
+                                        "lookback={value}: valid values are auto, latest, smoothed, min"
                                     ),
                                 ));
                             }
@@ -692,6 +693,8 @@ mod tests {
             "cubic+search:draft,drain,shadow",
             "cubic+search:v2,interp,extra=10,no-reset",
             "cubic+search:draft,lookback=min",
+            "cubic+search:draft,lookback=latest",
+            "cubic+search:v2,lookback=latest+growth:x=4",
             "newreno+hystart++:css-rounds=3,min-thresh=2.5",
             "cubic+hystart",
             "newreno+hystart",

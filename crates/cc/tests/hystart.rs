@@ -30,6 +30,7 @@ fn hs_ack(now: Duration, rtt: Duration, cwnd_segments: u64) -> AckSample {
         app_limited: false,
         cwnd: cwnd_segments * MSS,
         mss: MSS,
+        growth_per_rtt: 2.0,
     }
 }
 
@@ -44,6 +45,7 @@ fn hs_feed(h: &mut LinuxHyStart, ack: &AckSample) -> Option<ExitReason> {
             cwnd,
             ssthresh,
             reason,
+            ..
         } => {
             assert_eq!((cwnd, ssthresh), (ack.cwnd, ack.cwnd));
             Some(reason)

@@ -215,3 +215,85 @@ fn shadow_mode_reports_but_keeps_growing() {
 fn physical_bottleneck_with_min_rtt_lookback_exits_before_three_rtts_of_queue() {
     physical_bottleneck(LookbackRtt::Min, BASE_RTT * 3);
 }
+
+/// SEARCH under a start-up growth faster than doubling (`+growth:x=4`, picoquic's
+/// RTT-scaled 7x at 600 ms), over the physical bottleneck. Looking back by the latest RTT,
+/// the look-back point advances at `1/G` of real time once the queue builds (module docs
+/// of `search`, *SEARCH under faster growth*), so the exit comes late; the default
+/// `lookback=auto` looks back by the minimum RTT under growth and exits by SEARCH within
+/// 3 base RTTs of the capacity point, the bound of the fixed-RTT model. (The queue then
+/// holds up to `G - 1` base RTTs per RTT of detection lag: the sender sends `G` bytes per
+/// byte delivered; what the exit action does with it is the drain's business.)
+#[test]
+fn faster_growth_exits_within_three_rtts_of_capacity() {
+    let path = PathModel::bottleneck(RATE_BPS, RttSeen::Measured);
+    let growths = [
+        ("x=4", satquic_cc::StartupGrowth::Factor(4.0)),
+        ("rtt", satquic_cc::StartupGrowth::rtt_scaled()),
+    ];
+    for (name, growth) in growths {
+        for lookback in [LookbackRtt::Auto, LookbackRtt::Latest] {
+            let mut search = Search::draft();
+            search.lookback_rtt = lookback;
+            let trace = run(cc(search).growth(growth), &path, BASE_RTT * 60, BASE_RTT);
+            let capacity = trace.capacity_at_exit;
+            let after = trace
+                .exit
+                .zip(capacity)
+                .map(|((at, ..), c)| rtts(at.saturating_sub(c)));
+            println!(
+                "growth:{name} lookback={}: exit {:?}, {after:?} base RTTs after capacity, queueing delay at exit {:.2} base RTTs",
+                lookback.as_str(),
+                trace.exit.map(|(at, reason, ..)| (rtts(at), reason)),
+                rtts(trace.queue_delay_at_exit),
+            );
+            if lookback == LookbackRtt::Auto {
+                let (exit_at, reason, ..) = trace.exit.expect("exit");
+                assert_eq!(reason, ExitReason::Search, "growth:{name}");
+                assert!(exit_at > capacity.expect("busy"), "growth:{name}");
+                let after = after.unwrap();
+                assert!(
+                    after <= 3.0,
+                    "growth:{name}: exit {after:.2} RTTs after capacity"
+                );
+            }
+        }
+    }
+}
+
+/// The draft's drain runs in the controller as a proportional step-down: right after the
+/// exit the window still covers the bytes in flight (the sender keeps sending, at
+/// `target / in flight` of the ACK rate), then it falls to the target, from where congestion avoidance grows it.
+#[test]
+fn the_drain_steps_the_window_down_to_the_target() {
+    let path = PathModel::bottleneck(RATE_BPS, RttSeen::Measured);
+    let search = Search::draft().exit_action(ExitAction::DrainToTarget);
+    let trace = run(cc(search), &path, BASE_RTT * 60, BASE_RTT * 15);
+    let (exit_at, reason, before, target) = trace.exit.expect("exit");
+    assert_eq!(reason, ExitReason::Search);
+    let windows: Vec<u64> = trace
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            satquic_cc::CcEvent::Sample { at, cwnd, .. } if *at > exit_at => Some(*cwnd),
+            _ => None,
+        })
+        .collect();
+    let first = windows[0];
+    assert!(
+        first > target && first <= before,
+        "{first} vs {target}..{before}"
+    );
+    assert!(
+        windows
+            .windows(2)
+            .take_while(|w| w[0] > target)
+            .all(|w| w[1] <= w[0])
+    );
+    // It reaches the target (CUBIC grows from there, a few bytes per ACK).
+    let lowest = windows.iter().copied().min().unwrap();
+    assert!(
+        lowest >= target && lowest - target < target / 100,
+        "lowest window {lowest}, target {target}"
+    );
+}

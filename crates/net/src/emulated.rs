@@ -312,6 +312,7 @@ fn sample(s: &mut Sampler, t: Duration, info: &ConnectionInfo, queue_bytes: u64,
         delivery_rate_bps: rate as u64,
         queue_bytes,
         delivered_bytes: delivered,
+        link_departed_bytes: None,
     });
 }
 

@@ -7,7 +7,7 @@
 //! | `summary.json` | [`Summary`]: the scenario, the outcome, per-flow results and classification, link ground truth |
 //! | `chunks.csv` | `flow,mb,time_s`: when the client application had `mb` MB (1 MB = 1,000,000 bytes) of the flow, seconds since the flow's start |
 //! | `events.jsonl` | one JSON object per line: `{"flow":0,"type":"slow_start_exit","at":...}`; every satquic-cc event of each flow's sender, `Sample`s thinned to one per 10 ms; `at` is seconds since the run start |
-//! | `series.csv` | one row per running flow per 10 ms: `time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes` |
+//! | `series.csv` | one row per running flow per 10 ms: `time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes,link_departed_bytes` |
 //! | `timing.json` | wall-clock seconds and simulated seconds; the only non-deterministic file |
 //! | `qlog.sqlog` | optional ([`WriteOptions::qlog`], `satquic sim --qlog`): the record as qlog 0.3 JSON-SEQ from the sender's vantage point, in virtual time; one `qlog-flow<N>.sqlog` per flow when there are several (see [`crate::qlog`]) |
 //!
@@ -27,6 +27,10 @@
 //!   in bit/s.
 //! - `queue_bytes`: the down-link bottleneck queue (shared by all flows), IP bytes.
 //! - `delivered_bytes`: bytes the client application has read.
+//! - `link_departed_bytes`: bytes (IP, all flows) that have left the down-link bottleneck
+//!   since the run started, from the link's ground truth; its slope over the link rate is
+//!   the link's utilisation ([`RunRecord::link_utilization`]). Empty where the link is not
+//!   in the process (the emulated runs of `satquic-net`).
 //!
 //! # Slow-start exit classes (seed 003)
 //!
@@ -137,6 +141,8 @@ pub struct SeriesRow {
     pub delivery_rate_bps: u64,
     pub queue_bytes: u64,
     pub delivered_bytes: u64,
+    #[serde(default)]
+    pub link_departed_bytes: Option<u64>,
 }
 
 /// `summary.json`.
@@ -628,6 +634,33 @@ pub fn summarize(
 }
 
 impl RunRecord {
+    /// The down link's utilisation from `from_s` to `to_s` (run time, seconds): bytes that
+    /// left the bottleneck (`link_departed_bytes`, sampled every 10 ms) over what its nominal
+    /// rate ([`satquic_link::RateSpec::nominal_rate_bps`]) could carry. `None` without the column or samples covering the interval.
+    pub fn link_utilization(&self, from_s: f64, to_s: f64) -> Option<f64> {
+        let rate_bps = self.summary.scenario.link.down.rate.nominal_rate_bps() as f64;
+        let departed_at = |t: f64| {
+            self.series
+                .iter()
+                .rev()
+                .find(|r| r.time_s <= t)
+                .and_then(|r| r.link_departed_bytes.map(|b| (r.time_s, b)))
+        };
+        let (t0, b0) = departed_at(from_s)?;
+        let (t1, b1) = departed_at(to_s)?;
+        (t1 > t0 && rate_bps > 0.0).then(|| (b1 - b0) as f64 * 8.0 / (rate_bps * (t1 - t0)))
+    }
+
+    /// The down link's utilisation over the `rtts` smoothed RTTs (the sender's at the exit)
+    /// that follow `flow`'s slow-start exit: what a drain after the exit costs. `None`
+    /// without an exit or without the link column.
+    pub fn utilization_after_exit(&self, flow: u32, rtts: f64) -> Option<f64> {
+        let f = self.summary.flows.iter().find(|f| f.flow == flow)?;
+        let exit = f.slow_start_exit.as_ref()?;
+        let from = exit.at_s;
+        self.link_utilization(from, from + rtts * exit.rtt_s?)
+    }
+
     /// When the client of `flow` had `mb` MB, seconds since the flow's start.
     pub fn time_to_mb(&self, flow: u32, mb: u64) -> Option<f64> {
         self.chunks
@@ -759,7 +792,7 @@ impl Timing {
 }
 
 const CHUNKS_HEADER: &str = "flow,mb,time_s";
-const SERIES_HEADER: &str = "time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes";
+const SERIES_HEADER: &str = "time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes,link_departed_bytes";
 
 /// CSV with a header line even when there are no rows.
 fn to_csv<T: Serialize>(header: &str, rows: &[T]) -> Vec<u8> {

@@ -839,6 +839,7 @@ impl Simulation {
 
     fn sample(&mut self, t: Duration) {
         let queue_bytes = self.net.path.down.queue_bytes();
+        let link_departed_bytes = Some(self.net.path.down.stats().departed.bytes);
         for f in &mut self.flows {
             if f.status != FlowStatus::Running {
                 continue;
@@ -868,6 +869,7 @@ impl Simulation {
                 delivery_rate_bps,
                 queue_bytes,
                 delivered_bytes: f.reader.received,
+                link_departed_bytes,
             });
         }
     }

@@ -256,6 +256,7 @@ impl SlowStart for LinuxHyStart {
                 cwnd: ack.cwnd,
                 ssthresh: ack.cwnd,
                 reason,
+                drain: false,
             };
         }
         // cubictcp_acked: HyStart runs only from hystart_low_window segments on.
@@ -283,6 +284,7 @@ impl SlowStart for LinuxHyStart {
                     cwnd: ack.cwnd,
                     ssthresh: ack.cwnd,
                     reason,
+                    drain: false,
                 }
             }
             None => SsDecision::Grow {

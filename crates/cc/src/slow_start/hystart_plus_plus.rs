@@ -132,6 +132,7 @@ impl SlowStart for HyStartPlusPlus {
                 cwnd: ack.cwnd,
                 ssthresh: ack.cwnd,
                 reason: ExitReason::HyStartPlusPlus,
+                drain: false,
             };
         }
         // RFC 9406 Sec. 4.2: the window grows first, at the rate of the phase the ACK

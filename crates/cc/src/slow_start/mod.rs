@@ -55,6 +55,10 @@ pub struct AckSample {
     pub cwnd: u64,
     /// Current maximum datagram size in bytes (the "SMSS" of the RFCs).
     pub mss: u64,
+    /// How many times the window grows per round trip while this slow start says
+    /// [`SsDecision::Grow`]: 2 for doubling, more with a start-up growth
+    /// ([`crate::growth`], the multiplier at the current smoothed RTT plus one).
+    pub growth_per_rtt: f64,
 }
 
 /// A slow start's answer to one acknowledgement.
@@ -64,10 +68,15 @@ pub enum SsDecision {
     Grow { increase: u64 },
     /// Leave slow start now. The controller sets the window to `cwnd` and `ssthresh` to
     /// `ssthresh` (both floored at the minimum window) and enters congestion avoidance.
+    /// With `drain` the new window is itself the answer to the overshoot (SEARCH's drain,
+    /// draft-chung-ccwg-search-09 Sec. 3.2): the controller starts a recovery period at
+    /// the exit, so losses of packets sent before it do not cut the window again (one
+    /// reduction per round trip, RFC 9002 Sec. 7.3.2).
     Exit {
         cwnd: u64,
         ssthresh: u64,
         reason: ExitReason,
+        drain: bool,
     },
 }
 

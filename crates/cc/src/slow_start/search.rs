@@ -40,9 +40,14 @@
 //! lower `cwnd` and `ssthresh` by the bytes delivered in the last 2 x initial RTT (seed 001
 //! Algorithm 1 lines 25-27, the 3.0 draft), because detection lags the chokepoint by about
 //! two RTTs; or drain to the "empty-buffer BDP", the bytes acked over the last initial
-//! RTT (draft-09 Sec. 3.2; neqo records but does not apply it). The drain is applied by
-//! setting `cwnd = ssthresh = target` at the exit: bytes in flight then exceed the window
-//! and the sender stays quiet until the bottleneck queue has drained, which is the drain.
+//! RTT (draft-09 Sec. 3.2; neqo records but does not apply it). The controller runs the
+//! drain ([`SsDecision::Exit`]'s `drain`): `ssthresh = target`, and the window steps down
+//! from the bytes in flight to the target in proportion to the bytes acknowledged (RFC
+//! 6937's Proportional Rate Reduction), a recovery period until it ends. Setting
+//! `cwnd = target` at once, as the draft reads, silenced the sender until the bytes in
+//! flight (losses not yet detected included) fell below the target, and quinn then paced
+//! the restart at the queue-inflated RTT: 76-88 % link utilisation over the 3 RTTs after
+//! the exit on geo-viasat, 97 % with the proportional drain (BENCHMARKS.md).
 //!
 //! [`SearchMode::Shadow`] evaluates and reports but never exits (seed 000's
 //! `--searchexit 0`), so one run yields the baseline and where SEARCH would have exited.
@@ -69,7 +74,29 @@
 //! | `extra=N` (1 to 1000) | [`SearchConfig::extra_bins`], `EXTRA_BINS`: bins kept beyond the window to look back one RTT | 15 | seeds 000/001, the drafts (seed 003: 10) |
 //! | `reset=N`, `no-reset` | [`SearchConfig::missed_bins_reset`]: restart after more than N bins without an ACK; `no-reset` never | 25 / 25 / 10 | quicly (`W + EXTRA_BINS`) / same / draft-09 "missed bins" option, neqo (`W`) |
 //! | `app-limited=skip`, `app-limited=count` | [`SearchConfig::skip_app_limited`]: skip the evaluations made while application-limited | `count` / `count` / `skip` | 2.0 and 3.0 as published / the draft's app-limited handling |
-//! | `lookback=latest`, `lookback=smoothed`, `lookback=min` | [`SearchConfig::lookback_rtt`]: the RTT that places the look-back point ([`LookbackRtt`]) | `latest` | quicly `rtt.latest`, neqo `latest_rtt()` |
+//! | `lookback=auto`, `lookback=latest`, `lookback=smoothed`, `lookback=min` | [`SearchConfig::lookback_rtt`]: the RTT that places the look-back point ([`LookbackRtt`]); `auto` is `latest` while the window doubles per RTT, `min` under a faster start-up growth | `auto` | quicly `rtt.latest`, neqo `latest_rtt()`; `auto` under growth: ours (*SEARCH under faster growth*) |
+//!
+//! # SEARCH under faster growth
+//!
+//! The sources assume doubling. With a start-up growth of `G` per RTT ([`crate::growth`],
+//! e.g. `+growth:x=4` or picoquic's RTT-scaled 7x on GEO) the draft's test itself still
+//! holds: below capacity what is delivered now is what was sent one RTT earlier, whatever
+//! `G` (both counters describe the same packets), so `THRESH` needs no scaling, and after
+//! capacity the shortfall tends to `1 - 1/G` (0.5 for doubling, 0.75 for 4x), further
+//! past `THRESH` than at doubling. What breaks is *where* it looks back. Once a queue
+//! builds, the sender sends `G` bytes per byte acknowledged, so the packet acknowledged at
+//! time `t` was sent at `s(t)` with `ds/dt = 1/G`: the look-back point `t - latest RTT`
+//! advances at `1/G` of real time (half speed at doubling, the delay the timeline tests
+//! document). At 7x the reference window stays mostly before the capacity point for
+//! about `G` windows (15 s on GEO); meanwhile the window outgrows the pipe many times,
+//! the whole transfer is in flight and SEARCH, app-limited, stops evaluating (measured:
+//! `cubic+search+growth:rtt` on geo-viasat evaluates until 4.7 s with norm_diff <= 0.05,
+//! then exits by loss at 6.8 s). Looking back by the *minimum* RTT instead keeps the
+//! look-back point moving in real time, the fixed-RTT geometry of seed 003 Sec. IV-B, and
+//! never leaves the `EXTRA_BINS` ring; [`LookbackRtt::Auto`] (the default) does that
+//! whenever the growth is faster than doubling and keeps the sources' latest RTT otherwise,
+//! so specs without `+growth` behave as before. Sizing the ring for the inflation (`extra=N`)
+//! does not help: the reference stays early whatever the ring holds.
 //!
 //! The `reset` defaults are numbers: `bins=` and `extra=` do not move them. One field is
 //! not a spec option: [`SearchConfig::lower_cwnd_rtts`], how many initial RTTs `lower-cwnd`
@@ -111,7 +138,8 @@ pub enum ExitAction {
     /// `cwnd = ssthresh = cwnd - bytes delivered in the last 2 x initial RTT`
     /// (seed 001 Algorithm 1 lines 25-27).
     LowerCwnd,
-    /// `cwnd = ssthresh = bytes acked over the last initial RTT` (draft-09 Sec. 3.2).
+    /// `ssthresh = bytes acked over the last initial RTT` (draft-09 Sec. 3.2), the window
+    /// drained to it proportionally by the controller (see the module docs).
     DrainToTarget,
 }
 
@@ -182,15 +210,21 @@ pub struct SearchConfig {
     /// (quicly's `rtt.latest`, neqo's `latest_rtt()`); seed 003's Algorithm 1 just says
     /// "RTT". With a deep queue the latest RTT inflates and SEARCH looks further back,
     /// which delays the exit (see the crate's timeline tests); the minimum RTT keeps the
-    /// fixed-RTT geometry of seed 003 Sec. IV-B. Default: latest, as the sources.
+    /// fixed-RTT geometry of seed 003 Sec. IV-B. Default: [`LookbackRtt::Auto`], the latest
+    /// RTT as the sources while the window doubles per round trip, the minimum under a
+    /// faster start-up growth.
     pub lookback_rtt: LookbackRtt,
 }
 
 /// The RTT estimate that places SEARCH's look-back point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LookbackRtt {
-    /// The latest RTT sample (quicly, neqo).
+    /// [`LookbackRtt::Latest`] while the window at most doubles per round trip (the
+    /// sources), [`LookbackRtt::Min`] when a start-up growth makes it grow faster
+    /// ([`GROWTH_AWARE_ABOVE`]; see *SEARCH under faster growth* in the module docs).
     #[default]
+    Auto,
+    /// The latest RTT sample (quicly, neqo).
     Latest,
     /// The smoothed RTT.
     Smoothed,
@@ -202,12 +236,27 @@ impl LookbackRtt {
     /// Short name used in spec strings.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Auto => "auto",
             Self::Latest => "latest",
             Self::Smoothed => "smoothed",
             Self::Min => "min",
         }
     }
+
+    /// The estimate to use when the window grows `growth_per_rtt`-fold per round trip.
+    pub fn resolve(self, growth_per_rtt: f64) -> Self {
+        match self {
+            Self::Auto if growth_per_rtt > GROWTH_AWARE_ABOVE => Self::Min,
+            Self::Auto => Self::Latest,
+            other => other,
+        }
+    }
 }
+
+/// Growth per round trip above which the growth-aware defaults apply
+/// ([`LookbackRtt::Auto`]): doubling, the slow start every source of SEARCH assumes
+/// (seed 003 Sec. III; draft-chung-ccwg-search-09 Sec. 3).
+pub const GROWTH_AWARE_ABOVE: f64 = 2.0;
 
 impl SearchConfig {
     fn for_version(version: SearchVersion) -> Self {
@@ -226,7 +275,7 @@ impl SearchConfig {
                 missed_bins_reset: Some(w + extra),
                 lower_cwnd_rtts: 2.0,
                 skip_app_limited: false,
-                lookback_rtt: LookbackRtt::Latest,
+                lookback_rtt: LookbackRtt::Auto,
             },
             SearchVersion::V3 => Self {
                 version,
@@ -240,7 +289,7 @@ impl SearchConfig {
                 missed_bins_reset: Some(w + extra),
                 lower_cwnd_rtts: 2.0,
                 skip_app_limited: false,
-                lookback_rtt: LookbackRtt::Latest,
+                lookback_rtt: LookbackRtt::Auto,
             },
             SearchVersion::Draft => Self {
                 version,
@@ -254,7 +303,7 @@ impl SearchConfig {
                 missed_bins_reset: Some(w),
                 lower_cwnd_rtts: 2.0,
                 skip_app_limited: true,
-                lookback_rtt: LookbackRtt::Latest,
+                lookback_rtt: LookbackRtt::Auto,
             },
         }
     }
@@ -689,8 +738,8 @@ impl Search {
         if ack.app_limited && self.config.skip_app_limited {
             return grow;
         }
-        let rtt = match self.config.lookback_rtt {
-            LookbackRtt::Latest => ack.rtt,
+        let rtt = match self.config.lookback_rtt.resolve(ack.growth_per_rtt) {
+            LookbackRtt::Latest | LookbackRtt::Auto => ack.rtt,
             LookbackRtt::Smoothed => ack.smoothed_rtt,
             LookbackRtt::Min => ack.min_rtt,
         };
@@ -712,6 +761,7 @@ impl Search {
                 cwnd: target,
                 ssthresh: target,
                 reason: ExitReason::Search,
+                drain: self.config.exit_action == ExitAction::DrainToTarget,
             },
             SearchMode::Shadow => {
                 if !self.shadow_exit_reported {

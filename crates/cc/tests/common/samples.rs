@@ -18,5 +18,6 @@ pub fn ack(now: Duration, bytes: u64, rtt: Duration) -> AckSample {
         app_limited: false,
         cwnd: 1_000_000,
         mss: MSS,
+        growth_per_rtt: 2.0,
     }
 }
