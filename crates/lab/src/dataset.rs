@@ -211,6 +211,9 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
         sender_cap_bps: t.sender_shaper.as_ref().map(|s| s.rate_bps),
         workload: run.workload.label.clone(),
         workload_kind: match run.scenario.flows[0].workload {
+            Workload::Download { .. } if !run.scenario.flows[0].direction.is_download() => {
+                "upload".into()
+            }
             Workload::Download { .. } => "download".into(),
             Workload::Timed { .. } => "timed".into(),
         },
@@ -241,7 +244,12 @@ pub fn record_row(campaign: &str, run: &PlannedRun, record: &RunRecord) -> Row {
     row.status = s.outcome.clone();
     row.sim_time_s = Some(s.sim_time_s);
     row.max_queue_bytes = Some(s.link.max_queue_bytes);
-    let rate = row.down_rate_bps as f64;
+    // Efficiency and utilisation are against the data direction's rate (up for uploads).
+    let rate = if row.workload_kind == "upload" {
+        row.up_rate_bps
+    } else {
+        row.down_rate_bps
+    } as f64;
     if let Some(f) = s.flows.first() {
         if let Some(e) = &f.error {
             row.reason = e.replace(['\n', '\r'], " ");

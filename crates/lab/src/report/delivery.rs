@@ -26,7 +26,7 @@ pub(super) fn items(
         let Some(bytes) = runs[0].row.bytes else {
             continue;
         };
-        if runs[0].row.workload_kind != "download" || bytes < MIN_BYTES {
+        if runs[0].row.workload_kind == "timed" || bytes < MIN_BYTES {
             continue;
         }
         let g = Group::new(l, tag, &link, &workload, bytes, &runs);

@@ -210,3 +210,12 @@ fn sizes_that_are_not_whole_bytes_say_what_to_write() {
         );
     }
 }
+
+#[test]
+fn upload_rows_are_upload_rows() {
+    let spec = parse(&MINIMAL.replace("kind = \"download\"", "kind = \"upload\"")).unwrap();
+    let plan = crate::plan::Plan::new(&spec).unwrap();
+    let row = crate::dataset::planned_row("t", &plan.runs[0]);
+    // Efficiency and utilisation divide by the data direction's rate: up for uploads.
+    assert_eq!(row.workload_kind, "upload");
+}
