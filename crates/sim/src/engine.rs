@@ -1093,11 +1093,20 @@ fn client_app(f: &mut FlowRt, now: Duration) {
                     quicly_window_update(&mut c.conn, &mut f.reader, f.transport.receive_window);
                 }
                 f.zero_rtt_accepted = f.early_stream && c.conn.accepted_0rtt();
+                if f.early_stream && !f.zero_rtt_accepted {
+                    // The server refused 0-RTT: quinn dropped the early stream (RFC 9000
+                    // Sec. 4.6.1), so the client's side starts over in 1-RTT.
+                    if f.upload {
+                        let udp_sent = f.writer.udp_sent;
+                        f.writer = Writer {
+                            udp_sent,
+                            ..Writer::default()
+                        };
+                    } else {
+                        f.reader.stream = None;
+                    }
+                }
                 if !f.zero_rtt_accepted {
-                    // No 0-RTT, or the server refused it: quinn dropped the early stream
-                    // (RFC 9000 Sec. 4.6.1), so the application starts over in 1-RTT.
-                    f.writer = Writer::default();
-                    f.reader.stream = None;
                     let requested = f.workload.requested_bytes();
                     open_data_stream(
                         f.upload,
