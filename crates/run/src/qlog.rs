@@ -28,6 +28,7 @@
 //! | `transport:connection_started` | the flow's start | `protocol`, `satquic:cc` (the flow's spec) |
 //! | `satquic:handshake_done` | the client completed the handshake | `{}` |
 //! | `recovery:congestion_state_updated` | a (non-shadow) `slow_start_exit` or a `congestion` event | `old`, `new` (`slow_start`, `congestion_avoidance`, `recovery`), `trigger` (the exit reason, `loss` or `persistent_congestion`) |
+//! | `recovery:careful_resume_phase_updated` | a Careful Resume phase change (draft-ietf-tsvwg-careful-resume-qlog) | `old` (absent for the first), `new`, `trigger`, `state_data` (`pipesize`, `first_unvalidated_packet`, `last_unvalidated_packet`, `congestion_window`, `ssthresh`; bytes), `restored_data` (`previous_congestion_window` bytes, `previous_rtt` ms) |
 //! | `satquic:<type>` | every satquic-cc event of the sender (`slow_start_exit`, `search_eval`, `hy_start_phase`, `congestion`, `sample`) | the `events.jsonl` line (seconds, as there) |
 //! | `recovery:metrics_updated` | every `series.csv` row of the flow once the sender has a controller (`cwnd_bytes` > 0) | `congestion_window`, `bytes_in_flight`, `latest_rtt`, `smoothed_rtt` (ms; the RTTs once sampled) |
 //! | `satquic:series` | every `series.csv` row of the flow | the whole `series.csv` row (delivery rate, bottleneck queue, delivered bytes) |
@@ -153,6 +154,58 @@ impl CongestionState {
     }
 }
 
+/// The `recovery:careful_resume_phase_updated` data (draft-ietf-tsvwg-careful-resume-qlog)
+/// of a Careful Resume phase change: `old`, `new`, `trigger`, `state_data` (PipeSize, the
+/// first and last unvalidated packet numbers, cwnd and ssthresh in bytes) and
+/// `restored_data` (the saved window in bytes and RTT in ms).
+fn careful_resume_phase(event: &CcEvent) -> Option<Value> {
+    let CcEvent::CarefulResumePhaseUpdated {
+        old,
+        new,
+        trigger,
+        pipesize,
+        first_unvalidated_packet,
+        last_unvalidated_packet,
+        cwnd,
+        ssthresh,
+        saved_cwnd,
+        saved_rtt,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let mut state = serde_json::Map::new();
+    state.insert("pipesize".into(), (*pipesize).into());
+    if let Some(pn) = first_unvalidated_packet {
+        state.insert("first_unvalidated_packet".into(), (*pn).into());
+    }
+    if let Some(pn) = last_unvalidated_packet {
+        state.insert("last_unvalidated_packet".into(), (*pn).into());
+    }
+    state.insert("congestion_window".into(), (*cwnd).into());
+    if *ssthresh != u64::MAX {
+        state.insert("ssthresh".into(), (*ssthresh).into());
+    }
+    let mut data = serde_json::Map::new();
+    if let Some(old) = old {
+        data.insert("old".into(), old.as_str().into());
+    }
+    data.insert("new".into(), new.as_str().into());
+    if let Some(trigger) = trigger {
+        data.insert("trigger".into(), trigger.as_str().into());
+    }
+    data.insert("state_data".into(), Value::Object(state));
+    data.insert(
+        "restored_data".into(),
+        json!({
+            "previous_congestion_window": saved_cwnd,
+            "previous_rtt": saved_rtt.as_secs_f64() * 1e3,
+        }),
+    );
+    Some(Value::Object(data))
+}
+
 /// When the flow ended: completion, the run's end for a capped flow, the last thing the
 /// record has of a failed one.
 fn end_ns(record: &RunRecord, flow: &FlowSummary) -> u64 {
@@ -211,6 +264,14 @@ pub fn flow_qlog(record: &RunRecord, flow: &FlowSummary) -> Vec<u8> {
                 at,
                 Rank::Controller,
                 "recovery:congestion_state_updated",
+                data,
+            );
+        }
+        if let Some(data) = careful_resume_phase(&e.event) {
+            events.push(
+                at,
+                Rank::Controller,
+                "recovery:careful_resume_phase_updated",
                 data,
             );
         }

@@ -215,3 +215,42 @@ fn several_flows_give_one_file_each() {
     let names: Vec<String> = record.qlog_files().into_iter().map(|f| f.0).collect();
     assert_eq!(names, ["qlog-flow0.sqlog", "qlog-flow1.sqlog"]);
 }
+
+/// A resumed connection's Careful Resume phases appear under the qlog draft's name
+/// (draft-ietf-tsvwg-careful-resume-qlog) with its state and restored data.
+#[test]
+fn careful_resume_phases_are_qlog_careful_resume_phase_updated_events() {
+    let link = satquic_link::presets::lookup("qir-sat").unwrap();
+    let scenario = Scenario::download(link, TransportSpec::with_cc("cubic+search"), 3_000_000, 1)
+        .resumed_after(std::time::Duration::from_secs(10));
+    let record = run(&scenario).unwrap();
+    let (_, bytes) = &record.qlog_files()[0];
+    let events = records(bytes);
+    let phases: Vec<&Value> = named(&events, "recovery:careful_resume_phase_updated").collect();
+    let news: Vec<&str> = phases
+        .iter()
+        .map(|e| e["data"]["new"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        news,
+        ["reconnaissance", "unvalidated", "validating", "normal"]
+    );
+    assert!(phases[0]["data"].get("old").is_none());
+    let jump = phases[1]["data"].clone();
+    assert_eq!(jump["old"], "reconnaissance");
+    assert_eq!(jump["trigger"], "congestion_window_limited");
+    let saved = jump["restored_data"]["previous_congestion_window"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        jump["state_data"]["congestion_window"].as_u64(),
+        Some(saved / 2)
+    );
+    assert!(jump["state_data"]["first_unvalidated_packet"].is_u64());
+    let rtt = jump["restored_data"]["previous_rtt"].as_f64().unwrap();
+    assert!((590.0..=620.0).contains(&rtt), "{rtt} ms");
+    assert_eq!(
+        phases[3]["data"]["trigger"],
+        "last_unvalidated_packet_acknowledged"
+    );
+}
