@@ -28,10 +28,8 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use quinn::crypto::rustls::QuicServerConfig;
 use quinn::{Connection, Endpoint, Incoming, RecvStream, SendStream, ServerConfig, VarInt};
-use satquic_cc::{
-    CcEvent, EventSink, Observation, QuinnController, RemoteEndpoint, SavedStateStore,
-};
-use satquic_run::probe::ProbeHandle;
+use satquic_cc::{CcEvent, EventSink, RemoteEndpoint, SavedStateStore};
+use satquic_run::probe::{ProbeHandle, careful_resume_observation};
 
 use crate::NetError;
 use crate::perf::{self, Receipt, Request, ServerReport};
@@ -395,21 +393,13 @@ impl Server {
             }
             let _ = conn.closed().await;
             // Sec. 3.1 "Updating": the connection's observation replaces the saved set.
-            if let Some(o) = observe(&conn) {
+            if let Ok(o) = careful_resume_observation(conn.congestion_state()) {
                 lock(&state.saved).save(o.save(endpoint, SystemTime::now()));
             }
             *lock(&info.final_stats) = Some(conn.stats());
             *lock(&info.connection) = None;
         });
     }
-}
-
-/// What the connection's controller would save for Careful Resume (RFC 9959 Sec. 3.1):
-/// nothing for quinn's BBR or a connection that observed no full round.
-fn observe(conn: &Connection) -> Option<Observation> {
-    let controller = conn.congestion_state().into_any();
-    let c = controller.downcast::<QuinnController>().ok()?;
-    c.inner().observe().ok()
 }
 
 struct ActiveGuard(Arc<ServerState>);

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
-use satquic_cc::{CcEvent, CongestionConfig, EventSink, ResumeParams};
+use satquic_cc::{
+    CcEvent, CongestionConfig, EventSink, Observation, QuinnController, ResumeParams,
+};
 
 use crate::scenario::TransportSpec;
 
@@ -41,6 +43,16 @@ pub fn controller_factory(
         config = config.resume(params);
     }
     Ok(Arc::new(config))
+}
+
+/// What a connection's controller would save for Careful Resume now (RFC 9959 Sec. 3.1),
+/// from a copy of quinn's controller (quinn-proto's `congestion_state().clone_box()`,
+/// quinn's `congestion_state()`), probe-wrapped or not. Quinn's BBR keeps no such state.
+pub fn careful_resume_observation(controller: Box<dyn Controller>) -> Result<Observation, String> {
+    match controller.into_any().downcast::<QuinnController>() {
+        Ok(c) => c.inner().observe().map_err(|e| e.to_string()),
+        Err(_) => Err("quinn's bbr keeps no Careful Resume state".into()),
+    }
 }
 
 /// Checks a spec string without building anything (for early, one-line input errors).

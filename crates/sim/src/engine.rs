@@ -62,12 +62,12 @@ use quinn_proto::{
     Event, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TokenMemoryCache, TokenStore,
     VarInt, WriteError,
 };
-use satquic_cc::{CcEvent, EventSink, Observation, QuinnController, ResumeParams};
+use satquic_cc::{CcEvent, EventSink, Observation, ResumeParams};
 use satquic_link::{Direction, DirectionSpec, GroundTruthConfig, Path, QueueLimit};
 
 use satquic_run::probe::{
-    EventCollector, ProbeFactory, ProbeHandle, ProbeState, SharedFactory, controller_factory,
-    read_probe,
+    EventCollector, ProbeFactory, ProbeHandle, ProbeState, SharedFactory,
+    careful_resume_observation, controller_factory, read_probe,
 };
 use satquic_run::record::{
     self, ChunkRow, FlowDrops, FlowEvent, FlowStatus, LinkObservation, RunRecord, SeriesRow,
@@ -1029,7 +1029,7 @@ fn end_flow(f: &mut FlowRt, now: Duration) {
     f.final_stats = sender.as_ref().map(|c| c.conn.stats());
     if f.observe {
         f.observation = Some(match sender {
-            Some(c) => observe(&c.conn),
+            Some(c) => careful_resume_observation(c.conn.congestion_state().clone_box()),
             None => Err("the data sender never connected".into()),
         });
     }
@@ -1037,20 +1037,6 @@ fn end_flow(f: &mut FlowRt, now: Duration) {
     f.ended_at = Some(now);
     f.client = None;
     f.server = None;
-}
-
-/// What the data sender's controller would save for Careful Resume now (RFC 9959
-/// Sec. 3.1).
-fn observe(conn: &Connection) -> Result<Observation, String> {
-    match conn
-        .congestion_state()
-        .clone_box()
-        .into_any()
-        .downcast::<QuinnController>()
-    {
-        Ok(c) => c.inner().observe().map_err(|e| e.to_string()),
-        Err(_) => Err("quinn's bbr keeps no Careful Resume state".into()),
-    }
 }
 
 /// The client opens the data stream and either asks for a download (an 8-byte request)
