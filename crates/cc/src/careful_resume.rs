@@ -1067,10 +1067,8 @@ impl CarefulResume {
             CarefulResumePhase::Reconnaissance => self.try_jump(now, w),
             CarefulResumePhase::Unvalidated => {
                 self.pace_sent = self.pace_sent.saturating_add(bytes);
-                if self.flight.saturating_add(w.mss) >= w.cwnd {
-                    // Sec. 3.3 "Completed sending all unvalidated packets": no room for
-                    // another maximum-sized packet (quinn-proto sends only while
-                    // `in_flight + MTU < window`).
+                if self.window_full(&w) {
+                    // Sec. 3.3 "Completed sending all unvalidated packets".
                     Some(self.leave_unvalidated(CarefulResumeTrigger::LastUnvalidatedPacketSent))
                 } else {
                     self.check_unvalidated_time(now)
@@ -1078,6 +1076,12 @@ impl CarefulResume {
             }
             _ => None,
         }
+    }
+
+    /// No room for another maximum-sized packet in the CWND: quinn-proto sends only while
+    /// `in_flight + MTU < window`, so "full" is `flight + MSS >= CWND`.
+    fn window_full(&self, w: &Window) -> bool {
+        self.flight.saturating_add(w.mss) >= w.cwnd
     }
 
     /// Sec. 3.2 "Path confirmed" and the conditions of the jump.
@@ -1088,10 +1092,8 @@ impl CarefulResume {
         // one packet short of the IW: that flight, acknowledged, is all the initial data.
         let confirmed = self.recon_acked.saturating_add(w.mss) >= self.iw;
         // Sec. 4.2, qlog `congestion_window_limited`: more to send than the CWND allows,
-        // i.e. the window is full and the application was not the limit. quinn-proto sends
-        // only while `in_flight + MTU < window`, so "full" is `flight + MSS >= CWND`.
-        let window_full = self.flight.saturating_add(w.mss) >= w.cwnd;
-        let window_limited = (window_full || !self.config.defer_jump) && !self.app_limited;
+        // i.e. the window is full and the application was not the limit.
+        let window_limited = (self.window_full(&w) || !self.config.defer_jump) && !self.app_limited;
         if !confirmed || !window_limited {
             return None;
         }
