@@ -28,6 +28,7 @@ use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
 use crate::controller::{Controller, RttInfo};
 use crate::event::{Emitter, EventSink};
 use crate::growth::StartupGrowth;
+use crate::jump::BdpJump;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
 use crate::spec::{SpecError, parse_spec};
 
@@ -78,6 +79,7 @@ pub struct CongestionConfig {
     careful_resume: CarefulResumeConfig,
     resume: Option<ResumeTicket>,
     growth: StartupGrowth,
+    jump: Option<BdpJump>,
 }
 
 impl CongestionConfig {
@@ -92,6 +94,7 @@ impl CongestionConfig {
             careful_resume: CarefulResumeConfig::default(),
             resume: None,
             growth: StartupGrowth::Double,
+            jump: None,
         }
     }
 
@@ -174,6 +177,18 @@ impl CongestionConfig {
         self.growth
     }
 
+    /// A jump of the window towards the delivery-rate BDP during the initial slow start
+    /// (spec part `+jump[:...]`; see [`crate::jump`]). Default: none.
+    pub fn jump(mut self, jump: Option<BdpJump>) -> Self {
+        self.jump = jump;
+        self
+    }
+
+    /// The start-up jump, if enabled.
+    pub fn jump_config(&self) -> Option<BdpJump> {
+        self.jump
+    }
+
     /// Careful Resume constants and switch (RFC 9959; spec suffix `+cr:...`).
     pub fn careful_resume(mut self, config: CarefulResumeConfig) -> Self {
         self.careful_resume = config;
@@ -231,6 +246,7 @@ impl CongestionConfig {
             controller.set_max_window(max);
         }
         controller.set_growth(self.growth);
+        controller.set_jump(self.jump);
         let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
         controller.set_careful_resume(self.careful_resume.clone(), resume);
         Some(controller)
@@ -264,6 +280,9 @@ impl fmt::Display for CongestionConfig {
             return Ok(());
         }
         write!(f, "{}", self.growth)?;
+        if let Some(jump) = self.jump {
+            write!(f, "{jump}")?;
+        }
         crate::careful_resume::write_spec(f, &self.careful_resume)
     }
 }

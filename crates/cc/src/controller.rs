@@ -22,11 +22,12 @@ use std::time::Duration;
 
 use crate::avoidance::{Avoidance, CaAck};
 use crate::careful_resume::{
-    AckEffect, CarefulResume, CarefulResumeConfig, Effect, NotObserved, Observation,
-    PacingRequirement, ResumeParams, Transition, Window,
+    AckEffect, CarefulResume, CarefulResumeConfig, CarefulResumePhase, Effect, NotObserved,
+    Observation, PacingRequirement, ResumeParams, Transition, Window,
 };
 use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::StartupGrowth;
+use crate::jump::{BdpJump, PeakRate};
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
 /// RTT estimates handed in with each acknowledgement.
@@ -94,6 +95,12 @@ pub struct Controller {
     in_flight: u64,
     /// A drain after a slow-start exit in progress ([`Drain`]).
     drain: Option<Drain>,
+    /// The jump towards the delivery-rate BDP during the initial slow start, if enabled.
+    jump: Option<BdpJump>,
+    /// The peak delivery rate the jump is sized from.
+    peak_rate: PeakRate,
+    /// RTT estimates of the latest acknowledgement.
+    rtt: RttInfo,
 }
 
 /// A proportional drain after a slow-start exit that asked for one ([`SsDecision::Exit`]
@@ -156,7 +163,16 @@ impl Controller {
             initial_window: cwnd,
             in_flight: 0,
             drain: None,
+            jump: None,
+            peak_rate: PeakRate::default(),
+            rtt: RttInfo::fixed(Duration::ZERO),
         }
+    }
+
+    /// Enables the jump towards the delivery-rate BDP during the initial slow start
+    /// ([`crate::jump`]).
+    pub fn set_jump(&mut self, jump: Option<BdpJump>) {
+        self.jump = jump;
     }
 
     /// Sets how fast the initial slow start grows ([`crate::growth`]).
@@ -331,6 +347,10 @@ impl Controller {
         rtt: RttInfo,
     ) {
         self.latest_rtt = rtt.latest;
+        self.rtt = rtt;
+        if self.jump.is_some() {
+            self.peak_rate.on_ack(sent, bytes);
+        }
         let cr = self.cr.on_ack(now, sent, bytes, app_limited, &rtt);
         if let AckEffect::Transition(t) = cr {
             self.apply_careful_resume(now, t);
@@ -466,6 +486,18 @@ impl Controller {
     /// the round's end packet.
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
+        if let Some(jump) = self.jump {
+            self.peak_rate.on_end_acks(now, jump.min_interval);
+            if !self.initial_slow_start_done
+                && self.drain.is_none()
+                && self.cr.phase() == CarefulResumePhase::Normal
+            {
+                let target = jump.target(self.peak_rate.peak(), self.rtt.min, self.rtt.smoothed);
+                if target > self.cwnd {
+                    self.set_window(target.min(self.ssthresh) as f64);
+                }
+            }
+        }
         if let (Some(largest), Some(end)) = (largest_acked, self.round_end_pn) {
             if largest >= end {
                 if !self.initial_slow_start_done {

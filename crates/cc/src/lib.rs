@@ -39,6 +39,7 @@ mod config;
 pub mod controller;
 pub mod event;
 pub mod growth;
+pub mod jump;
 pub mod profile;
 pub mod slow_start;
 pub mod spec;
@@ -53,6 +54,7 @@ pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use growth::StartupGrowth;
+pub use jump::BdpJump;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
     LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,

@@ -4,11 +4,12 @@
 //! | part | value | why |
 //! |---|---|---|
 //! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so x3, x4 and picoquic's RTT-scaled 7x all exit at the chokepoint on geo-viasat and sat-50-10; x3 is kept because 7x still exits late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and x4 and 7x drop more on qir-sat and geo-viasat (BENCHMARKS.md, "SEARCH under faster growth") |
+//! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]) | first connections: sat-250-3 100 MB upload 8.28 -> 7.54 s, qir-sat 10 MiB 8.43 -> 7.59 s with fewer losses, geo-viasat 200 MB 16.01 -> 15.22 s; worse only on thesis-asym-99 (28.9 -> 32.9 s), where ACKs starve on a 200 kbit/s return link (BENCHMARKS.md, "Start-up: a jump to the delivery-rate BDP") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | on resumed connections: sat-250-3 100 MB 5.06 s -> 4.71 s; qir-sat 10 MiB without the cap loses ~2,300 packets to slow start doubling past the saved capacity, with it none (BENCHMARKS.md) |
 //! | ACK frequency | an ACK every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 % |
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
 //!
-//! Everything stays available piece by piece (`cubic+search+growth:x=3+cr:ss-cap=1`,
+//! Everything stays available piece by piece (`cubic+search+growth:x=3+jump+cr:ss-cap=1`,
 //! `--ack-freq 16:25ms`).
 
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use crate::CongestionConfig;
 pub const SATELLITE: &str = "satellite";
 
 /// The profile's congestion control as a spec string.
-pub const SATELLITE_CC: &str = "cubic+search+growth:x=3+cr:ss-cap=1,jump-on-confirm";
+pub const SATELLITE_CC: &str = "cubic+search+growth:x=3+jump+cr:ss-cap=1,jump-on-confirm";
 
 /// The receiver ACKs at least every this many ack-eliciting packets.
 pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
@@ -84,11 +85,15 @@ mod tests {
         assert_eq!(by_name.to_string(), satellite_cc().to_string());
         assert_eq!(
             satellite_cc().to_string(),
-            "cubic+search:draft+growth:x=3+cr:jump-on-confirm,ss-cap=1"
+            "cubic+search:draft+growth:x=3+jump+cr:jump-on-confirm,ss-cap=1"
         );
         assert_eq!(
             satellite_cc().growth_config(),
             crate::StartupGrowth::Factor(3.0)
+        );
+        assert_eq!(
+            satellite_cc().jump_config(),
+            Some(crate::BdpJump::default())
         );
     }
 }

@@ -1,6 +1,6 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+cr[:OPTION,...]]`,
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+jump[:OPTION,...]][+cr[:OPTION,...]]`,
 //! case-insensitive.
 //!
 //! | part | values |
@@ -12,11 +12,12 @@
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
+//! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
 //!
 //! This module is the grammar. What each option means, its default and its source are
 //! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`],
-//! [`crate::slow_start`], [`crate::growth`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
+//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
@@ -88,6 +89,11 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         }
         None => Default::default(),
     };
+    let (lower, jump_part) = crate::jump::split_spec(&lower);
+    let jump = match jump_part {
+        Some(opts) => Some(crate::jump::BdpJump::parse_options(opts).map_err(|m| err(spec, m))?),
+        None => None,
+    };
     let (lower, cr_part) = crate::careful_resume::split_spec(&lower);
     let careful_resume = match cr_part {
         Some(opts) => crate::careful_resume::parse_spec_options(opts).map_err(|m| err(spec, m))?,
@@ -138,6 +144,12 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             "bbr has its own startup and takes no growth".into(),
         ));
     }
+    if matches!(avoidance, AvoidanceConfig::Bbr) && jump_part.is_some() {
+        return Err(err(
+            spec,
+            "bbr has its own startup and takes no jump".into(),
+        ));
+    }
     if matches!(avoidance, AvoidanceConfig::Bbr) && cr_part.is_some() {
         return Err(err(
             spec,
@@ -148,7 +160,8 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         .avoidance(avoidance)
         .slow_start(slow_start)
         .careful_resume(careful_resume)
-        .growth(growth))
+        .growth(growth)
+        .jump(jump))
 }
 
 fn split_opts(part: &str) -> (&str, Vec<&str>) {

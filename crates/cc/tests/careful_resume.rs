@@ -1084,6 +1084,7 @@ fn spec_suffix_tunes_or_disables_careful_resume() {
         "hybla+cr:retreat=0.25,min-observe=0,lifetime=600,burst=24000,pacer-gain=2",
         "cubic+search:draft+cr:keep-on-delay-exit",
         "cubic+search:draft+growth:x=3+cr:jump-on-confirm,ss-cap=1",
+        "cubic+search:draft+growth:x=3+jump:rtt=smoothed+cr:jump-on-confirm,ss-cap=1",
     ] {
         let cc: CongestionConfig = spec.parse().unwrap();
         let again: CongestionConfig = cc.to_string().parse().unwrap();

@@ -85,3 +85,90 @@ fn random_loss_cuts_the_window_once_per_round_trip() {
         .count();
     assert_eq!(cuts, 2, "one congestion event per recovery period");
 }
+
+/// Drives the initial window through a 10 Mbit/s bottleneck at SAT_RTT: the 10 packets
+/// leave together at `t0` and their acknowledgements return one per 2 packets, spaced
+/// by the bottleneck (1 ms per 1,250-byte packet), as a packet train reveals it.
+fn ack_the_initial_window_as_a_train(ctl: &mut satquic_cc::Controller, t0: Duration) {
+    const PACKET: u64 = 1250;
+    let per_packet = Duration::from_millis(1);
+    for pn in 0..10 {
+        ctl.on_sent(t0, PACKET, pn);
+    }
+    let rtt = satquic_cc::RttInfo::fixed(SAT_RTT);
+    for ack in 0..5u32 {
+        let now = t0 + SAT_RTT + per_packet * (2 * ack + 2);
+        ctl.on_ack(now, t0, PACKET, false, rtt);
+        ctl.on_ack(now, t0, PACKET, false, rtt);
+        ctl.on_end_acks(
+            now,
+            PACKET * u64::from(8 - 2 * ack),
+            Some(u64::from(2 * ack + 1)),
+        );
+    }
+}
+
+/// picoquic's start-up jump (`+jump`, crates/cc/src/jump.rs): the spacing of the initial
+/// window's acknowledgements gives the bottleneck rate, and the window jumps to half of
+/// rate x minimum RTT (10 Mbit/s x 600 ms / 2 = 375 kB) at the second acknowledgement,
+/// the first 2 ms after the reference, instead of growing to 25 kB. Slow start then grows
+/// it by the 3 x 2,500 bytes acknowledged after the jump.
+#[test]
+fn the_jump_raises_the_window_to_half_the_delivery_rate_bdp() {
+    let jumping: CongestionConfig = "cubic+search+jump".parse().unwrap();
+    let mut ctl = jumping.build_controller(1250).unwrap();
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert_eq!(ctl.window(), 375_000 + 3 * 2_500);
+    assert!(ctl.in_slow_start());
+
+    // Without the option the same acknowledgements double the window, no more.
+    let plain: CongestionConfig = "cubic+search".parse().unwrap();
+    let mut ctl = plain.build_controller(1250).unwrap();
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert_eq!(ctl.window(), 25_000);
+
+    // A quarter of the BDP with fraction=0.25.
+    let quarter: CongestionConfig = "cubic+search+jump:fraction=0.25".parse().unwrap();
+    let mut ctl = quarter.build_controller(1250).unwrap();
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert_eq!(ctl.window(), 187_500 + 3 * 2_500);
+}
+
+/// The jump belongs to the initial slow start: after a loss ended it, the same
+/// acknowledgement train leaves the window alone.
+#[test]
+fn no_jump_after_the_initial_slow_start_ended() {
+    let jumping: CongestionConfig = "cubic+search+jump".parse().unwrap();
+    let mut ctl = jumping.build_controller(1250).unwrap();
+    ctl.on_congestion_event(
+        Duration::from_millis(100),
+        Duration::from_millis(50),
+        false,
+        1250,
+    );
+    let after_loss = ctl.window();
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert!(ctl.window() < 100_000, "{} from {after_loss}", ctl.window());
+}
+
+/// On a resumed connection Careful Resume (RFC 9959) owns the start-up: in its
+/// Reconnaissance Phase the window stays at the initial window whatever the ACK train
+/// says, so the jump cannot pre-empt the RFC's own jump and its safety checks.
+#[test]
+fn no_jump_while_careful_resume_decides() {
+    let resumed = "cubic+search+jump"
+        .parse::<CongestionConfig>()
+        .unwrap()
+        .resume(satquic_cc::ResumeParams::new(10_000_000, SAT_RTT));
+    let mut ctl = resumed.build_controller(1250).unwrap();
+    assert_eq!(
+        ctl.careful_resume().phase(),
+        satquic_cc::CarefulResumePhase::Reconnaissance
+    );
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert!(
+        ctl.congestion_window() < 100_000,
+        "{}",
+        ctl.congestion_window()
+    );
+}
