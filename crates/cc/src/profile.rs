@@ -6,11 +6,11 @@
 //! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so x3, x4 and picoquic's RTT-scaled 7x all exit at the chokepoint on geo-viasat and sat-50-10; x3 is kept because 7x still exits late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and x4 and 7x drop more on qir-sat and geo-viasat (BENCHMARKS.md, "SEARCH under faster growth") |
 //! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]) | first connections: sat-250-3 100 MB upload 8.28 -> 7.54 s, qir-sat 10 MiB 8.43 -> 7.59 s with fewer losses, geo-viasat 200 MB 16.01 -> 15.22 s; worse only on thesis-asym-99 (28.9 -> 32.9 s), where ACKs starve on a 200 kbit/s return link (BENCHMARKS.md, "Start-up: a jump to the delivery-rate BDP") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | on resumed connections: sat-250-3 100 MB 5.06 s -> 4.71 s; qir-sat 10 MiB without the cap loses ~2,300 packets to slow start doubling past the saved capacity, with it none (BENCHMARKS.md) |
-//! | ACK frequency | an ACK every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 % |
+//! | ACK frequency | an ACK at least every cwnd / [`SATELLITE_WINDOW_DIVISOR`] bytes and every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency; the window-following request is a quinn-proto patch of ours) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 %; dense ACKs while the window is small give the start-up jump its sample (sat-250-3 -R 100 MB with 3 ms jitter, median of 4 seeds 7.87 -> 6.72 s; geo-viasat 200 MB 15.44 -> 13.95 s) |
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
 //!
 //! Everything stays available piece by piece (`cubic+search+growth:x=3+jump+cr:ss-cap=1`,
-//! `--ack-freq 16:25ms`).
+//! `--ack-freq 16:25ms:cwnd/4`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,18 +36,32 @@ pub const SATELLITE_MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 /// threshold (3) minus one, as draft-ietf-quic-ack-frequency recommends (quinn's default).
 pub const REORDERING_THRESHOLD: u32 = 2;
 
+/// ... and at least every congestion window / this many bytes: the packets per ACK follow
+/// the window, from every 2nd packet over the initial window up to
+/// [`SATELLITE_PACKETS_PER_ACK`] from a window of 64 packets on (draft-ietf-quic-ack-frequency
+/// leaves the policy to the sender). Dense ACKs at the start give the start-up jump
+/// (`+jump`) a rate sample from the initial window's train and SEARCH its first bins; thin
+/// ones later spare the return link. 4 rather than 8: equal on picoquic's rows with
+/// jitter, and geo-viasat 200 MB takes 13.95 s instead of 16.21 s (BENCHMARKS.md, "Start-up:
+/// an ACK frequency that follows the window").
+pub const SATELLITE_WINDOW_DIVISOR: u32 = 4;
+
 /// quinn's ACK_FREQUENCY request: an ACK at least every `packets_per_ack` (>= 1)
 /// ack-eliciting packets, at most `max_ack_delay` late, at once after
-/// `reordering_threshold` out-of-order packets.
+/// `reordering_threshold` out-of-order packets; with `window_divisor` D, also at least
+/// every cwnd / D bytes, re-requested as the window grows or shrinks (a quinn-proto patch
+/// of ours, vendor/quinn-proto/SATQUIC-PATCH.md).
 pub fn ack_frequency_config(
     packets_per_ack: u32,
     max_ack_delay: Duration,
     reordering_threshold: u32,
+    window_divisor: Option<u32>,
 ) -> AckFrequencyConfig {
     let mut ack = AckFrequencyConfig::default();
     ack.ack_eliciting_threshold(VarInt::from_u32(packets_per_ack.saturating_sub(1)))
         .max_ack_delay(Some(max_ack_delay))
-        .reordering_threshold(VarInt::from_u32(reordering_threshold));
+        .reordering_threshold(VarInt::from_u32(reordering_threshold))
+        .window_divisor(window_divisor);
     ack
 }
 
@@ -68,6 +82,7 @@ pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig 
         SATELLITE_PACKETS_PER_ACK,
         SATELLITE_MAX_ACK_DELAY,
         REORDERING_THRESHOLD,
+        Some(SATELLITE_WINDOW_DIVISOR),
     );
     transport
         .congestion_controller_factory(Arc::new(satellite_cc()))

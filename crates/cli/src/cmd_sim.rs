@@ -85,8 +85,9 @@ pub struct Args {
     #[arg(long, value_name = "RATE[:LATENCY]|none|auto", default_value = "auto")]
     sender_cap: String,
     /// ACK frequency the data sender asks for (draft-ietf-quic-ack-frequency): N[:DELAY],
-    /// an ACK at least every N packets and at most DELAY after the first (32:25ms), or off.
-    #[arg(long = "ack-freq", value_name = "N[:DELAY]|off")]
+    /// an ACK at least every N packets and at most DELAY after the first (32:25ms), or off;
+    /// N:DELAY:cwnd/D also at least every cwnd/D bytes, following the window (16:25ms:cwnd/4).
+    #[arg(long = "ack-freq", value_name = "N[:DELAY][:cwnd/D]|off")]
     ack_frequency: Option<String>,
     /// Reverse: the client sends (an upload, timed to the last byte the server has), as
     /// picoquic's satellite tests do; the data crosses the link's up direction.

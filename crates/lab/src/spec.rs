@@ -205,7 +205,7 @@ pub struct VariantEntry {
     /// Rate cap at the server (`RATE[:LATENCY]` or `none`); overrides the campaign's.
     #[serde(default)]
     pub sender_cap: Option<String>,
-    /// ACK frequency the sender asks for, `N[:DELAY]` (`32:25ms`) or `off`.
+    /// ACK frequency the sender asks for, `N[:DELAY][:cwnd/D]` (`32:25ms`, `16:25ms:cwnd/4`) or `off`.
     #[serde(default)]
     pub ack_frequency: Option<String>,
 }

@@ -260,11 +260,14 @@ pub struct TransportSpec {
 }
 
 /// An ACK_FREQUENCY request (draft-ietf-quic-ack-frequency; quinn-proto 0.11 implements
-/// the draft-04 wire format and both ends of it). The data sender asks once, at the start
-/// of the connection; quinn keeps the values fixed for the connection and lowers the
+/// the draft-04 wire format and both ends of it). The data sender asks at the start of
+/// the connection; quinn keeps the values fixed for the connection and lowers the
 /// requested delay to the RTT (at least 25 ms) on short paths. Written `N[:DELAY]`, e.g.
 /// `32:25ms`: an ACK at least every N ack-eliciting packets and at most DELAY after the
-/// first unacknowledged one.
+/// first unacknowledged one. `N:DELAY:cwnd/D` also asks for an ACK at least every
+/// cwnd / D bytes and asks again whenever the window doubled or halved the packets per
+/// ACK (our quinn-proto patch, vendor/quinn-proto/SATQUIC-PATCH.md): more ACKs
+/// while the window is small, N packets per ACK in bulk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AckFrequencySpec {
@@ -278,6 +281,11 @@ pub struct AckFrequencySpec {
     /// Threshold; it recommends the sender's packet threshold minus one, RFC 9002's 3 - 1).
     #[serde(default = "AckFrequencySpec::default_reordering_threshold")]
     pub reordering_threshold: u32,
+    /// Also an ACK at least every congestion window / this many bytes, re-requested as
+    /// the window changes (`packets_per_ack` is then the most packets per ACK); `None`:
+    /// the fixed request. Written `:cwnd/D` after the delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_divisor: Option<u32>,
 }
 
 impl AckFrequencySpec {
@@ -292,18 +300,37 @@ impl AckFrequencySpec {
         Self::DEFAULT_REORDERING_THRESHOLD
     }
 
-    /// Parses `N[:DELAY]` (or `off` for `None`); errors are one line.
+    /// Largest D of `:cwnd/D`.
+    pub const MAX_WINDOW_DIVISOR: u32 = 1024;
+
+    /// Parses `N[:DELAY][:cwnd/D]` (or `off` for `None`); errors are one line.
     pub fn parse(text: &str) -> Result<Option<Self>, String> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("off") || t.eq_ignore_ascii_case("none") {
             return Ok(None);
         }
+        let bad = || {
+            format!(
+                "invalid ack frequency '{text}': expected N[:DELAY][:cwnd/D] like 32:25ms or 16:25ms:cwnd/8, or off"
+            )
+        };
+        let (t, window_divisor) = match t.rsplit_once(':') {
+            Some((rest, w)) if w.trim().to_ascii_lowercase().starts_with("cwnd/") => {
+                let d: u32 = w.trim()[5..].trim().parse().map_err(|_| bad())?;
+                if !(1..=Self::MAX_WINDOW_DIVISOR).contains(&d) {
+                    return Err(format!(
+                        "ack frequency: the window divisor must be between 1 and {}, got {d}",
+                        Self::MAX_WINDOW_DIVISOR
+                    ));
+                }
+                (rest, Some(d))
+            }
+            _ => (t, None),
+        };
         let (n, delay) = match t.split_once(':') {
             Some((n, d)) => (n, Some(d)),
             None => (t, None),
         };
-        let bad =
-            || format!("invalid ack frequency '{text}': expected N[:DELAY] like 32:25ms, or off");
         let packets_per_ack: u32 = n.trim().parse().map_err(|_| bad())?;
         let max_ack_delay = match delay {
             Some(d) => satquic_link::units::parse_duration(d)
@@ -314,6 +341,7 @@ impl AckFrequencySpec {
             packets_per_ack,
             max_ack_delay,
             reordering_threshold: Self::DEFAULT_REORDERING_THRESHOLD,
+            window_divisor,
         };
         spec.validate()?;
         Ok(Some(spec))
@@ -381,6 +409,7 @@ impl TransportSpec {
                 packets_per_ack: satquic_cc::profile::SATELLITE_PACKETS_PER_ACK,
                 max_ack_delay: satquic_cc::profile::SATELLITE_MAX_ACK_DELAY,
                 reordering_threshold: AckFrequencySpec::DEFAULT_REORDERING_THRESHOLD,
+                window_divisor: Some(satquic_cc::profile::SATELLITE_WINDOW_DIVISOR),
             });
             t.mtu_discovery = true;
         }
@@ -406,6 +435,39 @@ mod tests {
         assert_eq!(t.receive_window, 256 * 1024 * 1024);
         assert_eq!(t.mtu, 1200);
         assert!(!t.mtu_discovery);
+    }
+
+    #[test]
+    fn ack_frequency_parses_its_grammar_and_refuses_in_one_line() {
+        let a = AckFrequencySpec::parse("16:25ms:cwnd/4").unwrap().unwrap();
+        assert_eq!(
+            (a.packets_per_ack, a.max_ack_delay, a.window_divisor),
+            (16, Duration::from_millis(25), Some(4))
+        );
+        let b = AckFrequencySpec::parse("32:CWND/8").unwrap().unwrap();
+        assert_eq!(
+            (b.packets_per_ack, b.max_ack_delay, b.window_divisor),
+            (32, AckFrequencySpec::DEFAULT_MAX_ACK_DELAY, Some(8))
+        );
+        let c = AckFrequencySpec::parse("16:25ms").unwrap().unwrap();
+        assert_eq!(c.window_divisor, None);
+        // The fixed request serializes as before (no window_divisor key).
+        assert!(
+            !serde_json::to_string(&c)
+                .unwrap()
+                .contains("window_divisor")
+        );
+        assert_eq!(AckFrequencySpec::parse("off").unwrap(), None);
+        for bad in [
+            "16:25ms:cwnd/0",
+            "16:25ms:cwnd/x",
+            "16:25ms:cwnd/2000",
+            "cwnd/4",
+            "16:25ms:win/4",
+        ] {
+            let e = AckFrequencySpec::parse(bad).unwrap_err();
+            assert!(!e.contains('\n'), "{bad}: {e}");
+        }
     }
 
     #[test]

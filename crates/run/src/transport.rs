@@ -137,6 +137,7 @@ pub fn transport_config(
             a.packets_per_ack,
             a.max_ack_delay,
             a.reordering_threshold,
+            a.window_divisor,
         )));
     }
     t.congestion_controller_factory(factory);

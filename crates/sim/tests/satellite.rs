@@ -78,6 +78,38 @@ fn ack_frequency_keeps_acks_under_a_quarter_of_a_3_mbit_return_link() {
     assert_eq!(t.packets_lost, 0);
 }
 
+/// `N:DELAY:cwnd/D` (our quinn-proto patch): the receiver is asked for an ACK at least
+/// every cwnd / D bytes, re-asked as the window grows, up to N packets per ACK. Over the
+/// initial window (10 packets, D = 4) that is every 2nd packet, as without ACK
+/// frequency, where the fixed request leaves one ACK; in bulk transfer it thins out as
+/// the fixed request does.
+#[test]
+fn an_ack_frequency_that_follows_the_window_is_dense_at_first_and_thin_in_bulk() {
+    let with = |ack: &str| TransportSpec {
+        ack_frequency: AckFrequencySpec::parse(ack).unwrap(),
+        ..TransportSpec::with_cc("cubic")
+    };
+    // 100 kB: the window never passes 4 x 16 packets.
+    let small = upload("sat-250-3", with("16:25ms:cwnd/4"), 100_000);
+    let plain = upload("sat-250-3", TransportSpec::with_cc("cubic"), 100_000);
+    let fixed = upload("sat-250-3", with("16:25ms"), 100_000);
+    let acks = |r: &RunRecord| r.summary.flows[0].ack_frames_received;
+    assert!(
+        acks(&small) <= acks(&plain) && acks(&small) >= 2 * acks(&fixed),
+        "window-following {}, every 2nd packet {}, fixed 16 {}",
+        acks(&small),
+        acks(&plain),
+        acks(&fixed)
+    );
+    // 100 MB: the request reaches 16 packets per ACK and the return link stays light.
+    let bulk = upload("sat-250-3", with("16:25ms:cwnd/4"), 100 * MB);
+    let f = &bulk.summary.flows[0];
+    assert_eq!(f.status, "completed");
+    assert_eq!(f.packets_lost, 0);
+    let share = return_link_share(&bulk, 3_000_000);
+    assert!(share <= 0.25, "ACK frequency 16:25ms:cwnd/4: {share}");
+}
+
 #[test]
 fn the_periodic_loss_pattern_is_recovered_with_ack_frequency() {
     let record = upload(

@@ -488,6 +488,8 @@ pub struct AckFrequencyConfig {
     pub(crate) ack_eliciting_threshold: VarInt,
     pub(crate) max_ack_delay: Option<Duration>,
     pub(crate) reordering_threshold: VarInt,
+    // satquic patch (SATQUIC-PATCH.md): see `window_divisor`.
+    pub(crate) window_divisor: Option<u32>,
 }
 
 impl AckFrequencyConfig {
@@ -503,6 +505,21 @@ impl AckFrequencyConfig {
     /// Defaults to 1, which sends ACK frames for every other ack-eliciting packet.
     pub fn ack_eliciting_threshold(&mut self, value: VarInt) -> &mut Self {
         self.ack_eliciting_threshold = value;
+        self
+    }
+
+    /// Requests an ACK at least every `cwnd / divisor` bytes (satquic patch, see
+    /// SATQUIC-PATCH.md)
+    ///
+    /// With a divisor, the threshold sent is `cwnd / (divisor x MTU)` packets less one,
+    /// between 0 and [`AckFrequencyConfig::ack_eliciting_threshold`], and a new
+    /// ACK_FREQUENCY frame is sent whenever the window moved it to at least twice or at
+    /// most half the packets per ACK last requested (or to the maximum). Small windows get
+    /// an ACK per packet; large ones the configured threshold.
+    ///
+    /// Defaults to `None`: the configured threshold, sent once.
+    pub fn window_divisor(&mut self, value: Option<u32>) -> &mut Self {
+        self.window_divisor = value.filter(|d| *d > 0);
         self
     }
 
@@ -546,6 +563,7 @@ impl Default for AckFrequencyConfig {
             ack_eliciting_threshold: VarInt(1),
             max_ack_delay: None,
             reordering_threshold: VarInt(2),
+            window_divisor: None,
         }
     }
 }

@@ -11,6 +11,8 @@ pub(super) struct AckFrequencyState {
     //
     in_flight_ack_frequency_frame: Option<(u64, Duration)>,
     next_outgoing_sequence_number: VarInt,
+    // satquic patch: the ack-eliciting threshold last requested
+    last_sent_threshold: Option<VarInt>,
     pub(super) peer_max_ack_delay: Duration,
 
     //
@@ -25,6 +27,7 @@ impl AckFrequencyState {
         Self {
             in_flight_ack_frequency_frame: None,
             next_outgoing_sequence_number: VarInt(0),
+            last_sent_threshold: None,
             peer_max_ack_delay: default_max_ack_delay,
 
             last_ack_frequency_frame: None,
@@ -77,16 +80,48 @@ impl AckFrequencyState {
         seq
     }
 
+    /// The ack-eliciting threshold to request for congestion window `cwnd` (satquic patch:
+    /// `AckFrequencyConfig::window_divisor`)
+    pub(super) fn candidate_threshold(
+        config: &AckFrequencyConfig,
+        cwnd: u64,
+        mtu: u16,
+    ) -> VarInt {
+        match config.window_divisor {
+            None => config.ack_eliciting_threshold,
+            Some(divisor) => {
+                let packets = cwnd / (u64::from(divisor) * u64::from(mtu).max(1));
+                VarInt(
+                    packets
+                        .saturating_sub(1)
+                        .min(config.ack_eliciting_threshold.0),
+                )
+            }
+        }
+    }
+
     /// Returns true if we should send an ACK_FREQUENCY frame
     pub(super) fn should_send_ack_frequency(
         &self,
         rtt: Duration,
         config: &AckFrequencyConfig,
         peer_params: &TransportParameters,
+        threshold: VarInt,
     ) -> bool {
         if self.next_outgoing_sequence_number.0 == 0 {
             // Always send at startup
             return true;
+        }
+        // satquic patch: a threshold that follows the window is sent again once it doubled,
+        // halved or reached the configured maximum
+        if config.window_divisor.is_some() {
+            if let Some(last) = self.last_sent_threshold {
+                let (new, old) = (threshold.0 + 1, last.0 + 1);
+                let at_max = threshold == config.ack_eliciting_threshold;
+                if new >= 2 * old || 2 * new <= old || (at_max && new != old) {
+                    return true;
+                }
+            }
         }
         let current = self
             .in_flight_ack_frequency_frame
@@ -97,8 +132,14 @@ impl AckFrequencyState {
     }
 
     /// Notifies the [`AckFrequencyState`] that a packet containing an ACK_FREQUENCY frame was sent
-    pub(super) fn ack_frequency_sent(&mut self, pn: u64, requested_max_ack_delay: Duration) {
+    pub(super) fn ack_frequency_sent(
+        &mut self,
+        pn: u64,
+        requested_max_ack_delay: Duration,
+        threshold: VarInt,
+    ) {
         self.in_flight_ack_frequency_frame = Some((pn, requested_max_ack_delay));
+        self.last_sent_threshold = Some(threshold);
     }
 
     /// Notifies the [`AckFrequencyState`] that a packet has been ACKed

@@ -508,11 +508,25 @@ impl Connection {
 
         // Check whether we need to send an ACK_FREQUENCY frame
         if let Some(config) = &self.config.ack_frequency_config {
-            self.spaces[SpaceId::Data].pending.ack_frequency = self
-                .ack_frequency
-                .should_send_ack_frequency(self.path.rtt.get(), config, &self.peer_params)
-                && self.highest_space == SpaceId::Data
+            let threshold = AckFrequencyState::candidate_threshold(
+                config,
+                self.path.congestion.window(),
+                self.path.current_mtu(),
+            );
+            // satquic patch: `|=` keeps a frame already pending (a retransmission, or a
+            // threshold change not yet sent) pending
+            let send = self.ack_frequency.should_send_ack_frequency(
+                self.path.rtt.get(),
+                config,
+                &self.peer_params,
+                threshold,
+            ) && self.highest_space == SpaceId::Data
                 && self.peer_supports_ack_frequency();
+            if config.window_divisor.is_some() {
+                self.spaces[SpaceId::Data].pending.ack_frequency |= send;
+            } else {
+                self.spaces[SpaceId::Data].pending.ack_frequency = send;
+            }
         }
 
         // Reserving capacity can provide more capacity than we asked for. However, we are not
@@ -3227,9 +3241,14 @@ impl Connection {
 
             trace!(?max_ack_delay, "ACK_FREQUENCY");
 
+            let ack_eliciting_threshold = AckFrequencyState::candidate_threshold(
+                config,
+                self.path.congestion.window(),
+                self.path.current_mtu(),
+            );
             frame::AckFrequency {
                 sequence: sequence_number,
-                ack_eliciting_threshold: config.ack_eliciting_threshold,
+                ack_eliciting_threshold,
                 request_max_ack_delay: max_ack_delay.as_micros().try_into().unwrap_or(VarInt::MAX),
                 reordering_threshold: config.reordering_threshold,
             }
@@ -3237,7 +3256,8 @@ impl Connection {
 
             sent.retransmits.get_or_create().ack_frequency = true;
 
-            self.ack_frequency.ack_frequency_sent(pn, max_ack_delay);
+            self.ack_frequency
+                .ack_frequency_sent(pn, max_ack_delay, ack_eliciting_threshold);
             self.stats.frame_tx.ack_frequency += 1;
         }
 
