@@ -35,7 +35,7 @@ fn lock_name(shard: Option<(usize, usize)>) -> String {
 }
 
 /// This machine's name as the kernel knows it, or "" where that cannot be read.
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default()
