@@ -34,18 +34,19 @@
 //! `shard = Some((i, n))` runs the plan entries with `index % n == i`. Shards of a cluster
 //! job array write into the same directory on a shared file system (or into separate
 //! directories copied together afterwards); `satquic campaign collect DIR` (or `satquic
-//! report DIR`) rebuilds runs.csv from whatever run directories are there. A Slurm job
-//! array:
+//! report DIR`) rebuilds runs.csv from whatever run directories are there. Shards of one
+//! campaign run side by side in one directory: each holds only its own shard's lock. A
+//! Slurm job array of them is what `satquic campaign slurm` writes ([`crate::slurm`]):
 //!
 //! ```sh
 //! #!/bin/sh
 //! #SBATCH --array=0-31
 //! #SBATCH --cpus-per-task=4
-//! satquic campaign shard campaign.toml --index "$SLURM_ARRAY_TASK_ID" --of 32 \
+//! exec satquic campaign shard campaign.toml --index "$SLURM_ARRAY_TASK_ID" --of 32 \
 //!     --out /shared/geo-search --jobs "$SLURM_CPUS_PER_TASK"
 //! ```
 //!
-//! then `satquic report /shared/geo-search` once the array is finished.
+//! then `satquic campaign collect /shared/geo-search` once the array is finished.
 //!
 //! # Modes
 //!
