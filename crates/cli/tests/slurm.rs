@@ -4,7 +4,9 @@
 //! cancelled mid-way with `scancel` and the array submitted again. The merged runs.csv
 //! must equal a single-machine `campaign run` of the same spec byte for byte (runs.csv
 //! holds no wall-clock column: each run's wall-clock time is in its timing.json), and
-//! the runs finished before the resubmission must not run again.
+//! the runs finished before the resubmission must not run again. The cancelled shard's
+//! lock is made to look as if it came from another node, so the resubmitted shard must
+//! find through Slurm that its holder has ended.
 //!
 //! Where Slurm cannot be started, the test fails with the script's reason.
 
@@ -253,6 +255,14 @@ fn a_campaign_runs_as_a_slurm_job_array_and_a_cancelled_shard_is_resubmitted() {
     );
     let partial_csv = std::fs::read_to_string(out.join("runs.csv")).unwrap();
     assert_eq!(partial_csv.lines().count(), before.len() + 1);
+
+    // The cancelled shard's lock, as if it had run on another node of the cluster: its
+    // process cannot be checked from here, its Slurm task can.
+    std::fs::write(
+        out.join(format!(".lock-shard-{CANCELLED}-of-{SHARDS}")),
+        format!("1 another-node slurm-job={job}_{CANCELLED}\n"),
+    )
+    .unwrap();
 
     // Submitting the same script again runs what is missing, and only that.
     let again = ok("sbatch", &["--parsable", &format!("{out_s}/slurm.sh")]);
