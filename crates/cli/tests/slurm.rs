@@ -312,3 +312,99 @@ fn a_campaign_runs_as_a_slurm_job_array_and_a_cancelled_shard_is_resubmitted() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// Without Slurm: the script `campaign slurm` writes, and its one-line refusals.
+#[test]
+fn campaign_slurm_writes_the_job_script_and_refuses_bad_input() {
+    let dir = TempDir::new("slurm-script");
+    let spec = dir.0.join("spec.toml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let spec = spec.to_str().unwrap();
+    let out = dir.0.join("out");
+    let out_s = out.to_str().unwrap();
+    let printed = ok(
+        BIN,
+        &[
+            "campaign",
+            "slurm",
+            spec,
+            "--shards",
+            "4",
+            "--out",
+            out_s,
+            "--partition",
+            "batch",
+            "--time",
+            "30",
+            "--cpus-per-task",
+            "2",
+            "--max-running",
+            "2",
+            "--sbatch-option=--mem=1G",
+        ],
+    );
+    assert!(
+        printed.contains("12 runs in 4 shards") && printed.contains("sbatch "),
+        "{printed}"
+    );
+    let script = std::fs::read_to_string(out.join("slurm.sh")).unwrap();
+    for line in [
+        "#SBATCH --array=0-3%2",
+        "#SBATCH --partition=batch",
+        "#SBATCH --time=30",
+        "#SBATCH --cpus-per-task=2",
+        "#SBATCH --mem=1G",
+    ] {
+        assert!(script.lines().any(|l| l == line), "{line}:\n{script}");
+    }
+    assert!(
+        script.contains(&format!("--of 4 --out '{out_s}'")) && script.contains(BIN),
+        "{script}"
+    );
+    // The directory is the campaign's before any shard runs: collect works on it.
+    let collected = ok(BIN, &["campaign", "collect", out_s]);
+    assert!(collected.contains("0 of 12 runs"), "{collected}");
+
+    let usage = |args: &[&str], expected: &str| {
+        let o = run(BIN, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(expected) && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    };
+    let base = ["campaign", "slurm", spec, "--out", out_s];
+    usage(&[&base[..], &["--shards", "0"]].concat(), "--shards");
+    usage(
+        &[&base[..], &["--shards", "2", "--time", "1 h"]].concat(),
+        "--time",
+    );
+    usage(
+        &[&base[..], &["--shards", "2", "--partition", "a b"]].concat(),
+        "--partition",
+    );
+    usage(
+        &[
+            &base[..],
+            &["--shards", "2", "--satquic", "/no/such/satquic"],
+        ]
+        .concat(),
+        "--satquic",
+    );
+    usage(&["campaign", "slurm", spec, "--out", out_s], "--shards");
+    let other = dir.0.join("other.toml");
+    std::fs::write(&other, SPEC.replace("slurm-test", "another")).unwrap();
+    usage(
+        &[
+            "campaign",
+            "slurm",
+            other.to_str().unwrap(),
+            "--shards",
+            "2",
+            "--out",
+            out_s,
+        ],
+        "holds campaign",
+    );
+}

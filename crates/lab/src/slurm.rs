@@ -185,8 +185,10 @@ pub fn write_job(
     out: &Path,
     opts: &JobOptions,
 ) -> Result<PathBuf, LabError> {
-    // Checked before anything is written.
-    job_script(&spec.name, spec_file, out, plan.runs.len(), opts)?;
+    // Checked before anything is written, with the absolute path the script will hold.
+    let absolute =
+        std::path::absolute(out).map_err(|e| LabError::Usage(format!("{}: {e}", out.display())))?;
+    job_script(&spec.name, spec_file, &absolute, plan.runs.len(), opts)?;
     crate::exec::adopt_dir(spec, plan, out)?;
     let io = |p: &Path, e: std::io::Error| LabError::Io(format!("{}: {e}", p.display()));
     let out = out.canonicalize().map_err(|e| io(out, e))?;
@@ -296,23 +298,24 @@ mod tests {
     #[test]
     fn bad_options_are_refused_in_one_line() {
         let out: &Path = "/shared/out".as_ref();
-        let cases: Vec<(Box<dyn Fn(&mut JobOptions)>, &str)> = vec![
-            (Box::new(|o| o.shards = 0), "--shards"),
-            (Box::new(|o| o.shards = 11), "more than the 10 runs"),
-            (Box::new(|o| o.cpus_per_task = 0), "--cpus-per-task"),
-            (Box::new(|o| o.max_running = Some(0)), "--max-running"),
+        type Change = fn(&mut JobOptions);
+        let cases: [(Change, &str); 9] = [
+            (|o| o.shards = 0, "--shards"),
+            (|o| o.shards = 11, "more than the 10 runs"),
+            (|o| o.cpus_per_task = 0, "--cpus-per-task"),
+            (|o| o.max_running = Some(0), "--max-running"),
             (
-                Box::new(|o| o.partition = Some("a\n#SBATCH --x".into())),
+                |o| o.partition = Some("a\n#SBATCH --x".into()),
                 "--partition",
             ),
-            (Box::new(|o| o.time = Some("soon".into())), "--time"),
-            (Box::new(|o| o.time = Some("-5".into())), "--time"),
+            (|o| o.time = Some("soon".into()), "--time"),
+            (|o| o.time = Some("-5".into()), "--time"),
             (
-                Box::new(|o| o.sbatch_options = vec!["mem=4G".into()]),
+                |o| o.sbatch_options = vec!["mem=4G".into()],
                 "--sbatch-option",
             ),
             (
-                Box::new(|o| o.sbatch_options = vec!["--mem=4G\nrm".into()]),
+                |o| o.sbatch_options = vec!["--mem=4G\nrm".into()],
                 "--sbatch-option",
             ),
         ];
