@@ -28,6 +28,21 @@ die() {
     exit 1
 }
 
+# Runs a daemon with nothing of ours: no descriptor but /dev/null, so that one started
+# from a test or a CI step never holds that caller's pipes open (munged keeps whatever it
+# inherits).
+detached() {
+    (
+        for fd in /proc/self/fd/*; do
+            fd=${fd##*/}
+            if [ "$fd" -gt 2 ] 2>/dev/null; then
+                eval "exec $fd>&-" 2>/dev/null || true
+            fi
+        done
+        exec "$@" </dev/null >/dev/null 2>&1
+    )
+}
+
 need_root() {
     [ "$(id -u)" -eq 0 ] || die "must run as root (installs packages and starts daemons)"
 }
@@ -61,7 +76,7 @@ start_munge() {
         return 0
     fi
     # munged refuses to run as root; it runs as the munge user the package created.
-    runuser -u munge -- /usr/sbin/munged ||
+    detached runuser -u munge -- /usr/sbin/munged ||
         die "munged did not start (see /var/log/munge/munged.log)"
     for _ in $(seq 1 50); do
         munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && return 0
@@ -132,10 +147,10 @@ node_state() {
 start_slurm() {
     install -d -m 0755 "$STATE" "$SPOOL" "$LOGS"
     if ! scontrol ping 2>/dev/null | grep -q "is UP"; then
-        slurmctld || die "slurmctld did not start (see $LOGS/slurmctld.log)"
+        detached slurmctld || die "slurmctld did not start (see $LOGS/slurmctld.log)"
     fi
     if ! pgrep -F /run/slurmd.pid >/dev/null 2>&1; then
-        slurmd || die "slurmd did not start (see $LOGS/slurmd.log)"
+        detached slurmd || die "slurmd did not start (see $LOGS/slurmd.log)"
     fi
     local state=""
     for _ in $(seq 1 $((WAIT_S * 5))); do
