@@ -162,6 +162,13 @@ fn a_campaign_runs_as_a_slurm_job_array_and_a_cancelled_shard_is_resubmitted() {
         String::from_utf8_lossy(&o.stderr).trim()
     );
     let setup = started.elapsed();
+    // Starting a running cluster changes nothing.
+    let o = run("bash", &[SCRIPT, "start"]);
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stdout).contains("idle"),
+        "a second start: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     let dir = TempDir::new("slurm");
     let spec = dir.0.join("spec.toml");
