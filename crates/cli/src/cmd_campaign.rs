@@ -1,4 +1,5 @@
-//! `satquic campaign`: plan, run, shard and collect campaigns (logic in satquic-lab).
+//! `satquic campaign`: plan, run, shard (or submit as a Slurm job array) and collect
+//! campaigns (logic in satquic-lab).
 
 use std::path::{Path, PathBuf};
 
@@ -6,6 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use satquic_lab::LabError;
 use satquic_lab::exec::{self, ExecOptions, Progress};
 use satquic_lab::plan::Plan;
+use satquic_lab::slurm;
 use satquic_lab::spec::CampaignSpec;
 
 use crate::Failure;
@@ -60,6 +62,43 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         exec: ExecArgs,
+    },
+    /// Write a Slurm job array (DIR/slurm.sh) that runs the campaign's shards into DIR;
+    /// --submit hands it to sbatch. Submitting again runs only what is missing.
+    Slurm {
+        /// Campaign spec (TOML).
+        spec: PathBuf,
+        /// Array tasks, one shard each.
+        #[arg(long)]
+        shards: usize,
+        /// Campaign directory, on a file system every node shares.
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Submit the script with sbatch (otherwise print how to).
+        #[arg(long)]
+        submit: bool,
+        /// Slurm partition (default: the cluster's default partition).
+        #[arg(long, short)]
+        partition: Option<String>,
+        /// Time limit of one task: minutes, HH:MM:SS or D-HH:MM:SS (default: the
+        /// partition's).
+        #[arg(long, short)]
+        time: Option<String>,
+        /// CPUs per task; each shard runs that many simulations in parallel.
+        #[arg(long, short, default_value_t = 1)]
+        cpus_per_task: usize,
+        /// At most this many tasks at once (--array=0-N%K).
+        #[arg(long)]
+        max_running: Option<usize>,
+        /// Another #SBATCH option, e.g. --sbatch-option=--mem=4G (repeatable).
+        #[arg(long, allow_hyphen_values = true)]
+        sbatch_option: Vec<String>,
+        /// The satquic binary the tasks run (default: this one).
+        #[arg(long)]
+        satquic: Option<PathBuf>,
+        /// Run failed and timed-out runs again.
+        #[arg(long)]
+        retry_failed: bool,
     },
     /// Rebuild runs.csv from the run directories (after shards, or to check a directory).
     Collect {
@@ -242,6 +281,55 @@ pub fn run(args: Args) -> Result<(), Failure> {
             }
             let (s, plan) = load(&spec)?;
             run_one(&s, &plan, &out, &exec.options(Some((index, of)))?)
+        }
+        Command::Slurm {
+            spec,
+            shards,
+            out,
+            submit,
+            partition,
+            time,
+            cpus_per_task,
+            max_running,
+            sbatch_option,
+            satquic,
+            retry_failed,
+        } => {
+            let (s, plan) = load(&spec)?;
+            let satquic = match satquic {
+                Some(p) => p
+                    .canonicalize()
+                    .map_err(|e| Failure::Usage(format!("--satquic {}: {e}", p.display())))?,
+                None => std::env::current_exe()?,
+            };
+            let opts = slurm::JobOptions {
+                shards,
+                max_running,
+                partition,
+                time,
+                cpus_per_task,
+                sbatch_options: sbatch_option,
+                satquic,
+                retry_failed,
+            };
+            let script = slurm::write_job(&s, &plan, &spec, &out, &opts).map_err(lab_failure)?;
+            outln!(
+                "{}: {} runs in {} shards; wrote {}",
+                s.name,
+                plan.runs.len(),
+                shards,
+                script.display()
+            )?;
+            if submit {
+                let job = slurm::submit(&script, &[]).map_err(lab_failure)?;
+                outln!("submitted job array {job}")?;
+            } else {
+                outln!("submit: sbatch {}", script.display())?;
+            }
+            outln!(
+                "when it is done: satquic campaign collect {} (submit again to run what a failed or cancelled task left)",
+                out.display()
+            )
         }
         Command::Collect { dir } => {
             let rows = exec::collect_dir(&dir).map_err(lab_failure)?;

@@ -21,7 +21,7 @@
 //!
 //! # Resuming
 //!
-//! A run is done in `runs/.partial-<run_id>-<pid>/` and renamed to `runs/<run_id>/` when
+//! A run is done in `runs/.partial-<run_id>-<pid>@<host>/` and renamed to `runs/<run_id>/` when
 //! every file is written (a directory rename is atomic), so a run directory either is
 //! complete or does not exist. A restarted campaign skips the runs whose directory exists
 //! and never runs one twice; runs.csv is rebuilt from the directories after every run
@@ -34,18 +34,19 @@
 //! `shard = Some((i, n))` runs the plan entries with `index % n == i`. Shards of a cluster
 //! job array write into the same directory on a shared file system (or into separate
 //! directories copied together afterwards); `satquic campaign collect DIR` (or `satquic
-//! report DIR`) rebuilds runs.csv from whatever run directories are there. A Slurm job
-//! array:
+//! report DIR`) rebuilds runs.csv from whatever run directories are there. Shards of one
+//! campaign run side by side in one directory: each holds only its own shard's lock. A
+//! Slurm job array of them is what `satquic campaign slurm` writes ([`crate::slurm`]):
 //!
 //! ```sh
 //! #!/bin/sh
 //! #SBATCH --array=0-31
 //! #SBATCH --cpus-per-task=4
-//! satquic campaign shard campaign.toml --index "$SLURM_ARRAY_TASK_ID" --of 32 \
+//! exec satquic campaign shard campaign.toml --index "$SLURM_ARRAY_TASK_ID" --of 32 \
 //!     --out /shared/geo-search --jobs "$SLURM_CPUS_PER_TASK"
 //! ```
 //!
-//! then `satquic report /shared/geo-search` once the array is finished.
+//! then `satquic campaign collect /shared/geo-search` once the array is finished.
 //!
 //! # Modes
 //!
@@ -331,14 +332,30 @@ fn prepare_dir(
     }
     std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
     remove_stale_partials(runs_dir);
+    write_meta(spec, plan, out)?;
+    Ok(held)
+}
+
+/// Makes `out` the directory of this campaign before any invocation runs there (as
+/// `satquic campaign slurm` does for the shards it submits): refuses another campaign's
+/// directory like an invocation does, creates `runs/` and writes campaign.json, so that
+/// `collect` works on it whichever shards have run.
+pub fn adopt_dir(spec: &CampaignSpec, plan: &Plan, out: &Path) -> Result<(), LabError> {
+    crate::output_dir(out)?;
+    check_owner(spec, out)?;
+    let runs_dir = out.join("runs");
+    std::fs::create_dir_all(&runs_dir).map_err(|e| io_err(&runs_dir, e))?;
+    write_meta(spec, plan, out)
+}
+
+fn write_meta(spec: &CampaignSpec, plan: &Plan, out: &Path) -> Result<(), LabError> {
     let meta = CampaignMeta::new(spec, plan);
     write_atomic_unique(
         out,
         "campaign.json",
         &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
     )
-    .map_err(|e| io_err(out, e))?;
-    Ok(held)
+    .map_err(|e| io_err(out, e))
 }
 
 /// Refuses a directory whose campaign.json is another campaign's (by name: a campaign
@@ -475,20 +492,38 @@ fn read_row(dir: &Path) -> Option<Row> {
     serde_json::from_str(&text).ok()
 }
 
-/// Removes `.partial-*` directories left by processes that no longer exist (Linux: by
-/// their pid; elsewhere only those older than a day).
+/// The directory a run is written in until it is complete: named after the run, the
+/// process and its host, so that shards on other nodes of a shared file system can tell
+/// whose it is.
+fn partial_dir(runs_dir: &Path, run_id: &str) -> PathBuf {
+    runs_dir.join(format!(
+        ".partial-{run_id}-{}@{}",
+        std::process::id(),
+        lock::host_name()
+    ))
+}
+
+/// Removes `.partial-*` directories left by processes of this host that no longer exist
+/// (Linux: by their pid); those of other hosts (shards on other nodes), and any where
+/// pids cannot be checked, only once they are older than a day.
 fn remove_stale_partials(runs_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(runs_dir) else {
         return;
     };
+    let here = lock::host_name();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(".partial-") else {
             continue;
         };
+        // Names before hosts were added have none: this host's.
+        let (rest, host) = match rest.rsplit_once('@') {
+            Some((rest, host)) => (rest, host),
+            None => (rest, here.as_str()),
+        };
         let pid = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
         let stale = match pid {
-            Some(pid) if Path::new("/proc/self").exists() => {
+            Some(pid) if host == here && !here.is_empty() && Path::new("/proc/self").exists() => {
                 pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
             }
             _ => entry
@@ -603,7 +638,7 @@ pub fn execute_and_store(
     let Some(runs_dir) = target.runs_dir else {
         return Ok(row);
     };
-    let partial = runs_dir.join(format!(".partial-{}-{}", run.run_id, std::process::id()));
+    let partial = partial_dir(runs_dir, &run.run_id);
     if partial.exists() {
         std::fs::remove_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
     }

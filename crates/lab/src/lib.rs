@@ -22,6 +22,7 @@
 //! satquic campaign plan SPEC [--csv] [--index I --of N]    # list the runs
 //! satquic campaign run SPEC --out DIR [--jobs N] [--retry-failed] [--report]
 //! satquic campaign shard SPEC --index I --of N --out DIR    # one slice (Slurm --array)
+//! satquic campaign slurm SPEC --shards N --out DIR [--submit] # a Slurm job array of shards
 //! satquic campaign collect DIR                              # rebuild runs.csv (merge shards)
 //! satquic report DIR [DIR...] [--out DIR/report]
 //! satquic reproduce [--quick|--full] [--out DIR] [--jobs N] [--only a,b,c,d,e]
@@ -65,6 +66,7 @@ pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
+pub mod slurm;
 pub mod spec;
 pub mod stats;
 

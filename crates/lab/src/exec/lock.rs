@@ -7,8 +7,10 @@
 //! invocation ends, however it ends short of being killed.
 //!
 //! A lock left by a killed invocation is stale. It is taken over when it names this host
-//! and a process id that no longer runs (checked in `/proc`, so on Linux); anywhere else
-//! the message names the file to delete once no satquic runs there.
+//! and a process id that no longer runs (checked in `/proc`, so on Linux), or a Slurm job
+//! (array task) that `squeue` no longer lists: a shard cancelled on one node of a cluster
+//! does not block the resubmitted shard on another. Anywhere else the message names the
+//! file to delete once no satquic runs there.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,14 +37,49 @@ fn lock_name(shard: Option<(usize, usize)>) -> String {
 }
 
 /// This machine's name as the kernel knows it, or "" where that cannot be read.
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default()
 }
 
-/// Whether the lock's text names a process of this host that has ended.
+/// The Slurm job (`ARRAYJOB_TASK` for an array task) this process runs in, if any.
+fn slurm_job() -> Option<String> {
+    let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let job = match (var("SLURM_ARRAY_JOB_ID"), var("SLURM_ARRAY_TASK_ID")) {
+        (Some(array), Some(task)) => format!("{array}_{task}"),
+        _ => var("SLURM_JOB_ID")?,
+    };
+    is_job_id(&job).then_some(job)
+}
+
+fn is_job_id(job: &str) -> bool {
+    !job.is_empty() && job.chars().all(|c| c.is_ascii_digit() || c == '_')
+}
+
+/// Whether Slurm says job `job` has ended: `squeue` lists it no more (or no longer
+/// knows it). None where squeue cannot tell (not installed, controller unreachable).
+fn slurm_job_ended(job: &str) -> Option<bool> {
+    let o = std::process::Command::new("squeue")
+        .args(["-h", "-o", "%T", "-j", job])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if o.status.success() {
+        return Some(String::from_utf8_lossy(&o.stdout).trim().is_empty());
+    }
+    String::from_utf8_lossy(&o.stderr)
+        .contains("Invalid job id")
+        .then_some(true)
+}
+
+/// Whether the lock's text names a process of this host that has ended, or a Slurm job
+/// that has.
 fn is_stale(text: &str) -> bool {
+    is_stale_with(text, &host_name(), &slurm_job_ended)
+}
+
+fn is_stale_with(text: &str, here: &str, slurm_ended: &dyn Fn(&str) -> Option<bool>) -> bool {
     let mut fields = text.split_whitespace();
     let (Some(pid), Some(host)) = (fields.next(), fields.next()) else {
         return false;
@@ -50,11 +87,14 @@ fn is_stale(text: &str) -> bool {
     let Ok(pid) = pid.parse::<u32>() else {
         return false;
     };
-    let here = host_name();
-    !here.is_empty()
-        && host == here
-        && Path::new("/proc/self").exists()
-        && !Path::new("/proc").join(pid.to_string()).exists()
+    if !here.is_empty() && host == here && Path::new("/proc/self").exists() {
+        return !Path::new("/proc").join(pid.to_string()).exists();
+    }
+    fields
+        .find_map(|f| f.strip_prefix("slurm-job="))
+        .filter(|job| is_job_id(job))
+        .and_then(slurm_ended)
+        .unwrap_or(false)
 }
 
 /// Takes the lock of `dir` for a whole campaign (`shard = None`) or one shard. A whole
@@ -99,7 +139,15 @@ fn take(path: &Path) -> Result<DirLock, LabError> {
             .open(path)
         {
             Ok(mut file) => {
-                let _ = writeln!(file, "{} {}", std::process::id(), host_name());
+                let _ = match slurm_job() {
+                    Some(job) => writeln!(
+                        file,
+                        "{} {} slurm-job={job}",
+                        std::process::id(),
+                        host_name()
+                    ),
+                    None => writeln!(file, "{} {}", std::process::id(), host_name()),
+                };
                 return Ok(DirLock {
                     path: path.to_path_buf(),
                 });
@@ -166,5 +214,23 @@ mod tests {
         std::fs::write(d.join(".lock"), "2147483647 elsewhere\n").unwrap();
         assert!(lock(&d, None).is_err());
         std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn another_node_s_lock_is_stale_once_its_slurm_job_has_ended() {
+        let ended = |job: &str| match job {
+            "41_3" => Some(true),
+            "41_4" => Some(false),
+            _ => None,
+        };
+        let stale = |text: &str| is_stale_with(text, "node-b", &ended);
+        assert!(stale("123 node-a slurm-job=41_3\n"), "cancelled task");
+        assert!(
+            !stale("123 node-a slurm-job=41_4\n"),
+            "a task still running"
+        );
+        assert!(!stale("123 node-a slurm-job=41_5\n"), "squeue cannot tell");
+        assert!(!stale("123 node-a\n"), "no job named");
+        assert!(!stale("123 node-a slurm-job=41;rm\n"), "not a job id");
     }
 }

@@ -281,3 +281,33 @@ fn emulated_mode_takes_one_flow() {
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+#[test]
+fn half_written_runs_of_other_hosts_are_kept() {
+    let here = lock::host_name();
+    if here.is_empty() || !Path::new("/proc/self").exists() {
+        return;
+    }
+    let runs = temp_dir("partials");
+    // No process has pid 2^31 - 1 (Linux's pid_max is at most 2^22).
+    let dead_here = format!(".partial-a__b-2147483647@{here}");
+    let old_format = ".partial-a__c-2147483647".to_string();
+    let elsewhere = ".partial-a__d-2147483647@another-node".to_string();
+    let running_here = partial_dir(&runs, "a__e");
+    for name in [&dead_here, &old_format, &elsewhere] {
+        std::fs::create_dir_all(runs.join(name)).unwrap();
+    }
+    std::fs::create_dir_all(&running_here).unwrap();
+    remove_stale_partials(&runs);
+    assert!(
+        !runs.join(&dead_here).exists(),
+        "a killed process's run here"
+    );
+    assert!(!runs.join(&old_format).exists(), "a name without a host");
+    assert!(
+        runs.join(&elsewhere).exists(),
+        "another node's shard may still be writing it"
+    );
+    assert!(running_here.exists(), "this process's own run");
+    std::fs::remove_dir_all(&runs).unwrap();
+}
