@@ -29,6 +29,7 @@ use crate::controller::{Controller, RttInfo};
 use crate::event::{Emitter, EventSink};
 use crate::growth::StartupGrowth;
 use crate::jump::BdpJump;
+use crate::loss_filter::LossFilterConfig;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
 use crate::spec::{SpecError, parse_spec};
 
@@ -80,6 +81,7 @@ pub struct CongestionConfig {
     resume: Option<ResumeTicket>,
     growth: StartupGrowth,
     jump: Option<BdpJump>,
+    loss_filter: Option<LossFilterConfig>,
 }
 
 impl CongestionConfig {
@@ -95,6 +97,7 @@ impl CongestionConfig {
             resume: None,
             growth: StartupGrowth::Double,
             jump: None,
+            loss_filter: None,
         }
     }
 
@@ -189,6 +192,18 @@ impl CongestionConfig {
         self.jump
     }
 
+    /// Reduce the window only for repeated losses (spec part `+loss-filter[:...]`; see
+    /// [`crate::loss_filter`]). Default: none, every loss is a congestion event (RFC 9002).
+    pub fn loss_filter(mut self, filter: Option<LossFilterConfig>) -> Self {
+        self.loss_filter = filter;
+        self
+    }
+
+    /// The loss filter, if enabled.
+    pub fn loss_filter_config(&self) -> Option<LossFilterConfig> {
+        self.loss_filter
+    }
+
     /// Careful Resume constants and switch (RFC 9959; spec suffix `+cr:...`).
     pub fn careful_resume(mut self, config: CarefulResumeConfig) -> Self {
         self.careful_resume = config;
@@ -247,6 +262,7 @@ impl CongestionConfig {
         }
         controller.set_growth(self.growth);
         controller.set_jump(self.jump);
+        controller.set_loss_filter(self.loss_filter);
         let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
         controller.set_careful_resume(self.careful_resume.clone(), resume);
         Some(controller)
@@ -282,6 +298,9 @@ impl fmt::Display for CongestionConfig {
         write!(f, "{}", self.growth)?;
         if let Some(jump) = self.jump {
             write!(f, "{jump}")?;
+        }
+        if let Some(filter) = self.loss_filter {
+            write!(f, "{filter}")?;
         }
         crate::careful_resume::write_spec(f, &self.careful_resume)
     }

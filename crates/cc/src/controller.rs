@@ -28,6 +28,7 @@ use crate::careful_resume::{
 use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::StartupGrowth;
 use crate::jump::{BdpJump, PeakRate};
+use crate::loss_filter::{LossFilter, LossFilterConfig};
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
 /// RTT estimates handed in with each acknowledgement.
@@ -101,6 +102,8 @@ pub struct Controller {
     peak_rate: PeakRate,
     /// RTT estimates of the latest acknowledgement.
     rtt: RttInfo,
+    /// The filter that lets isolated losses pass without a reduction, if enabled.
+    loss_filter: Option<LossFilter>,
 }
 
 /// A proportional drain after a slow-start exit that asked for one ([`SsDecision::Exit`]
@@ -166,7 +169,14 @@ impl Controller {
             jump: None,
             peak_rate: PeakRate::default(),
             rtt: RttInfo::fixed(Duration::ZERO),
+            loss_filter: None,
         }
+    }
+
+    /// Enables the filter that reduces the window only for repeated losses
+    /// ([`crate::loss_filter`]).
+    pub fn set_loss_filter(&mut self, config: Option<LossFilterConfig>) {
+        self.loss_filter = config.map(LossFilter::new);
     }
 
     /// Enables the jump towards the delivery-rate BDP during the initial slow start
@@ -348,6 +358,9 @@ impl Controller {
     ) {
         self.latest_rtt = rtt.latest;
         self.rtt = rtt;
+        if let Some(filter) = self.loss_filter.as_mut() {
+            filter.on_acked();
+        }
         if self.jump.is_some() {
             self.peak_rate.on_ack(sent, bytes);
         }
@@ -541,6 +554,16 @@ impl Controller {
                 persistent,
             });
             return;
+        }
+        if let Some(filter) = self.loss_filter.as_mut() {
+            let packets = lost_bytes.div_ceil(self.mss).max(1);
+            if !filter.on_lost(packets) && !persistent {
+                // An isolated loss: no reduction ([`crate::loss_filter`]).
+                if let Some(t) = cr {
+                    self.apply_careful_resume(now, t);
+                }
+                return;
+            }
         }
         // A drain is a recovery period until it ends ([`Controller::start_drain`]).
         let in_recovery =

@@ -40,6 +40,7 @@ pub mod controller;
 pub mod event;
 pub mod growth;
 pub mod jump;
+pub mod loss_filter;
 pub mod profile;
 pub mod slow_start;
 pub mod spec;
@@ -55,6 +56,7 @@ pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use growth::StartupGrowth;
 pub use jump::BdpJump;
+pub use loss_filter::LossFilterConfig;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
     LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,

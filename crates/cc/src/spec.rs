@@ -1,6 +1,6 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+jump[:OPTION,...]][+cr[:OPTION,...]]`,
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+jump[:OPTION,...]][+loss-filter[:OPTION,...]][+cr[:OPTION,...]]`,
 //! case-insensitive.
 //!
 //! | part | values |
@@ -13,11 +13,12 @@
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
 //! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
+//! | `+loss-filter` (reduce the window only for repeated losses, picoquic's rule; not RFC 9002; see [`crate::loss_filter`]) options | `threshold=F`, `gain=F`, `scope=N` |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
 //!
 //! This module is the grammar. What each option means, its default and its source are
 //! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`],
-//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
+//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::loss_filter`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
@@ -89,6 +90,13 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         }
         None => Default::default(),
     };
+    let (lower, filter_part) = crate::loss_filter::split_spec(&lower);
+    let loss_filter = match filter_part {
+        Some(opts) => Some(
+            crate::loss_filter::LossFilterConfig::parse_options(opts).map_err(|m| err(spec, m))?,
+        ),
+        None => None,
+    };
     let (lower, jump_part) = crate::jump::split_spec(&lower);
     let jump = match jump_part {
         Some(opts) => Some(crate::jump::BdpJump::parse_options(opts).map_err(|m| err(spec, m))?),
@@ -144,6 +152,12 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             "bbr has its own startup and takes no growth".into(),
         ));
     }
+    if matches!(avoidance, AvoidanceConfig::Bbr) && filter_part.is_some() {
+        return Err(err(
+            spec,
+            "bbr is quinn's own and takes no loss filter".into(),
+        ));
+    }
     if matches!(avoidance, AvoidanceConfig::Bbr) && jump_part.is_some() {
         return Err(err(
             spec,
@@ -161,7 +175,8 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         .slow_start(slow_start)
         .careful_resume(careful_resume)
         .growth(growth)
-        .jump(jump))
+        .jump(jump)
+        .loss_filter(loss_filter))
 }
 
 fn split_opts(part: &str) -> (&str, Vec<&str>) {

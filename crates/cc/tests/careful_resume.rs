@@ -1085,6 +1085,7 @@ fn spec_suffix_tunes_or_disables_careful_resume() {
         "cubic+search:draft+cr:keep-on-delay-exit",
         "cubic+search:draft+growth:x=3+cr:jump-on-confirm,ss-cap=1",
         "cubic+search:draft+growth:x=3+jump:rtt=smoothed+cr:jump-on-confirm,ss-cap=1",
+        "cubic+search:draft+jump+loss-filter:threshold=0.3+cr:jump-on-confirm",
     ] {
         let cc: CongestionConfig = spec.parse().unwrap();
         let again: CongestionConfig = cc.to_string().parse().unwrap();

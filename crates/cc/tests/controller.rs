@@ -172,3 +172,33 @@ fn no_jump_while_careful_resume_decides() {
         ctl.congestion_window()
     );
 }
+
+/// `+loss-filter` (picoquic's rule, crates/cc/src/loss_filter.rs): one packet lost in 64
+/// keeps the window; three lost together (a queue overflowing) are congestion and cut it
+/// by CUBIC's beta; persistent congestion always collapses it.
+#[test]
+fn the_loss_filter_cuts_for_bursts_not_for_isolated_losses() {
+    let filtered: CongestionConfig = "cubic+loss-filter".parse().unwrap();
+    let mut ctl = filtered.build_controller(MSS).unwrap();
+    let rtt = satquic_cc::RttInfo::fixed(SAT_RTT);
+    let mut now = Duration::from_secs(1);
+    let mut pn = 0;
+    for _ in 0..5 {
+        for _ in 0..63 {
+            ctl.on_sent(now, MSS, pn);
+            ctl.on_ack(now + SAT_RTT, now, MSS, false, rtt);
+            pn += 1;
+        }
+        now += SAT_RTT;
+        ctl.on_end_acks(now, 0, Some(pn));
+        let before = ctl.window();
+        ctl.on_congestion_event(now, now - Duration::from_millis(1), false, MSS);
+        assert_eq!(ctl.window(), before, "an isolated loss cut the window");
+    }
+    assert!(ctl.in_slow_start());
+    let before = ctl.window();
+    ctl.on_congestion_event(now, now - Duration::from_millis(1), false, 3 * MSS);
+    assert_eq!(ctl.window(), before * 7 / 10);
+    ctl.on_congestion_event(now + SAT_RTT * 4, now + SAT_RTT * 3, true, MSS);
+    assert_eq!(ctl.window(), 2 * MSS);
+}
