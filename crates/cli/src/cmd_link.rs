@@ -56,9 +56,18 @@ pub struct Args {
     /// Seed of the model's random processes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Most client addresses relayed at once.
-    #[arg(long, default_value_t = 1024)]
+    /// Most client addresses relayed at once (when full, the oldest flow the server never
+    /// answered makes room; new clients are refused only when all are answered).
+    #[arg(long, value_name = "N", default_value_t = satquic_net::relay::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
+    /// Forget a client address after this many seconds without a datagram either way.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = satquic_net::relay::DEFAULT_FLOW_IDLE_TIMEOUT.as_secs_f64(),
+        allow_negative_numbers = true
+    )]
+    flow_idle_timeout: f64,
     /// Do not print per-second statistics.
     #[arg(short = 'q', long)]
     quiet: bool,
@@ -224,6 +233,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut options = RelayOptions::new(args.listen, args.to, link.clone());
     options.seed = args.seed;
     options.max_flows = args.max_flows;
+    options.flow_idle_timeout = crate::seconds::seconds(
+        "--flow-idle-timeout",
+        args.flow_idle_timeout,
+        crate::seconds::SHORTEST..=crate::seconds::LONGEST,
+    )?;
     let relay = Relay::start(options).map_err(net_failure)?;
     match &link {
         Some(l) => outln!(
@@ -251,11 +265,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         last = std::time::Instant::now();
         if !args.quiet {
             outln!(
-                "[{:7.1} s] {} | {} | flows {}",
+                "[{:7.1} s] {} | {} | flows {} (refused {}, evicted {})",
                 now.at.as_secs_f64(),
                 direction_line("down", &now.down, &before.down, secs),
                 direction_line("up", &now.up, &before.up, secs),
-                now.flows
+                now.flows,
+                now.flows_refused,
+                now.flows_evicted
             )?;
         }
         before = now;
@@ -264,15 +280,24 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     let (last, _) = relay.stop();
+    let error = |q: Option<Duration>| {
+        q.map(satquic_link::units::format_duration)
+            .unwrap_or_else(|| "-".into())
+    };
     for (name, d) in [("down", &last.down), ("up", &last.up)] {
         outln!(
-            "{name}: forwarded {} packets, modelled drops {}, delay error p50 {:?} p99 {:?}",
+            "{name}: forwarded {} packets, modelled drops {}, delay error p50 {} p99 {}",
             d.forwarded_packets,
             d.stats.dropped_total().packets,
-            d.delay_error.quantile(0.5),
-            d.delay_error.quantile(0.99)
+            error(d.delay_error.quantile(0.5)),
+            error(d.delay_error.quantile(0.99))
         )?;
     }
+    outln!(
+        "flows: {} refused (table full), {} evicted (never answered)",
+        last.flows_refused,
+        last.flows_evicted
+    )?;
     Ok(())
 }
 

@@ -405,3 +405,86 @@ fn connection_limit_refuses_extra_clients() {
         }
     });
 }
+
+fn runtime() -> tokio::runtime::Runtime {
+    satquic_net::install_crypto_provider();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A server on loopback, serving in the background.
+fn serve(options: ServerOptions) -> (Arc<Server>, SocketAddr) {
+    let server = Arc::new(Server::bind(options).unwrap());
+    let addr = server.local_addr();
+    let s = server.clone();
+    tokio::spawn(async move { s.serve().await });
+    (server, addr)
+}
+
+/// The soft limit on open files of this process (`/proc/self/limits`).
+fn open_files_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// One datagram from each of 1,100 source ports (more than the relay's 1,024 flows, none
+/// ever answered by the server) does not lock a real client out of the relay: unanswered
+/// flows make room for it, and the stats count them.
+#[test]
+fn relay_serves_a_real_client_after_1100_spoofed_source_ports() {
+    // A flow holds two descriptors here; a low limit scales the table down to fit.
+    let max_flows = open_files_limit()
+        .map_or(satquic_net::relay::DEFAULT_MAX_FLOWS, |n| n / 4)
+        .min(satquic_net::relay::DEFAULT_MAX_FLOWS);
+    let ports = max_flows + max_flows / 10;
+    let rt = runtime();
+    rt.block_on(async {
+        let (_server, addr) = serve(ServerOptions {
+            listen: loopback(),
+            ..ServerOptions::default()
+        });
+        let mut options = RelayOptions::new(loopback(), addr, None);
+        options.max_flows = max_flows;
+        let relay = Relay::start(options).unwrap();
+        let relay_addr = relay.local_addr();
+        // Distinct source ports, one socket open at a time.
+        let mut sent = 0;
+        let mut port = 20_000u16;
+        while sent < ports {
+            port += 1;
+            let Ok(s) = UdpSocket::bind(("127.0.0.1", port)) else {
+                continue;
+            };
+            s.send_to(&[0x40; 100], relay_addr).unwrap();
+            sent += 1;
+            // Paced, so that the relay's socket buffer takes them all.
+            if sent % 50 == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut snapshot = relay.snapshot();
+        while snapshot.up.forwarded_packets < ports as u64 {
+            assert!(
+                Instant::now() < deadline,
+                "{} of {ports} forwarded, {} flows",
+                snapshot.up.forwarded_packets,
+                snapshot.flows
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            snapshot = relay.snapshot();
+        }
+        // The table is full of unanswered flows, the oldest evicted for the newest.
+        assert_eq!(snapshot.flows, max_flows);
+        assert_eq!(snapshot.flows_evicted, (ports - max_flows) as u64);
+        assert_eq!(snapshot.flows_refused, 0);
+        download_ok(relay_addr, 1_000_000).await;
+        let snapshot = relay.snapshot();
+        assert_eq!(snapshot.flows_evicted, (ports - max_flows + 1) as u64);
+        assert_eq!(snapshot.flows_refused, 0);
+    });
+}
