@@ -1,12 +1,11 @@
 //! `satquic client HOST[:PORT]`: iperf3/qperf-style transfers against `satquic server`, or
 //! fetches from any hq-interop / HTTP/3 server.
 
-use std::io::Write as _;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use satquic_net::client::{Alpn, ClientOptions, IntervalRow, run_client};
-use satquic_net::tls::{Verify, parse_pin};
+use satquic_net::tls::{Verify, parse_pin, read_ca_file, system_roots};
 use satquic_net::{NetError, NetTransport};
 use satquic_run::Workload;
 use satquic_run::units::{format_bytes, parse_size};
@@ -214,12 +213,17 @@ pub struct Args {
     /// TLS server name (default: the host).
     #[arg(long, value_name = "NAME")]
     sni: Option<String>,
-    /// Accept the server's certificate without checking it (lab servers), quietly.
-    #[arg(long, conflicts_with = "pin")]
+    /// Accept any server certificate: no protection against a machine in the middle (by
+    /// default the certificate must chain to a system CA and name the server).
+    #[arg(long, conflicts_with_all = ["pin", "ca"])]
     insecure: bool,
-    /// Accept only a server certificate with this SHA-256 (printed by satquic server).
-    #[arg(long, value_name = "SHA256")]
+    /// Accept only the server certificate with this SHA-256 (printed by satquic server),
+    /// self-signed or not; no other check.
+    #[arg(long, value_name = "SHA256", conflicts_with = "ca")]
     pin: Option<String>,
+    /// Trust these CA certificates (PEM) instead of the system's.
+    #[arg(long, value_name = "FILE")]
+    ca: Option<std::path::PathBuf>,
     /// Write a qlog (JSON-SEQ) file into DIR.
     #[arg(long, value_name = "DIR")]
     qlog: Option<std::path::PathBuf>,
@@ -265,9 +269,11 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         }
         (Some(_), Some(_)) => return Err(Failure::Usage("give -n or -t, not both".into())),
     };
-    let verify = match &args.pin {
-        Some(p) => Verify::Pin(parse_pin(p).map_err(Failure::Usage)?),
-        None => Verify::Any,
+    let verify = match (&args.pin, &args.ca) {
+        _ if args.insecure => Verify::Any,
+        (Some(p), _) => Verify::Pin(parse_pin(p).map_err(Failure::Usage)?),
+        (None, Some(file)) => Verify::Roots(read_ca_file(file).map_err(net_failure)?),
+        (None, None) => Verify::Roots(system_roots().map_err(net_failure)?),
     };
     let time_cap = match (args.time_cap, &workload) {
         (Some(c), _) => Some(seconds("--time-cap", c)?),
@@ -318,13 +324,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let options = options(&args)?;
     satquic_net::client::validate(&options).map_err(net_failure)?;
     satquic_net::install_crypto_provider();
-    if options.verify == Verify::Any && !args.insecure && !args.json {
-        // Not eprintln!: a closed stderr must not panic either.
-        let _ = writeln!(
-            std::io::stderr(),
-            "satquic: warning: not verifying the server certificate (use --pin SHA256 to check it, --insecure to silence this)"
-        );
-    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

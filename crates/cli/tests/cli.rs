@@ -657,3 +657,56 @@ fn an_h3_client_fetches_a_path_without_a_size() {
     let err = usage_error(&["client", &server, "--alpn", "h3"]);
     assert!(err.contains("--path"), "{err}");
 }
+
+/// `satquic server` on `listen`, and the SHA-256 of its certificate (from its first lines).
+fn server_with_fingerprint(listen: &str) -> (Background, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", listen])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let background = Background(child);
+    for line in lines {
+        if let Some(fp) = line.unwrap().strip_prefix("certificate sha256 ") {
+            return (background, fp.trim().to_string());
+        }
+    }
+    panic!("the server printed no fingerprint");
+}
+
+#[test]
+fn the_client_verifies_the_server_certificate_unless_told_not_to() {
+    let server = format!("127.0.0.1:{}", free_port());
+    let (_server, fingerprint) = server_with_fingerprint(&server);
+    // By default a self-signed certificate is refused: one line, the fingerprint and how
+    // to pin it, exit code 1, and no warning before it.
+    let o = satquic(&["client", &server, "-n", "10K"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("refused") && err.contains(&format!("--pin {fingerprint}")),
+        "{err}"
+    );
+    // Pinned: accepted. --insecure: accepted, and quietly.
+    ok(&["client", &server, "-n", "10K", "--pin", &fingerprint]);
+    let o = satquic(&["client", &server, "-n", "10K", "--insecure"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    // A wrong pin is refused; a CA file that is not there, or two ways at once, are usage
+    // errors.
+    let o = satquic(&["client", &server, "-n", "10K", "--pin", &"ab".repeat(32)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("does not match --pin"),
+        "{}",
+        stderr(&o)
+    );
+    let err = usage_error(&["client", &server, "--ca", "/nonexistent/ca.pem"]);
+    assert!(err.contains("--ca"), "{err}");
+    usage_error(&["client", &server, "--insecure", "--pin", &fingerprint]);
+}

@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::NetError;
 use crate::perf::{self, Receipt, Request, ServerReport};
 use crate::server::EventStore;
-use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, PinVerifier, Verify};
+use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, ServerVerifier, Verify};
 use crate::transport::NetTransport;
 use satquic_run::{InOrder, ZEROS};
 
@@ -77,6 +77,7 @@ pub struct ClientOptions {
     /// Path for hq-interop/h3 (default `/<bytes>`, the synthetic object of that size).
     pub path: Option<String>,
     pub transport: NetTransport,
+    /// How the server's certificate is checked.
     pub verify: Verify,
     /// Interval of the progress rows; `None`: no rows.
     pub interval: Option<Duration>,
@@ -91,7 +92,9 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
-    /// A plain download of `bytes` from `server` with default settings.
+    /// A plain download of `bytes` from `server` with default settings, accepting any
+    /// certificate ([`Verify::Any`]: for servers the caller started itself; set
+    /// `verify` for others).
     pub fn download(server: SocketAddr, bytes: u64) -> Self {
         ClientOptions {
             server,
@@ -243,7 +246,7 @@ pub async fn run_client(
     let (transport, probe) = options
         .transport
         .build(Some(events.clone() as Arc<dyn EventSink>), start)?;
-    let verifier = PinVerifier::new(options.verify.clone());
+    let verifier = ServerVerifier::new(options.verify.clone())?;
     let crypto = crate::tls::client_crypto(verifier.clone(), options.alpn.id())?;
     let mut config = ClientConfig::new(Arc::new(
         QuicClientConfig::try_from(crypto).map_err(|e| NetError::Setup(e.to_string()))?,
@@ -264,10 +267,19 @@ pub async fn run_client(
     let conn = match tokio::time::timeout(handshake_limit, connecting).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
-            let seen = verifier
-                .seen()
-                .map(|fp| format!(" (server certificate sha256 {fp})"))
-                .unwrap_or_default();
+            let seen = verifier.seen().unwrap_or_default();
+            if let Some(why) = verifier.refused() {
+                return Err(NetError::Transfer(format!(
+                    "the certificate of {} was refused: {why} (sha256 {seen}; to trust this \
+                     one server, --pin {seen})",
+                    options.server
+                )));
+            }
+            let seen = if seen.is_empty() {
+                seen
+            } else {
+                format!(" (server certificate sha256 {seen})")
+            };
             return Err(NetError::Transfer(format!(
                 "handshake with {} failed: {e}{seen}",
                 options.server

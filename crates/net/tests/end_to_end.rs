@@ -292,6 +292,79 @@ fn pinning_accepts_the_right_certificate_only() {
     });
 }
 
+/// A certificate issued by a CA of the test's own, written as PEM files.
+struct IssuedCertificate {
+    dir: std::path::PathBuf,
+    ca: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl IssuedCertificate {
+    fn new(names: &[&str]) -> Self {
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let leaf =
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap()
+                .signed_by(&key, &ca)
+                .unwrap();
+        let dir = std::env::temp_dir().join(format!("satquic-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        let ca = satquic_net::tls::read_ca_file(&dir.join("ca.pem")).unwrap();
+        IssuedCertificate { dir, ca }
+    }
+}
+
+impl Drop for IssuedCertificate {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn certificates_are_verified_against_trusted_authorities_and_the_name() {
+    use satquic_net::tls::Verify;
+    let issued = IssuedCertificate::new(&["localhost"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let server = Server::bind(ServerOptions {
+            listen: loopback(),
+            cert: Some((issued.dir.join("cert.pem"), issued.dir.join("key.pem"))),
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let mut options = ClientOptions::download(addr, 10_000);
+        options.time_cap = Some(Duration::from_secs(20));
+        // The CA that issued it, the name it holds: accepted.
+        options.verify = Verify::Roots(issued.ca.clone());
+        let r = run_client(options.clone(), None).await.unwrap();
+        assert_eq!(r.status, "completed", "{:?}", r.error);
+        // Another name: refused, and the message says why.
+        options.server_name = "satquic.example".into();
+        let err = run_client(options.clone(), None).await.unwrap_err();
+        assert!(err.to_string().contains("not valid for the name"), "{err}");
+        // The system's authorities did not issue it (nor a self-signed one).
+        options.server_name = "localhost".into();
+        if let Ok(system) = satquic_net::tls::system_roots() {
+            options.verify = Verify::Roots(system);
+            let err = run_client(options.clone(), None).await.unwrap_err();
+            let err = err.to_string();
+            assert!(
+                err.contains("not issued by a trusted authority") && err.contains("--pin"),
+                "{err}"
+            );
+        }
+        serve.abort();
+    });
+}
+
 /// Careful Resume across connections (RFC 9959): the server saves what a client
 /// address's connection observed when it closes (Sec. 3.1) and hands it to the next
 /// connection from that address (Sec. 3.2), whose controller then starts in the
