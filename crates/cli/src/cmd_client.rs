@@ -295,6 +295,7 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         want_server_report: true,
         qlog_dir: args.qlog.clone(),
         progress: None,
+        interrupt: None,
     })
 }
 
@@ -320,8 +321,30 @@ pub fn format_interval(row: &IntervalRow) -> String {
     )
 }
 
+/// Notifies `interrupt` on the first SIGINT (Ctrl-C) or SIGTERM: the transfer then ends
+/// as iperf3's does, closing the connection and printing what it measured.
+fn on_signal(interrupt: std::sync::Arc<tokio::sync::Notify>) {
+    tokio::spawn(async move {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
+        interrupt.notify_one();
+    });
+}
+
 pub fn run(args: Args) -> Result<(), Failure> {
-    let options = options(&args)?;
+    let mut options = options(&args)?;
+    let interrupt = std::sync::Arc::new(tokio::sync::Notify::new());
+    options.interrupt = Some(interrupt.clone());
     satquic_net::client::validate(&options).map_err(net_failure)?;
     satquic_net::install_crypto_provider();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -353,7 +376,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }))
     };
     let result = rt
-        .block_on(run_client(options.clone(), on_interval))
+        .block_on(async {
+            on_signal(interrupt);
+            run_client(options.clone(), on_interval).await
+        })
         .map_err(net_failure)?;
     // A closed stdout does not hide a failed transfer.
     let printed = if args.json {
@@ -364,10 +390,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         print_text(&args, &result)
     };
+    // Incomplete results exit 1 (after they are printed), as failed ones do.
     match result.status.as_str() {
         "failed" => Err(Failure::Other(
             result.error.unwrap_or_else(|| "transfer failed".into()),
         )),
+        "interrupted" => Err(Failure::Other(format!(
+            "interrupted after {:.1} s: the results above are partial",
+            result.ended_at.as_secs_f64()
+        ))),
+        "capped" => Err(Failure::Other(format!(
+            "stopped at --time-cap ({:.1} s) before the transfer ended: the results above \
+             are partial",
+            result.ended_at.as_secs_f64()
+        ))),
         _ => printed,
     }
 }

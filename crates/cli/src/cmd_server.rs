@@ -30,6 +30,9 @@ pub struct Args {
     /// Most connections at once; further handshakes are refused.
     #[arg(long, value_name = "N", default_value_t = 256)]
     max_connections: usize,
+    /// Most connections at once from one IP address.
+    #[arg(long, value_name = "N", default_value_t = satquic_net::server::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
+    max_per_address: usize,
     /// Largest download or upload one request may ask for.
     #[arg(long, value_name = "SIZE", default_value = "100G")]
     max_bytes: String,
@@ -66,6 +69,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         transport: args.transport.to_transport()?,
         www: args.www.clone(),
         max_connections: args.max_connections,
+        max_connections_per_address: args.max_per_address,
         max_request_bytes: parse_size(&args.max_bytes)
             .map_err(|e| Failure::Usage(format!("--max-bytes: {e}")))?,
         retry: !args.no_retry,
@@ -99,10 +103,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     tick.tick().await;
                     let s = stats_server.stats();
                     if let Err(closed) = outln!(
-                        "connections {} (accepted {}, refused {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
+                        "connections {} (accepted {}, refused {}, abandoned {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
                         s.active_connections,
                         s.accepted,
                         s.refused,
+                        s.abandoned,
                         s.retries_sent,
                         s.handshake_failures,
                         s.requests,

@@ -710,3 +710,96 @@ fn the_client_verifies_the_server_certificate_unless_told_not_to() {
     assert!(err.contains("--ca"), "{err}");
     usage_error(&["client", &server, "--insecure", "--pin", &fingerprint]);
 }
+
+/// Lines a child prints, read on a thread.
+fn lines_of(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (bounded) for a line of `lines` that `want` accepts.
+fn wait_for(lines: &std::sync::mpsc::Receiver<String>, want: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if want(&line) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no such line: {e}"),
+        }
+    }
+}
+
+/// The counter `name` of a `satquic server -i` line (`connections 1 (accepted 1, ...`).
+fn server_counter(line: &str, name: &str) -> Option<u64> {
+    let words: Vec<&str> = line
+        .split(|c: char| c == ',' || c == '(' || c == ')' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let i = words.iter().position(|w| *w == name)?;
+    words.get(i + 1)?.parse().ok()
+}
+
+#[test]
+fn ctrl_c_closes_the_connection_and_prints_the_partial_results() {
+    let server = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", &server, "-i"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server_lines = lines_of(child.stdout.take().unwrap());
+    let _server = Background(child);
+    wait_for(&server_lines, |l| l.starts_with("certificate sha256"));
+    for signal in ["-INT", "-TERM"] {
+        let mut client = Command::new(BIN)
+            .args(["client", &server, "-t", "60", "-i", "0.2", "--insecure"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = lines_of(client.stdout.take().unwrap());
+        let err = lines_of(client.stderr.take().unwrap());
+        let pid = client.id().to_string();
+        let client = Background(client);
+        wait_for(&out, |l| l.starts_with("[  0]"));
+        wait_for(&server_lines, |l| {
+            server_counter(l, "connections") == Some(1)
+        });
+        let status = Command::new("kill").args([signal, &pid]).status().unwrap();
+        assert!(status.success());
+        // The partial summary, and exit code 1 with one line saying why.
+        let summary = wait_for(&out, |l| l.contains(" in ") && l.contains("Mbit/s ("));
+        assert!(summary.contains("(interrupted"), "{summary}");
+        let why = wait_for(&err, |_| true);
+        assert!(why.contains("interrupted"), "{why}");
+        let mut client = client;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let code = loop {
+            if let Some(s) = client.0.try_wait().unwrap() {
+                break s.code();
+            }
+            assert!(Instant::now() < deadline, "the client did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(code, Some(1), "{signal}");
+        // The server heard the CONNECTION_CLOSE: the connection is gone without being
+        // abandoned as silent (nor waiting for the 30 s idle timeout).
+        let line = wait_for(&server_lines, |l| {
+            server_counter(l, "connections") == Some(0)
+        });
+        assert_eq!(server_counter(&line, "abandoned"), Some(0), "{line}");
+    }
+}

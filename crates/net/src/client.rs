@@ -89,6 +89,10 @@ pub struct ClientOptions {
     pub qlog_dir: Option<PathBuf>,
     /// Mirror of the in-order bytes received so far, for callers that sample it live.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Notified (`notify_one`) to end the run early, as Ctrl-C does: the client closes the
+    /// connection (CONNECTION_CLOSE, so the server frees it at once) and returns what it
+    /// has, with status `interrupted`.
+    pub interrupt: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl ClientOptions {
@@ -110,9 +114,14 @@ impl ClientOptions {
             want_server_report: true,
             qlog_dir: None,
             progress: None,
+            interrupt: None,
         }
     }
 }
+
+/// How long the client waits for its CONNECTION_CLOSE to leave (not the whole draining
+/// period of RFC 9000 Sec. 10.2: the process is about to end).
+pub const CLOSE_GRACE: Duration = Duration::from_millis(200);
 
 /// Called with each interval row as it is made.
 pub type IntervalCallback = Box<dyn FnMut(&IntervalRow) + Send>;
@@ -138,7 +147,7 @@ pub struct IntervalRow {
 pub struct ClientResult {
     /// The flow's start: when the client began its handshake.
     pub started_at: Instant,
-    /// `completed`, `capped` or `failed`.
+    /// `completed`, `capped`, `interrupted` or `failed`.
     pub status: String,
     pub error: Option<String>,
     pub upload: bool,
@@ -264,7 +273,24 @@ pub async fn run_client(
         .map_err(|e| NetError::Usage(format!("cannot connect to {}: {e}", options.server)))?;
     let cap = options.time_cap.unwrap_or(Duration::from_secs(365 * 86400));
     let handshake_limit = cap.min(Duration::from_secs(30));
-    let conn = match tokio::time::timeout(handshake_limit, connecting).await {
+    let interrupted = async {
+        match &options.interrupt {
+            Some(n) => n.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    let handshake = tokio::select! {
+        h = tokio::time::timeout(handshake_limit, connecting) => h,
+        () = interrupted => {
+            // Dropping the handshake closes it; let that close get out.
+            let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
+            return Err(NetError::Transfer(format!(
+                "interrupted during the handshake with {}",
+                options.server
+            )));
+        }
+    };
+    let conn = match handshake {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
             let seen = verifier.seen().unwrap_or_default();
@@ -317,12 +343,22 @@ pub async fn run_client(
     });
 
     let transfer = transfer(&options, &conn, &progress, &probe);
-    let outcome = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer).await;
+    let interrupted = async {
+        match &options.interrupt {
+            Some(n) => n.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        o = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer) => Some(o),
+        () = interrupted => None,
+    };
     let ended = start.elapsed();
     let (status, error, completed_at) = match outcome {
-        Ok(Ok(())) => ("completed", None, Some(ended)),
-        Ok(Err(e)) => ("failed", Some(e.to_string()), None),
-        Err(_) => ("capped", None, None),
+        Some(Ok(Ok(()))) => ("completed", None, Some(ended)),
+        Some(Ok(Err(e))) => ("failed", Some(e.to_string()), None),
+        Some(Err(_)) => ("capped", None, None),
+        None => ("interrupted", None, None),
     };
     done.store(true, Ordering::Relaxed);
     if let Some(t) = ticker {
@@ -344,7 +380,7 @@ pub async fn run_client(
     let stats = conn.stats();
     conn.close(VarInt::from_u32(perf::CLOSE_DONE), b"done");
     // Let the close frame out, without waiting for the whole draining period.
-    let _ = tokio::time::timeout(Duration::from_millis(200), endpoint.wait_idle()).await;
+    let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
 
     let bytes = progress.bytes.load(Ordering::Relaxed);
     let mut result = ClientResult {

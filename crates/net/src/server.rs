@@ -8,7 +8,12 @@
 //!
 //! # Limits (one misbehaving client cannot exhaust it)
 //!
-//! - at most `max_connections` connections; further handshakes are refused;
+//! - at most `max_connections` connections, at most `max_connections_per_address` of them
+//!   from one IP address; further handshakes are refused at once (CONNECTION_REFUSED);
+//! - a peer that stops answering is abandoned: when the server has sent to it and heard
+//!   nothing back for [`SILENT_PEER_MIN`] or [`SILENT_PEER_RTTS`] smoothed RTTs, whichever
+//!   is longer, the connection is closed (a client killed mid-download frees its slot in
+//!   seconds, not after the idle timeout);
 //! - address validation: a client must echo a Retry token before the server keeps any
 //!   state for it (on by default), so spoofed or replayed Initials cost nothing;
 //! - a handshake must finish within `handshake_timeout`, a request line or header within
@@ -18,8 +23,8 @@
 //!   cut there too;
 //! - per-connection event logs keep at most [`MAX_EVENTS_PER_CONNECTION`] events.
 
-use std::collections::VecDeque;
-use std::net::SocketAddr;
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,6 +47,19 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_EVENTS_PER_CONNECTION: usize = 200_000;
 /// Resolution of kept Sample events.
 pub const SAMPLE_STEP: Duration = Duration::from_millis(10);
+/// A peer that has not answered anything the server sent for this long (at least) is
+/// abandoned. Longer than a LEO handover or a GEO beam switch; far shorter than the idle
+/// timeout (30 s), which is what otherwise frees a dead client's connection.
+pub const SILENT_PEER_MIN: Duration = Duration::from_secs(3);
+/// ... or for this many smoothed RTTs, if longer: about three PTO backoffs (RFC 9002
+/// Sec. 6.2; PTO = SRTT + 4 RTTVAR + max_ack_delay doubles after each).
+pub const SILENT_PEER_RTTS: u32 = 8;
+/// How often a connection checks whether its peer still answers.
+pub const SILENCE_CHECK_INTERVAL: Duration = Duration::from_millis(250);
+/// Application close code of an abandoned connection.
+pub const CLOSE_PEER_SILENT: u32 = 0x110;
+/// Default of [`ServerOptions::max_connections_per_address`].
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
 
 /// What `satquic server` is told.
 #[derive(Debug, Clone)]
@@ -53,6 +71,8 @@ pub struct ServerOptions {
     /// Directory served over hq-interop and h3 (synthetic `/<size>` objects otherwise).
     pub www: Option<PathBuf>,
     pub max_connections: usize,
+    /// At most this many of them from one IP address.
+    pub max_connections_per_address: usize,
     /// Largest download or upload one request may ask for, bytes.
     pub max_request_bytes: u64,
     /// Ask every new client to prove its address with a Retry round trip.
@@ -71,6 +91,7 @@ impl Default for ServerOptions {
             transport: NetTransport::default(),
             www: None,
             max_connections: 256,
+            max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
             max_request_bytes: 100_000_000_000,
             retry: true,
             handshake_timeout: Duration::from_secs(10),
@@ -94,6 +115,8 @@ pub struct ServerStats {
     /// Connections whose congestion controller started from saved parameters (Careful
     /// Resume, RFC 9959).
     pub resumed: u64,
+    /// Connections closed because the peer stopped answering ([`SILENT_PEER_MIN`]).
+    pub abandoned: u64,
 }
 
 #[derive(Default)]
@@ -108,6 +131,7 @@ struct Counters {
     bytes_sent: AtomicU64,
     bytes_received: AtomicU64,
     resumed: AtomicU64,
+    abandoned: AtomicU64,
 }
 
 /// One connection's sender-side state, for in-process callers (emulated runs).
@@ -181,6 +205,8 @@ pub(crate) struct ServerState {
     /// Careful Resume (RFC 9959): what each client address's last connection observed
     /// (Sec. 3.1), handed to its next connection (Sec. 3.2).
     saved: Mutex<SavedStateStore>,
+    /// Connections per client IP address (entries removed at zero).
+    per_address: Mutex<HashMap<IpAddr, usize>>,
     kept: Mutex<VecDeque<Arc<ConnectionInfo>>>,
     base_config: ServerConfig,
     www_root: Option<PathBuf>,
@@ -201,6 +227,11 @@ impl Server {
         if options.max_connections == 0 {
             return Err(NetError::Usage(
                 "--max-connections must be at least 1".into(),
+            ));
+        }
+        if options.max_connections_per_address == 0 {
+            return Err(NetError::Usage(
+                "--max-per-address must be at least 1".into(),
             ));
         }
         let www_root = match &options.www {
@@ -239,6 +270,7 @@ impl Server {
                 options,
                 counters: Counters::default(),
                 kept: Mutex::new(VecDeque::new()),
+                per_address: Mutex::new(HashMap::new()),
                 saved: Mutex::new(SavedStateStore::new(
                     SAVED_STATE_CAPACITY,
                     satquic_cc::careful_resume::DEFAULT_LIFETIME,
@@ -269,6 +301,7 @@ impl Server {
             active_connections: c.active.load(Ordering::Relaxed),
             accepted: c.accepted.load(Ordering::Relaxed),
             resumed: c.resumed.load(Ordering::Relaxed),
+            abandoned: c.abandoned.load(Ordering::Relaxed),
             refused: c.refused.load(Ordering::Relaxed),
             retries_sent: c.retries.load(Ordering::Relaxed),
             handshake_failures: c.handshake_failures.load(Ordering::Relaxed),
@@ -305,7 +338,10 @@ impl Server {
     fn on_incoming(&self, incoming: Incoming) {
         let state = &self.state;
         let c = &state.counters;
-        if c.active.load(Ordering::Relaxed) >= state.options.max_connections {
+        let from = incoming.remote_address().ip();
+        let crowded = lock(&state.per_address).get(&from).copied().unwrap_or(0)
+            >= state.options.max_connections_per_address;
+        if crowded || c.active.load(Ordering::Relaxed) >= state.options.max_connections {
             c.refused.fetch_add(1, Ordering::Relaxed);
             incoming.refuse();
             return;
@@ -364,7 +400,7 @@ impl Server {
             }
             kept.push_back(info.clone());
         }
-        let guard = ActiveGuard::new(state.clone());
+        let guard = ActiveGuard::new(state.clone(), from);
         let state = state.clone();
         tokio::spawn(async move {
             let _guard = guard;
@@ -385,13 +421,22 @@ impl Server {
                 .and_then(|d| d.downcast::<quinn::crypto::rustls::HandshakeData>().ok())
                 .and_then(|d| d.protocol)
                 .unwrap_or_default();
-            match alpn.as_slice() {
-                ALPN_PERF => serve_perf(&state, &conn, &info).await,
-                ALPN_HQ => crate::http::serve_hq(&state, &conn).await,
-                ALPN_H3 => crate::http::serve_h3(&state, conn.clone()).await,
-                _ => conn.close(VarInt::from_u32(0x178), b"no application protocol"),
+            let serve = async {
+                match alpn.as_slice() {
+                    ALPN_PERF => serve_perf(&state, &conn, &info).await,
+                    ALPN_HQ => crate::http::serve_hq(&state, &conn).await,
+                    ALPN_H3 => crate::http::serve_h3(&state, conn.clone()).await,
+                    _ => conn.close(VarInt::from_u32(0x178), b"no application protocol"),
+                }
+                let _ = conn.closed().await;
+            };
+            tokio::select! {
+                () = serve => {}
+                () = until_silent(&conn) => {
+                    state.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+                    conn.close(VarInt::from_u32(CLOSE_PEER_SILENT), b"peer stopped answering");
+                }
             }
-            let _ = conn.closed().await;
             // Sec. 3.1 "Updating": the connection's observation replaces the saved set.
             if let Ok(o) = careful_resume_observation(conn.congestion_state()) {
                 lock(&state.saved).save(o.save(endpoint, SystemTime::now()));
@@ -402,18 +447,53 @@ impl Server {
     }
 }
 
-struct ActiveGuard(Arc<ServerState>);
+/// Returns when the peer has not answered anything sent to it for [`SILENT_PEER_MIN`] or
+/// [`SILENT_PEER_RTTS`] smoothed RTTs, whichever is longer. A peer with nothing to
+/// answer (an idle connection) is not silent: the clock starts at the first datagram the
+/// server sends after the peer's latest one.
+async fn until_silent(conn: &Connection) {
+    let mut tick = tokio::time::interval(SILENCE_CHECK_INTERVAL);
+    let stats = conn.stats();
+    let mut received = stats.udp_rx.datagrams;
+    let mut sent_then = stats.udp_tx.datagrams;
+    let mut unanswered_since: Option<Instant> = None;
+    loop {
+        tick.tick().await;
+        let stats = conn.stats();
+        if stats.udp_rx.datagrams != received {
+            received = stats.udp_rx.datagrams;
+            sent_then = stats.udp_tx.datagrams;
+            unanswered_since = None;
+        } else if stats.udp_tx.datagrams > sent_then {
+            let since = *unanswered_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= (conn.rtt() * SILENT_PEER_RTTS).max(SILENT_PEER_MIN) {
+                return;
+            }
+        }
+    }
+}
+
+/// Counts a connection as active, in total and for its address, while it lives.
+struct ActiveGuard(Arc<ServerState>, IpAddr);
 
 impl ActiveGuard {
-    fn new(state: Arc<ServerState>) -> Self {
+    fn new(state: Arc<ServerState>, from: IpAddr) -> Self {
         state.counters.active.fetch_add(1, Ordering::Relaxed);
-        ActiveGuard(state)
+        *lock(&state.per_address).entry(from).or_insert(0) += 1;
+        ActiveGuard(state, from)
     }
 }
 
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
         self.0.counters.active.fetch_sub(1, Ordering::Relaxed);
+        let mut per_address = lock(&self.0.per_address);
+        if let Some(n) = per_address.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                per_address.remove(&self.1);
+            }
+        }
     }
 }
 

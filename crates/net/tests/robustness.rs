@@ -131,6 +131,8 @@ fn child_server_process() {
         let mut options = ServerOptions {
             listen: loopback(),
             max_connections: 256,
+            // The 200 clients of a storm come from one address.
+            max_connections_per_address: 256,
             ..ServerOptions::default()
         };
         options.transport.idle_timeout = Duration::from_secs(2);
@@ -422,6 +424,132 @@ fn serve(options: ServerOptions) -> (Arc<Server>, SocketAddr) {
     let s = server.clone();
     tokio::spawn(async move { s.serve().await });
     (server, addr)
+}
+
+/// Clients killed mid-download (they vanish: no CONNECTION_CLOSE, no further packet) fill
+/// every connection slot; the server abandons them when they stop answering, so the next
+/// client gets in within seconds, not after the 30 s idle timeout.
+#[test]
+fn dead_clients_free_their_slots_within_seconds() {
+    /// Slots, all taken by clients that then vanish.
+    const SLOTS: usize = 50;
+    /// The next client must get in this soon after they vanish (idle timeout: 30 s).
+    const WITHIN: Duration = Duration::from_secs(15);
+    watch_panics();
+    let rt = runtime();
+    rt.block_on(async {
+        let (server, addr) = serve(ServerOptions {
+            listen: loopback(),
+            max_connections: SLOTS,
+            max_connections_per_address: SLOTS,
+            ..ServerOptions::default()
+        });
+        assert_eq!(
+            ServerOptions::default().transport.idle_timeout,
+            Duration::from_secs(30)
+        );
+        let relay = Relay::start(RelayOptions::new(loopback(), addr, None)).unwrap();
+        let relay_addr = relay.local_addr();
+        let mut tasks = Vec::new();
+        for _ in 0..SLOTS {
+            tasks.push(tokio::spawn(async move {
+                let mut options = ClientOptions::download(relay_addr, 1_000_000_000);
+                options.time_cap = Some(Duration::from_secs(8));
+                options.want_server_report = false;
+                let _ = run_client(options, None).await;
+            }));
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while server.stats().active_connections < SLOTS {
+            assert!(
+                Instant::now() < deadline,
+                "only {} of {SLOTS} connected",
+                server.stats().active_connections
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Full: a further client is refused at once.
+        let mut o = ClientOptions::download(addr, 1000);
+        o.time_cap = Some(Duration::from_secs(5));
+        let err = run_client(o, None).await.unwrap_err();
+        assert!(err.to_string().contains("refused"), "{err}");
+        // They vanish.
+        drop(relay);
+        let vanished = Instant::now();
+        loop {
+            let mut o = ClientOptions::download(addr, 1_000_000);
+            o.time_cap = Some(Duration::from_secs(5));
+            if let Ok(r) = run_client(o, None).await
+                && r.status == "completed"
+            {
+                break;
+            }
+            assert!(
+                vanished.elapsed() < WITHIN,
+                "still locked out {:?} after the clients vanished: {:?}",
+                vanished.elapsed(),
+                server.stats()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        eprintln!(
+            "the next client got in {:?} after {SLOTS} clients vanished",
+            vanished.elapsed()
+        );
+        // And every one of them is abandoned, well before the idle timeout.
+        while server.stats().active_connections > 0 {
+            assert!(
+                vanished.elapsed() < Duration::from_secs(25),
+                "{:?}",
+                server.stats()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            server.stats().abandoned >= SLOTS as u64,
+            "{:?}",
+            server.stats()
+        );
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
+    assert!(!PANICKED.load(Ordering::SeqCst));
+}
+
+/// One address may hold at most `max_connections_per_address` connections.
+#[test]
+fn one_address_cannot_take_every_connection() {
+    let rt = runtime();
+    rt.block_on(async {
+        let (server, addr) = serve(ServerOptions {
+            listen: loopback(),
+            max_connections: 8,
+            max_connections_per_address: 2,
+            ..ServerOptions::default()
+        });
+        let mut long = Vec::new();
+        for _ in 0..2 {
+            long.push(tokio::spawn(async move {
+                let mut o = ClientOptions::download(addr, 1_000_000_000);
+                o.time_cap = Some(Duration::from_secs(3));
+                run_client(o, None).await
+            }));
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while server.stats().active_connections < 2 {
+            assert!(Instant::now() < deadline);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut o = ClientOptions::download(addr, 1000);
+        o.time_cap = Some(Duration::from_secs(3));
+        let err = run_client(o, None).await.unwrap_err();
+        assert!(err.to_string().contains("refused"), "{err}");
+        assert_eq!(server.stats().refused, 1);
+        for t in long {
+            let _ = t.await;
+        }
+    });
 }
 
 /// The soft limit on open files of this process (`/proc/self/limits`).
