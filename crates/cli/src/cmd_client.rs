@@ -441,13 +441,18 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure>
             .map(|t| format!(", setup {:.1} ms", t.as_secs_f64() * 1e3))
             .unwrap_or_default()
     )?;
-    if let Some(report) = &r.server_report {
+    let sender = match (&r.server_report, &r.sender_report) {
+        (Some(report), _) => Some(("server", report)),
+        (None, Some(report)) => Some(("client (sender)", report)),
+        (None, None) => None,
+    };
+    if let Some((who, report)) = sender {
         let exit = report
             .events
             .iter()
             .find(|e| e.get("type").and_then(|t| t.as_str()) == Some("slow_start_exit"));
         outln!(
-            "server: cc {}, {} packets sent, {} lost, {} congestion events{}",
+            "{who}: cc {}, {} packets sent, {} lost, {} congestion events{}",
             report.cc,
             report.packets_sent,
             report.packets_lost,

@@ -123,6 +123,21 @@ impl ClientOptions {
 /// period of RFC 9000 Sec. 10.2: the process is about to end).
 pub const CLOSE_GRACE: Duration = Duration::from_millis(200);
 
+/// Per-packet bytes that are not stream data in an upload's packets: a short header
+/// (1 + 8-byte connection ID + up to 4-byte packet number), the AEAD tag (16) and a
+/// STREAM frame header (up to 11). Acknowledged packet bytes less this are the stream
+/// bytes the server has (an estimate at most ~0.5 % low: quinn does not tell how much of a
+/// stream is acknowledged).
+pub const STREAM_PACKET_OVERHEAD_BYTES: u64 = 40;
+/// An upload writes at most this far ahead of what is acknowledged, beyond twice the
+/// congestion window (and 1/64 of what it wrote, for the estimate's error): what a TCP
+/// socket buffer does for iperf3. Without a bound quinn buffers up to its send window
+/// (256 MiB), so a timed upload would run on for as long as that takes to drain, and the
+/// bytes written say nothing about the bytes delivered.
+pub const UPLOAD_AHEAD_MIN_BYTES: u64 = 64 * 1024;
+/// How often an upload re-reads the acknowledged bytes while it waits.
+pub const UPLOAD_POLL: Duration = Duration::from_millis(2);
+
 /// Called with each interval row as it is made.
 pub type IntervalCallback = Box<dyn FnMut(&IntervalRow) + Send>;
 
@@ -165,6 +180,9 @@ pub struct ClientResult {
     pub intervals: Vec<IntervalRow>,
     pub stats: Option<quinn::ConnectionStats>,
     pub server_report: Option<ServerReport>,
+    /// The client's own view as the data sender (uploads): what the server reports after
+    /// a download.
+    pub sender_report: Option<ServerReport>,
     /// SHA-256 of the certificate the server presented.
     pub server_certificate: Option<String>,
     /// The client's own congestion controller (uploads).
@@ -378,6 +396,15 @@ pub async fn run_client(
             .flatten();
     }
     let stats = conn.stats();
+    let sender_report = options.upload.then(|| {
+        crate::server::sender_report(
+            &options.transport.spec.cc,
+            &probe,
+            &events,
+            stats,
+            perf::MAX_REPORT_EVENTS,
+        )
+    });
     conn.close(VarInt::from_u32(perf::CLOSE_DONE), b"done");
     // Let the close frame out, without waiting for the whole draining period.
     let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
@@ -403,6 +430,7 @@ pub async fn run_client(
         intervals: std::mem::take(&mut *lock(&intervals)),
         stats: Some(stats),
         server_report,
+        sender_report,
         server_certificate: verifier.seen(),
         probe: Some(read_probe(&probe)),
         qlog_file: None,
@@ -595,26 +623,46 @@ async fn upload(
     send.write_all(&request.encode())
         .await
         .map_err(|e| fail("send request", &e))?;
+    let header = request.encode().len() as u64;
+    // Stream bytes the server has, estimated from the acknowledged packet bytes (see
+    // STREAM_PACKET_OVERHEAD_BYTES), never more than written.
+    let delivered = |written: u64| {
+        let p = read_probe(probe);
+        let mtu = u64::from(conn.stats().path.current_mtu).max(STREAM_PACKET_OVERHEAD_BYTES + 1);
+        let payload = p.acked_bytes - p.acked_bytes * STREAM_PACKET_OVERHEAD_BYTES / mtu;
+        (payload.saturating_sub(header).min(written), p.cwnd)
+    };
     let mut written = 0u64;
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) || written >= requested {
             break;
+        }
+        let (got, cwnd) = delivered(written);
+        progress.set(got);
+        let ahead = cwnd.saturating_mul(2) + UPLOAD_AHEAD_MIN_BYTES + written / 64;
+        if written - got > ahead {
+            tokio::time::sleep(UPLOAD_POLL).await;
+            continue;
         }
         let n = (requested - written).min(ZEROS.len() as u64) as usize;
         send.write_chunk(Bytes::from_static(&ZEROS[..n]))
             .await
             .map_err(|e| fail("upload", &e))?;
         written += n as u64;
-        // quinn does not tell how much of a stream is acknowledged; the bytes of
-        // acknowledged packets (a few percent of headers included) are close enough for
-        // progress rows, and never more than what was written.
-        progress.set(written.min(read_probe(probe).acked_bytes));
     }
     let _ = send.finish();
-    let receipt = recv
-        .read_to_end(64)
-        .await
-        .map_err(|e| fail("upload receipt", &e))?;
+    // The rows and the MB times keep following the acknowledgements until the receipt.
+    let receipt = {
+        let read = recv.read_to_end(64);
+        tokio::pin!(read);
+        loop {
+            tokio::select! {
+                r = &mut read => break r,
+                () = tokio::time::sleep(UPLOAD_POLL) => progress.set(delivered(written).0),
+            }
+        }
+    }
+    .map_err(|e| fail("upload receipt", &e))?;
     let receipt =
         Receipt::decode(&receipt).ok_or_else(|| NetError::Transfer("bad upload receipt".into()))?;
     progress.set(receipt.bytes);

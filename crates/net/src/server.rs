@@ -666,9 +666,21 @@ pub(crate) fn report_with(
     stats: quinn::ConnectionStats,
     max_events: usize,
 ) -> ServerReport {
-    let probe = satquic_run::probe::read_probe(&info.probe);
-    let events: Vec<serde_json::Value> = info
-        .events
+    sender_report(&info.cc, &info.probe, &info.events, stats, max_events)
+}
+
+/// The data sender's view of a connection (the server's for downloads, the client's own
+/// for uploads): quinn's `stats`, the controller's `probe` and at most `max_events` of its
+/// events (per-ACK samples and SEARCH evaluations left out).
+pub(crate) fn sender_report(
+    cc: &str,
+    probe: &ProbeHandle,
+    events: &EventStore,
+    stats: quinn::ConnectionStats,
+    max_events: usize,
+) -> ServerReport {
+    let probe = satquic_run::probe::read_probe(probe);
+    let events: Vec<serde_json::Value> = events
         .events()
         .into_iter()
         .filter(|e| !matches!(e, CcEvent::Sample { .. } | CcEvent::SearchEval { .. }))
@@ -676,7 +688,7 @@ pub(crate) fn report_with(
         .map(|event| satquic_run::record::FlowEvent { flow: 0, event }.to_json())
         .collect();
     ServerReport {
-        cc: info.cc.clone(),
+        cc: cc.to_string(),
         packets_sent: stats.path.sent_packets,
         packets_lost: stats.path.lost_packets,
         bytes_sent: stats.udp_tx.bytes,
