@@ -269,7 +269,12 @@ pub async fn run_client(
 ) -> Result<ClientResult, NetError> {
     validate(&options)?;
     let start = Instant::now();
-    let events = Arc::new(EventStore::default());
+    // The qlog wants every event; otherwise only what the record reports.
+    let events = Arc::new(if options.qlog_dir.is_some() {
+        EventStore::default()
+    } else {
+        EventStore::for_report()
+    });
     let (transport, probe) = options
         .transport
         .build(Some(events.clone() as Arc<dyn EventSink>), start)?;
