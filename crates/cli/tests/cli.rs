@@ -803,3 +803,15 @@ fn ctrl_c_closes_the_connection_and_prints_the_partial_results() {
         assert_eq!(server_counter(&line, "abandoned"), Some(0), "{line}");
     }
 }
+
+#[test]
+fn a_port_nothing_listens_on_is_reported_at_once() {
+    let server = format!("127.0.0.1:{}", free_port());
+    let started = Instant::now();
+    let o = satquic(&["client", &server, "-n", "1K", "--insecure"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("connection refused"), "{err}");
+    // Not after the 30 s handshake timeout.
+    assert!(started.elapsed() < Duration::from_secs(15), "{err}");
+}

@@ -304,6 +304,12 @@ pub async fn run_client(
     };
     let handshake = tokio::select! {
         h = tokio::time::timeout(handshake_limit, connecting) => h,
+        () = nothing_listens(options.server) => {
+            return Err(NetError::Transfer(format!(
+                "connection refused: nothing listens on UDP {}",
+                options.server
+            )));
+        }
         () = interrupted => {
             // Dropping the handshake closes it; let that close get out.
             let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
@@ -449,6 +455,33 @@ pub async fn run_client(
         )?);
     }
     Ok(result)
+}
+
+/// Returns if nothing listens at `server` (pends otherwise): a one-byte datagram, which
+/// a QUIC server drops unread, sent from a connected socket comes back as an ICMP "port
+/// unreachable" that the kernel reports as a refused connection. So a wrong port is
+/// reported at once, not after the handshake timeout.
+async fn nothing_listens(server: SocketAddr) {
+    let bind: SocketAddr = if server.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    };
+    if let Ok(sock) = tokio::net::UdpSocket::bind(bind).await
+        && sock.connect(server).await.is_ok()
+        && sock.send(&[0]).await.is_ok()
+    {
+        let mut buf = [0u8; 1];
+        loop {
+            match sock.recv(&mut buf).await {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+                Err(_) => break,
+                // Something answered: it listens.
+                Ok(_) => {}
+            }
+        }
+    }
+    std::future::pending().await
 }
 
 async fn read_report(conn: &Connection) -> Option<ServerReport> {
