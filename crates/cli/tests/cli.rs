@@ -815,3 +815,34 @@ fn a_port_nothing_listens_on_is_reported_at_once() {
     // Not after the 30 s handshake timeout.
     assert!(started.elapsed() < Duration::from_secs(15), "{err}");
 }
+
+#[test]
+fn www_serves_index_html_for_a_directory() {
+    let www = TempDir::new("www-index");
+    std::fs::write(www.path().join("index.html"), "<html>home</html>").unwrap();
+    let server = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", &server, "--www", &www.join("")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read on (and keep reading) so that the server's stdout stays open.
+    let lines = lines_of(child.stdout.take().unwrap());
+    let _server = Background(child);
+    wait_for(&lines, |l| l.starts_with("serving"));
+    let o = satquic(&[
+        "client",
+        &server,
+        "--alpn",
+        "h3",
+        "--path",
+        "/",
+        "--insecure",
+        "-J",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["flows"][0]["delivered_bytes"], 17, "{v}");
+}
