@@ -846,3 +846,22 @@ fn www_serves_index_html_for_a_directory() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["flows"][0]["delivered_bytes"], 17, "{v}");
 }
+
+#[test]
+fn a_run_cut_short_prints_its_results_and_exits_1() {
+    let o = satquic(&[
+        "run",
+        "--link",
+        "qir-terrestrial",
+        "-n",
+        "100M",
+        "-t",
+        "1",
+        "-J",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("incomplete"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the record still");
+    assert_eq!(v["outcome"], "capped", "{v}");
+}
