@@ -229,7 +229,7 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
     help("reproduce");
     let dir = TempDir::new("reproduce");
     let out = dir.join("out");
-    let text = ok(&[
+    let o = satquic(&[
         "reproduce",
         "--quick",
         "--only",
@@ -239,7 +239,15 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
         "--out",
         &out,
     ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
     assert!(text.contains("report"), "{text}");
+    // stderr is no terminal here: progress comes as lines, at least one per campaign.
+    assert!(
+        stderr(&o).contains("satquic reproduce: c-qir-se: "),
+        "{}",
+        stderr(&o)
+    );
     let rows = std::fs::read_to_string(dir.path().join("out/c-qir-se/runs.csv")).unwrap();
     assert!(rows.lines().count() > 10, "{rows}");
     let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
