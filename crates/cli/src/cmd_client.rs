@@ -41,14 +41,14 @@ pub struct TransportArgs {
     /// Do not hand batches of datagrams to the kernel (UDP GSO).
     #[arg(long)]
     pub no_gso: bool,
-    /// Close a connection after this many seconds without a packet.
+    /// Close a connection after this long without a packet (seconds, or `500ms`, `2min`).
     #[arg(
         long,
-        value_name = "SECONDS",
-        default_value_t = 30.0,
+        value_name = "DURATION",
+        default_value = "30s",
         allow_negative_numbers = true
     )]
-    pub idle_timeout: f64,
+    pub idle_timeout: String,
 }
 
 /// Combines `--cc`, `--ss` and `--search-mode` into one satquic-cc spec.
@@ -78,9 +78,9 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
     Ok(spec)
 }
 
-/// Seconds of a client flag: at least 1 ms, at most [`LONGEST`].
-fn seconds(flag: &str, v: f64) -> Result<Duration, Failure> {
-    crate::seconds::seconds(flag, v, SHORTEST..=LONGEST)
+/// A client time flag (seconds, or with a unit): at least 1 ms, at most [`LONGEST`].
+fn seconds(flag: &str, text: &str) -> Result<Duration, Failure> {
+    crate::seconds::duration(flag, text, SHORTEST..=LONGEST)
 }
 
 impl TransportArgs {
@@ -112,7 +112,7 @@ impl TransportArgs {
         }
         t.gso = !self.no_gso;
         t.idle_timeout =
-            crate::seconds::seconds("--idle-timeout", self.idle_timeout, SHORTEST..=HOUR)?;
+            crate::seconds::duration("--idle-timeout", &self.idle_timeout, SHORTEST..=HOUR)?;
         t.validate().map_err(net_failure)?;
         Ok(t)
     }
@@ -179,25 +179,27 @@ pub struct Args {
         conflicts_with_all = ["time", "path"]
     )]
     bytes: Option<String>,
-    /// Transfer for this many seconds instead of a size.
+    /// Transfer for this long instead of a size (seconds, or `500ms`, `2min`; default 10 s
+    /// with the perf protocol when -n is not given).
     #[arg(
         short = 't',
         long = "time",
-        value_name = "SECONDS",
+        value_name = "DURATION",
         allow_negative_numbers = true
     )]
-    time: Option<f64>,
+    time: Option<String>,
     /// Reverse: upload to the server (the client sends; its --cc applies).
     #[arg(short = 'R', long)]
     reverse: bool,
-    /// Interval report every SECONDS (Mbit/s, bytes, RTT, cwnd when known).
+    /// Interval report this often (seconds, or `500ms`): Mbit/s, bytes, RTT, cwnd when
+    /// known.
     #[arg(
         short = 'i',
         long,
-        value_name = "SECONDS",
+        value_name = "DURATION",
         allow_negative_numbers = true
     )]
-    interval: Option<f64>,
+    interval: Option<String>,
     /// JSON output: the run record's structure (flows, chunks, events) plus intervals.
     #[arg(short = 'J', long)]
     json: bool,
@@ -227,9 +229,9 @@ pub struct Args {
     /// Write a qlog (JSON-SEQ) file into DIR.
     #[arg(long, value_name = "DIR")]
     qlog: Option<std::path::PathBuf>,
-    /// Give up after this many seconds (default: no limit with -n, -t + 30 with -t).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    time_cap: Option<f64>,
+    /// Give up after this long (default: no limit with -n, -t + 30 s with -t).
+    #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
+    time_cap: Option<String>,
     #[command(flatten)]
     transport: TransportArgs,
 }
@@ -245,7 +247,7 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         )));
     }
     let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
-    let workload = match (&args.bytes, args.time) {
+    let workload = match (&args.bytes, args.time.as_deref()) {
         (Some(n), None) => {
             let bytes = parse_size(n).map_err(|e| Failure::Usage(format!("-n: {e}")))?;
             if bytes == 0 {
@@ -275,12 +277,16 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         (None, Some(file)) => Verify::Roots(read_ca_file(file).map_err(net_failure)?),
         (None, None) => Verify::Roots(system_roots().map_err(net_failure)?),
     };
-    let time_cap = match (args.time_cap, &workload) {
+    let time_cap = match (args.time_cap.as_deref(), &workload) {
         (Some(c), _) => Some(seconds("--time-cap", c)?),
         (None, Workload::Timed { duration }) => Some(*duration + Duration::from_secs(30)),
         (None, Workload::Download { .. }) => None,
     };
-    let interval = args.interval.map(|i| seconds("-i", i)).transpose()?;
+    let interval = args
+        .interval
+        .as_deref()
+        .map(|i| seconds("-i", i))
+        .transpose()?;
     Ok(ClientOptions {
         server,
         server_name: args.sni.clone().unwrap_or(host),
@@ -408,6 +414,29 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+/// At most this many "time to N MB" lines (plus the last MB) in the text output; -J has
+/// every MB.
+pub const MB_LINES_MAX: usize = 20;
+
+/// The MBs whose time the text output prints: every one of a short transfer, otherwise 1,
+/// 2, 5, 10, 20, 50, ... and the last.
+fn mb_marks(count: usize) -> Vec<usize> {
+    if count <= MB_LINES_MAX {
+        return (1..=count).collect();
+    }
+    let mut marks: Vec<usize> = [1usize, 2, 5]
+        .into_iter()
+        .flat_map(|m| (0..20).map(move |e| m.saturating_mul(10usize.saturating_pow(e))))
+        .filter(|mb| *mb <= count)
+        .collect();
+    marks.sort_unstable();
+    marks.dedup();
+    if marks.last() != Some(&count) {
+        marks.push(count);
+    }
+    marks
+}
+
 fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure> {
     if args.establishment {
         if let Some(t) = r.connected_at {
@@ -420,8 +449,12 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure>
             outln!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3)?;
         }
     }
-    for (i, t) in r.mb_times.iter().enumerate() {
-        outln!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64())?;
+    for mb in mb_marks(r.mb_times.len()) {
+        outln!(
+            "time to {:>4} MB: {:8.3} s",
+            mb,
+            r.mb_times[mb - 1].as_secs_f64()
+        )?;
     }
     let elapsed = r.completed_at.unwrap_or(r.ended_at).as_secs_f64();
     let rate = if elapsed > 0.0 {
@@ -492,6 +525,18 @@ mod tests {
         assert!(compose_cc("cubic+search", Some("hystart++"), None).is_err());
         assert!(compose_cc("cubic", None, Some("shadow")).is_err());
         assert!(compose_cc("warp", None, None).is_err());
+    }
+
+    #[test]
+    fn mb_lines_stay_readable() {
+        assert_eq!(mb_marks(3), vec![1, 2, 3]);
+        assert_eq!(mb_marks(MB_LINES_MAX).len(), MB_LINES_MAX);
+        assert_eq!(
+            mb_marks(1000),
+            vec![1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+        );
+        assert_eq!(mb_marks(123).last(), Some(&123));
+        assert!(mb_marks(1_000_000).len() <= MB_LINES_MAX);
     }
 
     #[test]

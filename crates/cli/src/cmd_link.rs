@@ -60,20 +60,21 @@ pub struct Args {
     /// answered makes room; new clients are refused only when all are answered).
     #[arg(long, value_name = "N", default_value_t = satquic_net::relay::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
-    /// Forget a client address after this many seconds without a datagram either way.
+    /// Forget a client address after this long without a datagram either way (seconds,
+    /// or `500ms`, `2min`).
     #[arg(
         long,
-        value_name = "SECONDS",
-        default_value_t = satquic_net::relay::DEFAULT_FLOW_IDLE_TIMEOUT.as_secs_f64(),
+        value_name = "DURATION",
+        default_value = "120s",
         allow_negative_numbers = true
     )]
-    flow_idle_timeout: f64,
+    flow_idle_timeout: String,
     /// Do not print per-second statistics.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Stop after this many seconds (default: run until killed).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    duration: Option<f64>,
+    /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
+    #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
+    duration: Option<String>,
 }
 
 fn usage(flag: &str) -> impl Fn(String) -> Failure + '_ {
@@ -222,8 +223,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let link = link_spec(&args)?;
     let duration = args
         .duration
+        .as_deref()
         .map(|d| {
-            crate::seconds::seconds(
+            crate::seconds::duration(
                 "--duration",
                 d,
                 crate::seconds::SHORTEST..=crate::seconds::LONGEST,
@@ -233,9 +235,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut options = RelayOptions::new(args.listen, args.to, link.clone());
     options.seed = args.seed;
     options.max_flows = args.max_flows;
-    options.flow_idle_timeout = crate::seconds::seconds(
+    options.flow_idle_timeout = crate::seconds::duration(
         "--flow-idle-timeout",
-        args.flow_idle_timeout,
+        &args.flow_idle_timeout,
         crate::seconds::SHORTEST..=crate::seconds::LONGEST,
     )?;
     let relay = Relay::start(options).map_err(net_failure)?;

@@ -29,15 +29,15 @@ pub struct Args {
         default_value = "10M"
     )]
     bytes: String,
-    /// Time cap in seconds.
+    /// Time cap (seconds, or `500ms`, `2min`).
     #[arg(
         short = 't',
         long = "time",
-        value_name = "SECONDS",
-        default_value_t = 60.0,
+        value_name = "DURATION",
+        default_value = "60s",
         allow_negative_numbers = true
     )]
-    time: f64,
+    time: String,
     /// Seed of the link's random processes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -69,9 +69,9 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
     if bytes == 0 {
         return Err(Failure::Usage("-n must be at least 1 byte".into()));
     }
-    let time_cap = crate::seconds::seconds(
+    let time_cap = crate::seconds::duration(
         "-t",
-        args.time,
+        &args.time,
         crate::seconds::SHORTEST..=crate::seconds::DAY,
     )?;
     let mut transport = TransportSpec::with_cc(cc);

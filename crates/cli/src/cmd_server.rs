@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use satquic_net::{Server, ServerOptions};
 use satquic_run::units::parse_size;
@@ -39,17 +38,26 @@ pub struct Args {
     /// Skip address validation (no Retry round trip; saves one RTT per connection).
     #[arg(long)]
     no_retry: bool,
-    /// Seconds a handshake may take.
+    /// How long a handshake may take (seconds, or `500ms`, `2min`).
     #[arg(
         long,
-        value_name = "SECONDS",
-        default_value_t = 10.0,
+        value_name = "DURATION",
+        default_value = "10s",
         allow_negative_numbers = true
     )]
-    handshake_timeout: f64,
-    /// Print a line per second with the server's counters.
-    #[arg(short = 'i', long)]
-    stats: bool,
+    handshake_timeout: String,
+    /// Print the server's counters this often (seconds or a duration; `-i` alone: every
+    /// second), as iperf3 -s -i does.
+    #[arg(
+        short = 'i',
+        long = "interval",
+        visible_alias = "stats",
+        value_name = "DURATION",
+        num_args = 0..=1,
+        default_missing_value = "1s",
+        allow_negative_numbers = true
+    )]
+    interval: Option<String>,
     #[command(flatten)]
     transport: TransportArgs,
 }
@@ -58,9 +66,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))));
-    let handshake_timeout = crate::seconds::seconds(
+    let interval = args
+        .interval
+        .as_deref()
+        .map(|i| crate::seconds::duration("-i", i, crate::seconds::SHORTEST..=crate::seconds::HOUR))
+        .transpose()?;
+    let handshake_timeout = crate::seconds::duration(
         "--handshake-timeout",
-        args.handshake_timeout,
+        &args.handshake_timeout,
         crate::seconds::SHORTEST..=crate::seconds::HOUR,
     )?;
     let options = ServerOptions {
@@ -94,10 +107,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         if let Some(www) = &options.www {
             outln!("serving {} (and synthetic /<size> objects)", www.display())?;
         }
-        if args.stats {
+        if let Some(every) = interval {
             let stats_server = &server;
             let printer = async {
-                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                let mut tick = tokio::time::interval(every);
                 tick.tick().await;
                 loop {
                     tick.tick().await;

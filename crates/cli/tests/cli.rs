@@ -403,6 +403,31 @@ fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
     assert!(err.contains("between 1ms"), "{err}");
     let err = usage_error(&["client", "127.0.0.1:1", "-t", "1e300"]);
     assert!(!err.contains("positive"), "{err}");
+    // One grammar everywhere: seconds or a unit.
+    let err = usage_error(&["run", "-t", "25h"]);
+    assert!(
+        err.contains("-t 25h: must be between 1ms and 86400s"),
+        "{err}"
+    );
+    let err = usage_error(&["client", "127.0.0.1:1", "-i", "0.5ms"]);
+    assert!(err.contains("-i 0.5ms: must be between 1ms"), "{err}");
+    for flag in ["--idle-timeout", "--handshake-timeout"] {
+        let err = usage_error(&["server", flag, "2h"]);
+        assert!(
+            err.contains("must be between 1ms and 3600s"),
+            "{flag}: {err}"
+        );
+    }
+    let err = usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:1",
+        "--to",
+        "127.0.0.1:2",
+        "--flow-idle-timeout",
+        "ten",
+    ]);
+    assert!(err.starts_with("satquic: --flow-idle-timeout"), "{err}");
 }
 
 #[test]
