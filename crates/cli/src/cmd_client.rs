@@ -126,6 +126,27 @@ pub fn net_failure(e: NetError) -> Failure {
     }
 }
 
+/// `ADDR:PORT`, `[IPv6]:PORT` or `HOST:PORT` (a host name, resolved to its first
+/// address) for `--listen` and `--to`.
+pub fn socket_address(flag: &str, text: &str) -> Result<SocketAddr, Failure> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let bad = |why: String| Failure::Usage(format!("{flag} '{text}': {why}"));
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(bad("expected HOST:PORT".into()));
+    };
+    if host.is_empty() {
+        return Err(bad("no host".into()));
+    }
+    port.parse::<u16>()
+        .map_err(|_| bad(format!("port '{port}' is not a number 0-65535")))?;
+    text.to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("no address".into()))
+}
+
 /// Resolves `HOST[:PORT]` (IPv6 as `[::1]:4433`); returns the address and the host name.
 pub fn resolve_host(text: &str, default_port: u16) -> Result<(SocketAddr, String), Failure> {
     let bad = |why: String| Failure::Usage(format!("invalid host '{text}': {why}"));
@@ -537,6 +558,21 @@ mod tests {
         );
         assert_eq!(mb_marks(123).last(), Some(&123));
         assert!(mb_marks(1_000_000).len() <= MB_LINES_MAX);
+    }
+
+    #[test]
+    fn listen_and_to_take_host_names() {
+        assert_eq!(
+            socket_address("--to", "127.0.0.1:9").ok(),
+            Some(SocketAddr::from(([127, 0, 0, 1], 9)))
+        );
+        assert_eq!(
+            socket_address("--to", "localhost:9").ok().map(|a| a.port()),
+            Some(9)
+        );
+        for bad in ["localhost", ":9", "localhost:x", "127.0.0.1:99999"] {
+            assert!(socket_address("--to", bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

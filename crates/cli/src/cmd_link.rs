@@ -1,6 +1,5 @@
 //! `satquic link`: a UDP relay applying the satquic-link model in real time.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,16 +10,16 @@ use satquic_run::LinkSource;
 use satquic_run::units::{parse_rate_bps, parse_size};
 
 use crate::Failure;
-use crate::cmd_client::net_failure;
+use crate::cmd_client::{net_failure, socket_address};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Where clients send to (e.g. 127.0.0.1:4434).
-    #[arg(long, value_name = "ADDR")]
-    listen: SocketAddr,
-    /// The server behind the link (e.g. 127.0.0.1:4433).
-    #[arg(long, value_name = "ADDR")]
-    to: SocketAddr,
+    /// Where clients send to (e.g. 127.0.0.1:4434, localhost:4434).
+    #[arg(long, value_name = "HOST:PORT")]
+    listen: String,
+    /// The server behind the link (e.g. 127.0.0.1:4433, server.example:4433).
+    #[arg(long, value_name = "HOST:PORT")]
+    to: String,
     /// Link preset (see `satquic presets`) or a TOML link file (`satquic presets --toml
     /// NAME` prints one to start from), as for `satquic sim` and `satquic run`.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["preset", "toml"])]
@@ -232,7 +231,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )
         })
         .transpose()?;
-    let mut options = RelayOptions::new(args.listen, args.to, link.clone());
+    let listen = socket_address("--listen", &args.listen)?;
+    let to = socket_address("--to", &args.to)?;
+    let mut options = RelayOptions::new(listen, to, link.clone());
     options.seed = args.seed;
     options.max_flows = args.max_flows;
     options.flow_idle_timeout = crate::seconds::duration(
@@ -245,7 +246,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(l) => outln!(
             "satquic link {} -> {}: {} (down {}, up {}; base RTT {})",
             relay.local_addr(),
-            args.to,
+            to,
             l.name,
             satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
             satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
@@ -254,7 +255,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => outln!(
             "satquic link {} -> {}: no limits (forwarding at once)",
             relay.local_addr(),
-            args.to
+            to
         )?,
     }
     let start = std::time::Instant::now();

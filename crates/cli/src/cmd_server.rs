@@ -7,13 +7,13 @@ use satquic_net::{Server, ServerOptions};
 use satquic_run::units::parse_size;
 
 use crate::Failure;
-use crate::cmd_client::{DEFAULT_PORT, TransportArgs, net_failure};
+use crate::cmd_client::{DEFAULT_PORT, TransportArgs, net_failure, socket_address};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Address to listen on (default: all IPv4 addresses, port 4433).
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<SocketAddr>,
+    #[arg(long, value_name = "HOST:PORT")]
+    listen: Option<String>,
     /// Port to listen on (with the default address).
     #[arg(short = 'p', long, conflicts_with = "listen")]
     port: Option<u16>,
@@ -63,9 +63,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let listen = args
-        .listen
-        .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))));
+    let listen = match &args.listen {
+        Some(text) => socket_address("--listen", text)?,
+        None => SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))),
+    };
     let interval = args
         .interval
         .as_deref()

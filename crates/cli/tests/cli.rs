@@ -600,6 +600,9 @@ fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
     let err = usage_error(&["link", "--listen", "127.0.0.1:7", "--to", "127.0.0.1:7"]);
     assert!(err.contains("own address"), "{err}");
     usage_error(&["link", "--listen", "0.0.0.0:7", "--to", "127.0.0.1:7"]);
+    // Host names are taken (resolved), with a port.
+    let err = usage_error(&["link", "--listen", "localhost", "--to", "127.0.0.1:7"]);
+    assert!(err.contains("HOST:PORT"), "{err}");
     let err = usage_error(&["client", "[::1"]);
     assert!(err.contains("[ADDR]"), "{err}");
     let err = usage_error(&["client", "127.0.0.1:9", "--sni", ""]);
