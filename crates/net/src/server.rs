@@ -75,7 +75,7 @@ pub const SILENCE_CHECK_INTERVAL: Duration = Duration::from_millis(250);
 /// Application close code of an abandoned connection.
 pub const CLOSE_PEER_SILENT: u32 = 0x110;
 /// After a connection ends the server gives freed heap memory back to the system, at most
-/// this often ([`release_memory`]).
+/// this often, and whenever the last one ends ([`release_memory`]).
 pub const MEMORY_RELEASE_INTERVAL: Duration = Duration::from_secs(1);
 /// Default of [`ServerOptions::max_connections_per_address`].
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
@@ -554,10 +554,11 @@ impl ActiveGuard {
 
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
-        self.0.counters.active.fetch_sub(1, Ordering::Relaxed);
+        let left = self.0.counters.active.fetch_sub(1, Ordering::Relaxed) - 1;
         {
+            // Always when the last connection ends; otherwise at most once an interval.
             let mut released_at = lock(&self.0.released_at);
-            if released_at.elapsed() >= MEMORY_RELEASE_INTERVAL {
+            if left == 0 || released_at.elapsed() >= MEMORY_RELEASE_INTERVAL {
                 *released_at = Instant::now();
                 release_memory();
             }

@@ -340,6 +340,11 @@ fn server_survives_garbage_replays_and_vanishing_clients() {
             assert!(!panicked, "a server thread panicked");
             tokio::time::sleep(Duration::from_millis(500)).await;
             download_ok(addr, 1_000_000).await;
+            // Until the server has seen that connection end (and released memory).
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while child.stats().0 > 0 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             after.push(child.rss_bytes());
         }
         eprintln!("server memory: baseline {baseline} bytes, after each storm {after:?}");
@@ -452,7 +457,8 @@ fn dead_clients_free_their_slots_within_seconds() {
         for _ in 0..SLOTS {
             tasks.push(tokio::spawn(async move {
                 let mut options = ClientOptions::download(relay_addr, 1_000_000_000);
-                options.time_cap = Some(Duration::from_secs(8));
+                // Longer than the test: none of them ends (and closes) by itself.
+                options.time_cap = Some(Duration::from_secs(120));
                 options.want_server_report = false;
                 let _ = run_client(options, None).await;
             }));
@@ -503,13 +509,14 @@ fn dead_clients_free_their_slots_within_seconds() {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // Abandoned as silent (those still in their handshake fail it instead).
+        let s = server.stats();
         assert!(
-            server.stats().abandoned >= SLOTS as u64,
-            "{:?}",
-            server.stats()
+            s.abandoned > 0 && s.abandoned + s.handshake_failures >= SLOTS as u64,
+            "{s:?}"
         );
         for t in tasks {
-            let _ = t.await;
+            t.abort();
         }
     });
 }
