@@ -135,7 +135,7 @@ fn upload_records_measure_delivered_bytes_and_the_client_as_sender() {
         assert_eq!(mb.len(), 4);
         // 1 MB takes 0.4 s at 20 Mbit/s: the MB times are that far apart, not all at the end.
         for w in mb.windows(2) {
-            assert!(w[1] - w[0] > 0.3, "MB times {mb:?}, done at {done}");
+            assert!(w[1] - w[0] > 0.25, "MB times {mb:?}, done at {done}");
         }
         assert!(mb[0] < done - 1.0, "MB times {mb:?}, done at {done}");
         let json = satquic_net::record::client_json(&options, &r);
