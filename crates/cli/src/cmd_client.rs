@@ -1,12 +1,11 @@
 //! `satquic client HOST[:PORT]`: iperf3/qperf-style transfers against `satquic server`, or
 //! fetches from any hq-interop / HTTP/3 server.
 
-use std::io::Write as _;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use satquic_net::client::{Alpn, ClientOptions, IntervalRow, run_client};
-use satquic_net::tls::{Verify, parse_pin};
+use satquic_net::tls::{Verify, parse_pin, read_ca_file, system_roots};
 use satquic_net::{NetError, NetTransport};
 use satquic_run::Workload;
 use satquic_run::units::{format_bytes, parse_size};
@@ -42,14 +41,14 @@ pub struct TransportArgs {
     /// Do not hand batches of datagrams to the kernel (UDP GSO).
     #[arg(long)]
     pub no_gso: bool,
-    /// Close a connection after this many seconds without a packet.
+    /// Close a connection after this long without a packet (seconds, or `500ms`, `2min`).
     #[arg(
         long,
-        value_name = "SECONDS",
-        default_value_t = 30.0,
+        value_name = "DURATION",
+        default_value = "30s",
         allow_negative_numbers = true
     )]
-    pub idle_timeout: f64,
+    pub idle_timeout: String,
 }
 
 /// Combines `--cc`, `--ss` and `--search-mode` into one satquic-cc spec.
@@ -79,9 +78,9 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
     Ok(spec)
 }
 
-/// Seconds of a client flag: at least 1 ms, at most [`LONGEST`].
-fn seconds(flag: &str, v: f64) -> Result<Duration, Failure> {
-    crate::seconds::seconds(flag, v, SHORTEST..=LONGEST)
+/// A client time flag (seconds, or with a unit): at least 1 ms, at most [`LONGEST`].
+fn seconds(flag: &str, text: &str) -> Result<Duration, Failure> {
+    crate::seconds::duration(flag, text, SHORTEST..=LONGEST)
 }
 
 impl TransportArgs {
@@ -113,7 +112,7 @@ impl TransportArgs {
         }
         t.gso = !self.no_gso;
         t.idle_timeout =
-            crate::seconds::seconds("--idle-timeout", self.idle_timeout, SHORTEST..=HOUR)?;
+            crate::seconds::duration("--idle-timeout", &self.idle_timeout, SHORTEST..=HOUR)?;
         t.validate().map_err(net_failure)?;
         Ok(t)
     }
@@ -125,6 +124,27 @@ pub fn net_failure(e: NetError) -> Failure {
         NetError::Usage(m) => Failure::Usage(m),
         other => Failure::Other(other.to_string()),
     }
+}
+
+/// `ADDR:PORT`, `[IPv6]:PORT` or `HOST:PORT` (a host name, resolved to its first
+/// address) for `--listen` and `--to`.
+pub fn socket_address(flag: &str, text: &str) -> Result<SocketAddr, Failure> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let bad = |why: String| Failure::Usage(format!("{flag} '{text}': {why}"));
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(bad("expected HOST:PORT".into()));
+    };
+    if host.is_empty() {
+        return Err(bad("no host".into()));
+    }
+    port.parse::<u16>()
+        .map_err(|_| bad(format!("port '{port}' is not a number 0-65535")))?;
+    text.to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("no address".into()))
 }
 
 /// Resolves `HOST[:PORT]` (IPv6 as `[::1]:4433`); returns the address and the host name.
@@ -180,25 +200,27 @@ pub struct Args {
         conflicts_with_all = ["time", "path"]
     )]
     bytes: Option<String>,
-    /// Transfer for this many seconds instead of a size.
+    /// Transfer for this long instead of a size (seconds, or `500ms`, `2min`; default 10 s
+    /// with the perf protocol when -n is not given).
     #[arg(
         short = 't',
         long = "time",
-        value_name = "SECONDS",
+        value_name = "DURATION",
         allow_negative_numbers = true
     )]
-    time: Option<f64>,
+    time: Option<String>,
     /// Reverse: upload to the server (the client sends; its --cc applies).
     #[arg(short = 'R', long)]
     reverse: bool,
-    /// Interval report every SECONDS (Mbit/s, bytes, RTT, cwnd when known).
+    /// Interval report this often (seconds, or `500ms`): Mbit/s, bytes, RTT, cwnd when
+    /// known.
     #[arg(
         short = 'i',
         long,
-        value_name = "SECONDS",
+        value_name = "DURATION",
         allow_negative_numbers = true
     )]
-    interval: Option<f64>,
+    interval: Option<String>,
     /// JSON output: the run record's structure (flows, chunks, events) plus intervals.
     #[arg(short = 'J', long)]
     json: bool,
@@ -214,18 +236,23 @@ pub struct Args {
     /// TLS server name (default: the host).
     #[arg(long, value_name = "NAME")]
     sni: Option<String>,
-    /// Accept the server's certificate without checking it (lab servers), quietly.
-    #[arg(long, conflicts_with = "pin")]
+    /// Accept any server certificate: no protection against a machine in the middle (by
+    /// default the certificate must chain to a system CA and name the server).
+    #[arg(long, conflicts_with_all = ["pin", "ca"])]
     insecure: bool,
-    /// Accept only a server certificate with this SHA-256 (printed by satquic server).
-    #[arg(long, value_name = "SHA256")]
+    /// Accept only the server certificate with this SHA-256 (printed by satquic server),
+    /// self-signed or not; no other check.
+    #[arg(long, value_name = "SHA256", conflicts_with = "ca")]
     pin: Option<String>,
+    /// Trust these CA certificates (PEM) instead of the system's.
+    #[arg(long, value_name = "FILE")]
+    ca: Option<std::path::PathBuf>,
     /// Write a qlog (JSON-SEQ) file into DIR.
     #[arg(long, value_name = "DIR")]
     qlog: Option<std::path::PathBuf>,
-    /// Give up after this many seconds (default: no limit with -n, -t + 30 with -t).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    time_cap: Option<f64>,
+    /// Give up after this long (default: no limit with -n, -t + 30 s with -t).
+    #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
+    time_cap: Option<String>,
     #[command(flatten)]
     transport: TransportArgs,
 }
@@ -241,7 +268,7 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         )));
     }
     let alpn = Alpn::parse(&args.alpn).map_err(Failure::Usage)?;
-    let workload = match (&args.bytes, args.time) {
+    let workload = match (&args.bytes, args.time.as_deref()) {
         (Some(n), None) => {
             let bytes = parse_size(n).map_err(|e| Failure::Usage(format!("-n: {e}")))?;
             if bytes == 0 {
@@ -265,16 +292,22 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         }
         (Some(_), Some(_)) => return Err(Failure::Usage("give -n or -t, not both".into())),
     };
-    let verify = match &args.pin {
-        Some(p) => Verify::Pin(parse_pin(p).map_err(Failure::Usage)?),
-        None => Verify::Any,
+    let verify = match (&args.pin, &args.ca) {
+        _ if args.insecure => Verify::Any,
+        (Some(p), _) => Verify::Pin(parse_pin(p).map_err(Failure::Usage)?),
+        (None, Some(file)) => Verify::Roots(read_ca_file(file).map_err(net_failure)?),
+        (None, None) => Verify::Roots(system_roots().map_err(net_failure)?),
     };
-    let time_cap = match (args.time_cap, &workload) {
+    let time_cap = match (args.time_cap.as_deref(), &workload) {
         (Some(c), _) => Some(seconds("--time-cap", c)?),
         (None, Workload::Timed { duration }) => Some(*duration + Duration::from_secs(30)),
         (None, Workload::Download { .. }) => None,
     };
-    let interval = args.interval.map(|i| seconds("-i", i)).transpose()?;
+    let interval = args
+        .interval
+        .as_deref()
+        .map(|i| seconds("-i", i))
+        .transpose()?;
     Ok(ClientOptions {
         server,
         server_name: args.sni.clone().unwrap_or(host),
@@ -289,6 +322,7 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         want_server_report: true,
         qlog_dir: args.qlog.clone(),
         progress: None,
+        interrupt: None,
     })
 }
 
@@ -314,17 +348,32 @@ pub fn format_interval(row: &IntervalRow) -> String {
     )
 }
 
+/// Notifies `interrupt` on the first SIGINT (Ctrl-C) or SIGTERM: the transfer then ends
+/// as iperf3's does, closing the connection and printing what it measured.
+fn on_signal(interrupt: std::sync::Arc<tokio::sync::Notify>) {
+    tokio::spawn(async move {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
+        interrupt.notify_one();
+    });
+}
+
 pub fn run(args: Args) -> Result<(), Failure> {
-    let options = options(&args)?;
+    let mut options = options(&args)?;
+    let interrupt = std::sync::Arc::new(tokio::sync::Notify::new());
+    options.interrupt = Some(interrupt.clone());
     satquic_net::client::validate(&options).map_err(net_failure)?;
     satquic_net::install_crypto_provider();
-    if options.verify == Verify::Any && !args.insecure && !args.json {
-        // Not eprintln!: a closed stderr must not panic either.
-        let _ = writeln!(
-            std::io::stderr(),
-            "satquic: warning: not verifying the server certificate (use --pin SHA256 to check it, --insecure to silence this)"
-        );
-    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -354,7 +403,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }))
     };
     let result = rt
-        .block_on(run_client(options.clone(), on_interval))
+        .block_on(async {
+            on_signal(interrupt);
+            run_client(options.clone(), on_interval).await
+        })
         .map_err(net_failure)?;
     // A closed stdout does not hide a failed transfer.
     let printed = if args.json {
@@ -365,12 +417,45 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         print_text(&args, &result)
     };
+    // Incomplete results exit 1 (after they are printed), as failed ones do.
     match result.status.as_str() {
         "failed" => Err(Failure::Other(
             result.error.unwrap_or_else(|| "transfer failed".into()),
         )),
+        "interrupted" => Err(Failure::Other(format!(
+            "interrupted after {:.1} s: the results above are partial",
+            result.ended_at.as_secs_f64()
+        ))),
+        "capped" => Err(Failure::Other(format!(
+            "stopped at --time-cap ({:.1} s) before the transfer ended: the results above \
+             are partial",
+            result.ended_at.as_secs_f64()
+        ))),
         _ => printed,
     }
+}
+
+/// At most this many "time to N MB" lines (plus the last MB) in the text output; -J has
+/// every MB.
+pub const MB_LINES_MAX: usize = 20;
+
+/// The MBs whose time the text output prints: every one of a short transfer, otherwise 1,
+/// 2, 5, 10, 20, 50, ... and the last.
+fn mb_marks(count: usize) -> Vec<usize> {
+    if count <= MB_LINES_MAX {
+        return (1..=count).collect();
+    }
+    let mut marks: Vec<usize> = [1usize, 2, 5]
+        .into_iter()
+        .flat_map(|m| (0..20).map(move |e| m.saturating_mul(10usize.saturating_pow(e))))
+        .filter(|mb| *mb <= count)
+        .collect();
+    marks.sort_unstable();
+    marks.dedup();
+    if marks.last() != Some(&count) {
+        marks.push(count);
+    }
+    marks
 }
 
 fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure> {
@@ -385,8 +470,12 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure>
             outln!("time to first byte: {:.1} ms", t.as_secs_f64() * 1e3)?;
         }
     }
-    for (i, t) in r.mb_times.iter().enumerate() {
-        outln!("time to {:>4} MB: {:8.3} s", i + 1, t.as_secs_f64())?;
+    for mb in mb_marks(r.mb_times.len()) {
+        outln!(
+            "time to {:>4} MB: {:8.3} s",
+            mb,
+            r.mb_times[mb - 1].as_secs_f64()
+        )?;
     }
     let elapsed = r.completed_at.unwrap_or(r.ended_at).as_secs_f64();
     let rate = if elapsed > 0.0 {
@@ -406,13 +495,18 @@ fn print_text(args: &Args, r: &satquic_net::ClientResult) -> Result<(), Failure>
             .map(|t| format!(", setup {:.1} ms", t.as_secs_f64() * 1e3))
             .unwrap_or_default()
     )?;
-    if let Some(report) = &r.server_report {
+    let sender = match (&r.server_report, &r.sender_report) {
+        (Some(report), _) => Some(("server", report)),
+        (None, Some(report)) => Some(("client (sender)", report)),
+        (None, None) => None,
+    };
+    if let Some((who, report)) = sender {
         let exit = report
             .events
             .iter()
             .find(|e| e.get("type").and_then(|t| t.as_str()) == Some("slow_start_exit"));
         outln!(
-            "server: cc {}, {} packets sent, {} lost, {} congestion events{}",
+            "{who}: cc {}, {} packets sent, {} lost, {} congestion events{}",
             report.cc,
             report.packets_sent,
             report.packets_lost,
@@ -452,6 +546,33 @@ mod tests {
         assert!(compose_cc("cubic+search", Some("hystart++"), None).is_err());
         assert!(compose_cc("cubic", None, Some("shadow")).is_err());
         assert!(compose_cc("warp", None, None).is_err());
+    }
+
+    #[test]
+    fn mb_lines_stay_readable() {
+        assert_eq!(mb_marks(3), vec![1, 2, 3]);
+        assert_eq!(mb_marks(MB_LINES_MAX).len(), MB_LINES_MAX);
+        assert_eq!(
+            mb_marks(1000),
+            vec![1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+        );
+        assert_eq!(mb_marks(123).last(), Some(&123));
+        assert!(mb_marks(1_000_000).len() <= MB_LINES_MAX);
+    }
+
+    #[test]
+    fn listen_and_to_take_host_names() {
+        assert_eq!(
+            socket_address("--to", "127.0.0.1:9").ok(),
+            Some(SocketAddr::from(([127, 0, 0, 1], 9)))
+        );
+        assert_eq!(
+            socket_address("--to", "localhost:9").ok().map(|a| a.port()),
+            Some(9)
+        );
+        for bad in ["localhost", ":9", "localhost:x", "127.0.0.1:99999"] {
+            assert!(socket_address("--to", bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! `satquic link`: a UDP relay applying the satquic-link model in real time.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,16 +10,16 @@ use satquic_run::LinkSource;
 use satquic_run::units::{parse_rate_bps, parse_size};
 
 use crate::Failure;
-use crate::cmd_client::net_failure;
+use crate::cmd_client::{net_failure, socket_address};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Where clients send to (e.g. 127.0.0.1:4434).
-    #[arg(long, value_name = "ADDR")]
-    listen: SocketAddr,
-    /// The server behind the link (e.g. 127.0.0.1:4433).
-    #[arg(long, value_name = "ADDR")]
-    to: SocketAddr,
+    /// Where clients send to (e.g. 127.0.0.1:4434, localhost:4434).
+    #[arg(long, value_name = "HOST:PORT")]
+    listen: String,
+    /// The server behind the link (e.g. 127.0.0.1:4433, server.example:4433).
+    #[arg(long, value_name = "HOST:PORT")]
+    to: String,
     /// Link preset (see `satquic presets`) or a TOML link file (`satquic presets --toml
     /// NAME` prints one to start from), as for `satquic sim` and `satquic run`.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["preset", "toml"])]
@@ -56,15 +55,25 @@ pub struct Args {
     /// Seed of the model's random processes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Most client addresses relayed at once.
-    #[arg(long, default_value_t = 1024)]
+    /// Most client addresses relayed at once (when full, the oldest flow the server never
+    /// answered makes room; new clients are refused only when all are answered).
+    #[arg(long, value_name = "N", default_value_t = satquic_net::relay::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
+    /// Forget a client address after this long without a datagram either way (seconds,
+    /// or `500ms`, `2min`).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "120s",
+        allow_negative_numbers = true
+    )]
+    flow_idle_timeout: String,
     /// Do not print per-second statistics.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Stop after this many seconds (default: run until killed).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    duration: Option<f64>,
+    /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
+    #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
+    duration: Option<String>,
 }
 
 fn usage(flag: &str) -> impl Fn(String) -> Failure + '_ {
@@ -213,23 +222,31 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let link = link_spec(&args)?;
     let duration = args
         .duration
+        .as_deref()
         .map(|d| {
-            crate::seconds::seconds(
+            crate::seconds::duration(
                 "--duration",
                 d,
                 crate::seconds::SHORTEST..=crate::seconds::LONGEST,
             )
         })
         .transpose()?;
-    let mut options = RelayOptions::new(args.listen, args.to, link.clone());
+    let listen = socket_address("--listen", &args.listen)?;
+    let to = socket_address("--to", &args.to)?;
+    let mut options = RelayOptions::new(listen, to, link.clone());
     options.seed = args.seed;
     options.max_flows = args.max_flows;
+    options.flow_idle_timeout = crate::seconds::duration(
+        "--flow-idle-timeout",
+        &args.flow_idle_timeout,
+        crate::seconds::SHORTEST..=crate::seconds::LONGEST,
+    )?;
     let relay = Relay::start(options).map_err(net_failure)?;
     match &link {
         Some(l) => outln!(
             "satquic link {} -> {}: {} (down {}, up {}; base RTT {})",
             relay.local_addr(),
-            args.to,
+            to,
             l.name,
             satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
             satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
@@ -238,7 +255,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => outln!(
             "satquic link {} -> {}: no limits (forwarding at once)",
             relay.local_addr(),
-            args.to
+            to
         )?,
     }
     let start = std::time::Instant::now();
@@ -251,11 +268,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         last = std::time::Instant::now();
         if !args.quiet {
             outln!(
-                "[{:7.1} s] {} | {} | flows {}",
+                "[{:7.1} s] {} | {} | flows {} (refused {}, evicted {})",
                 now.at.as_secs_f64(),
                 direction_line("down", &now.down, &before.down, secs),
                 direction_line("up", &now.up, &before.up, secs),
-                now.flows
+                now.flows,
+                now.flows_refused,
+                now.flows_evicted
             )?;
         }
         before = now;
@@ -264,15 +283,24 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     let (last, _) = relay.stop();
+    let error = |q: Option<Duration>| {
+        q.map(satquic_link::units::format_duration)
+            .unwrap_or_else(|| "-".into())
+    };
     for (name, d) in [("down", &last.down), ("up", &last.up)] {
         outln!(
-            "{name}: forwarded {} packets, modelled drops {}, delay error p50 {:?} p99 {:?}",
+            "{name}: forwarded {} packets, modelled drops {}, delay error p50 {} p99 {}",
             d.forwarded_packets,
             d.stats.dropped_total().packets,
-            d.delay_error.quantile(0.5),
-            d.delay_error.quantile(0.99)
+            error(d.delay_error.quantile(0.5)),
+            error(d.delay_error.quantile(0.99))
         )?;
     }
+    outln!(
+        "flows: {} refused (table full), {} evicted (never answered)",
+        last.flows_refused,
+        last.flows_evicted
+    )?;
     Ok(())
 }
 

@@ -1,10 +1,13 @@
 //! `satquic reproduce`: the built-in campaigns and the report that puts our numbers next
 //! to the seeds' (logic in satquic-lab).
 
+use std::collections::BTreeMap;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use satquic_lab::exec::ExecOptions;
+use satquic_lab::exec::{ExecOptions, Progress};
 use satquic_lab::reproduce::{self, Scale};
 
 use crate::Failure;
@@ -31,6 +34,43 @@ pub struct Args {
     only: Vec<String>,
 }
 
+/// Without a terminal (CI, batch logs) progress is a line on stderr this often, and when a
+/// campaign starts.
+pub const PROGRESS_LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// Progress as lines on stderr, for logs: a bar would be invisible there.
+struct ProgressLog {
+    started: Instant,
+    /// The campaign of the last line and when it was printed.
+    last: Option<(String, Instant)>,
+}
+
+impl ProgressLog {
+    fn update(&mut self, name: &str, p: &Progress) {
+        let due = match &self.last {
+            Some((n, at)) => n != name || at.elapsed() >= PROGRESS_LOG_EVERY,
+            None => true,
+        };
+        if !due {
+            return;
+        }
+        self.last = Some((name.to_string(), Instant::now()));
+        let failed = if p.failed > 0 {
+            format!(", {} failed", p.failed)
+        } else {
+            String::new()
+        };
+        // Not eprintln!: a closed stderr must not end the work.
+        let _ = writeln!(
+            std::io::stderr(),
+            "satquic reproduce: {name}: {}/{} runs{failed}, {:.0} s elapsed",
+            p.done,
+            p.total,
+            self.started.elapsed().as_secs_f64()
+        );
+    }
+}
+
 pub fn run(args: Args) -> Result<(), Failure> {
     let scale = if args.full { Scale::Full } else { Scale::Quick };
     let mut opts = ExecOptions::default();
@@ -41,7 +81,26 @@ pub fn run(args: Args) -> Result<(), Failure> {
         opts.jobs = j;
     }
     let bars: Mutex<Vec<(String, Bar)>> = Mutex::new(Vec::new());
+    let log = (!std::io::stderr().is_terminal()).then(|| {
+        Mutex::new(ProgressLog {
+            started: Instant::now(),
+            last: None,
+        })
+    });
+    let failed: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
     let outcome = reproduce::reproduce(scale, &args.out, &opts, &args.only, &|name, p| {
+        if p.failed > 0 {
+            failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name.to_string(), p.failed);
+        }
+        if let Some(log) = &log {
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .update(name, p);
+            return;
+        }
         let mut bars = bars.lock().unwrap_or_else(|e| e.into_inner());
         if bars.last().is_none_or(|(n, _)| n != name) {
             if let Some((_, b)) = bars.last() {
@@ -80,5 +139,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         o.wall.as_secs_f64(),
         o.index_html.display()
     )?;
+    // Results with failed runs are incomplete: say so, after printing them.
+    let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !failed.is_empty() {
+        let list: Vec<String> = failed.iter().map(|(n, f)| format!("{n} {f}")).collect();
+        return Err(Failure::Other(format!(
+            "failed runs ({}): the results above are incomplete",
+            list.join(", ")
+        )));
+    }
     Ok(())
 }

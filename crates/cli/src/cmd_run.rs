@@ -2,6 +2,7 @@
 //! real sockets, real time) writing the same run record as `satquic sim`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use satquic_run::units::parse_size;
 use satquic_run::{Scenario, TransportSpec, Workload};
@@ -28,15 +29,15 @@ pub struct Args {
         default_value = "10M"
     )]
     bytes: String,
-    /// Time cap in seconds.
+    /// Time cap (seconds, or `500ms`, `2min`).
     #[arg(
         short = 't',
         long = "time",
-        value_name = "SECONDS",
-        default_value_t = 60.0,
+        value_name = "DURATION",
+        default_value = "60s",
         allow_negative_numbers = true
     )]
-    time: f64,
+    time: String,
     /// Seed of the link's random processes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -68,9 +69,9 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
     if bytes == 0 {
         return Err(Failure::Usage("-n must be at least 1 byte".into()));
     }
-    let time_cap = crate::seconds::seconds(
+    let time_cap = crate::seconds::duration(
         "-t",
-        args.time,
+        &args.time,
         crate::seconds::SHORTEST..=crate::seconds::DAY,
     )?;
     let mut transport = TransportSpec::with_cc(cc);
@@ -94,11 +95,24 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let scenario = scenario(&args)?;
+    let outcome = emulate(&args, &scenario)?;
+    // An incomplete run (capped, failed) exits 1 after its results are written and printed.
+    if outcome != "completed" {
+        return Err(Failure::Other(format!(
+            "the run ended {outcome}: the results above are incomplete"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs, writes and prints; returns the run's outcome.
+fn emulate(args: &Args, scenario: &Scenario) -> Result<String, Failure> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Usage(format!("--out {}: {e}", dir.display())))?;
     }
-    let run = satquic_net::emulated::run_emulated(&scenario).map_err(net_failure)?;
+    let run = satquic_net::emulated::run_emulated(scenario).map_err(net_failure)?;
+    let outcome = run.record.summary.outcome.clone();
     if let Some(dir) = &args.out {
         run.record
             .write_to(dir)
@@ -107,7 +121,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     if args.json {
         out!("{}", run.record.summary_json())?;
-        return Ok(());
+        return Ok(outcome);
     }
     let f = &run.record.summary.flows[0];
     outln!(
@@ -137,20 +151,33 @@ pub fn run(args: Args) -> Result<(), Failure> {
             f.exit_class
         )?;
     }
+    let drops = if f.link_drops.values().all(|n| *n == 0) {
+        "none".to_string()
+    } else {
+        f.link_drops
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let error = |q: Option<Duration>| {
+        q.map(satquic_link::units::format_duration)
+            .unwrap_or_else(|| "-".into())
+    };
     outln!(
-        "packets sent {}, lost {}, link drops {:?}; relay delay error p50 {:?} p99 {:?}",
+        "packets sent {}, lost {}, link drops {drops}; relay delay error p50 {} p99 {}",
         f.packets_sent,
         f.packets_lost,
-        f.link_drops,
-        run.relay.down.delay_error.quantile(0.5),
-        run.relay.down.delay_error.quantile(0.99)
+        error(run.relay.down.delay_error.quantile(0.5)),
+        error(run.relay.down.delay_error.quantile(0.99))
     )?;
     for mb in [1u64, 10, 50, 100, 200] {
         if let Some(t) = run.record.time_to_mb(0, mb) {
             outln!("time to {mb:>3} MB: {t:.3} s")?;
         }
     }
-    Ok(())
+    Ok(outcome)
 }
 
 #[cfg(test)]

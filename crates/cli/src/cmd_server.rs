@@ -2,19 +2,18 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use satquic_net::{Server, ServerOptions};
 use satquic_run::units::parse_size;
 
 use crate::Failure;
-use crate::cmd_client::{DEFAULT_PORT, TransportArgs, net_failure};
+use crate::cmd_client::{DEFAULT_PORT, TransportArgs, net_failure, socket_address};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Address to listen on (default: all IPv4 addresses, port 4433).
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<SocketAddr>,
+    #[arg(long, value_name = "HOST:PORT")]
+    listen: Option<String>,
     /// Port to listen on (with the default address).
     #[arg(short = 'p', long, conflicts_with = "listen")]
     port: Option<u16>,
@@ -30,34 +29,52 @@ pub struct Args {
     /// Most connections at once; further handshakes are refused.
     #[arg(long, value_name = "N", default_value_t = 256)]
     max_connections: usize,
+    /// Most connections at once from one IP address.
+    #[arg(long, value_name = "N", default_value_t = satquic_net::server::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
+    max_per_address: usize,
     /// Largest download or upload one request may ask for.
     #[arg(long, value_name = "SIZE", default_value = "100G")]
     max_bytes: String,
     /// Skip address validation (no Retry round trip; saves one RTT per connection).
     #[arg(long)]
     no_retry: bool,
-    /// Seconds a handshake may take.
+    /// How long a handshake may take (seconds, or `500ms`, `2min`).
     #[arg(
         long,
-        value_name = "SECONDS",
-        default_value_t = 10.0,
+        value_name = "DURATION",
+        default_value = "10s",
         allow_negative_numbers = true
     )]
-    handshake_timeout: f64,
-    /// Print a line per second with the server's counters.
-    #[arg(short = 'i', long)]
-    stats: bool,
+    handshake_timeout: String,
+    /// Print the server's counters this often (seconds or a duration; `-i` alone: every
+    /// second), as iperf3 -s -i does.
+    #[arg(
+        short = 'i',
+        long = "interval",
+        visible_alias = "stats",
+        value_name = "DURATION",
+        num_args = 0..=1,
+        default_missing_value = "1s",
+        allow_negative_numbers = true
+    )]
+    interval: Option<String>,
     #[command(flatten)]
     transport: TransportArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let listen = args
-        .listen
-        .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))));
-    let handshake_timeout = crate::seconds::seconds(
+    let listen = match &args.listen {
+        Some(text) => socket_address("--listen", text)?,
+        None => SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))),
+    };
+    let interval = args
+        .interval
+        .as_deref()
+        .map(|i| crate::seconds::duration("-i", i, crate::seconds::SHORTEST..=crate::seconds::HOUR))
+        .transpose()?;
+    let handshake_timeout = crate::seconds::duration(
         "--handshake-timeout",
-        args.handshake_timeout,
+        &args.handshake_timeout,
         crate::seconds::SHORTEST..=crate::seconds::HOUR,
     )?;
     let options = ServerOptions {
@@ -66,6 +83,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         transport: args.transport.to_transport()?,
         www: args.www.clone(),
         max_connections: args.max_connections,
+        max_connections_per_address: args.max_per_address,
         max_request_bytes: parse_size(&args.max_bytes)
             .map_err(|e| Failure::Usage(format!("--max-bytes: {e}")))?,
         retry: !args.no_retry,
@@ -90,19 +108,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
         if let Some(www) = &options.www {
             outln!("serving {} (and synthetic /<size> objects)", www.display())?;
         }
-        if args.stats {
+        if let Some(every) = interval {
             let stats_server = &server;
             let printer = async {
-                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                let mut tick = tokio::time::interval(every);
                 tick.tick().await;
                 loop {
                     tick.tick().await;
                     let s = stats_server.stats();
                     if let Err(closed) = outln!(
-                        "connections {} (accepted {}, refused {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
+                        "connections {} (accepted {}, refused {}, abandoned {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
                         s.active_connections,
                         s.accepted,
                         s.refused,
+                        s.abandoned,
                         s.retries_sent,
                         s.handshake_failures,
                         s.requests,

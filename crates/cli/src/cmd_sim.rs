@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, value_name = "PRESET|FILE", default_value = "geo-viasat")]
     link: String,
     /// Congestion control spec (e.g. cubic, cubic+search, newreno+hystart++); repeat to
-    /// compare variants side by side.
+    /// compare variants side by side [default: cubic+search].
     #[arg(long = "cc", value_name = "SPEC")]
     cc: Vec<String>,
     /// Bytes to transfer: K, M, G = 10^3, 10^6, 10^9; Ki, Mi, Gi = 2^10, 2^20, 2^30.

@@ -1,6 +1,7 @@
-//! Time flags (`-t`, `-i`, `--duration`, timeouts): one check for all of them, so a value
-//! that passes is one `Duration` can hold (no overflow panic in `Duration::from_secs_f64`)
-//! and every refusal names the range.
+//! Time flags (`-t`, `-i`, `--duration`, timeouts): one grammar and one check for all of
+//! them, on every command: seconds (`10`, `0.5`, `1e3`) or a duration with a unit
+//! (`500ms`, `10s`, `2min`); a value that passes is one `Duration` can hold (no overflow
+//! panic in `Duration::from_secs_f64`) and every refusal names the range.
 
 use std::ops::RangeInclusive;
 use std::time::Duration;
@@ -29,16 +30,6 @@ fn out_of_range(flag: &str, text: &str, range: &RangeInclusive<Duration>) -> Fai
         format_duration(*range.start()),
         format_duration(*range.end())
     ))
-}
-
-/// `v` seconds as a `Duration` in `range`, or a one-line usage error naming the range.
-pub fn seconds(flag: &str, v: f64, range: RangeInclusive<Duration>) -> Result<Duration, Failure> {
-    let shown = if v != 0.0 && !(1e-3..1e7).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    };
-    checked(flag, &shown, v, range)
 }
 
 fn checked(
@@ -72,6 +63,12 @@ pub fn duration(
         })?;
         return checked(flag, t, v, range);
     }
+    // Seconds in exponent notation (`1e300`, `1e-3`): checked like the rest.
+    if t.starts_with(|c: char| c.is_ascii_digit())
+        && let Ok(v) = t.parse::<f64>()
+    {
+        return checked(flag, t, v, range);
+    }
     let d = parse_duration(t).map_err(|e| Failure::Usage(format!("{flag}: {e}")))?;
     if !range.contains(&d) {
         return Err(out_of_range(flag, t, &range));
@@ -93,20 +90,23 @@ mod tests {
     #[test]
     fn values_no_duration_can_hold_are_refused_with_the_range() {
         for v in [
-            1e300,
-            f64::INFINITY,
-            f64::NAN,
-            -1.0,
-            0.0,
-            1e-300,
-            18446744073709551615.0,
+            "1e300",
+            "-1",
+            "0",
+            "1e-300",
+            "18446744073709551615",
+            "0.1ms",
         ] {
-            let m = refused(seconds("-t", v, SHORTEST..=LONGEST));
+            let m = refused(duration("-t", v, SHORTEST..=LONGEST));
             assert!(m.contains("must be between 1ms and 10000000s"), "{v}: {m}");
         }
         assert_eq!(
-            seconds("-t", 2.5, SHORTEST..=DAY).ok(),
+            duration("-t", "2.5", SHORTEST..=DAY).ok(),
             Some(Duration::from_millis(2500))
+        );
+        assert_eq!(
+            duration("-t", "1e1", SHORTEST..=DAY).ok(),
+            Some(Duration::from_secs(10))
         );
     }
 

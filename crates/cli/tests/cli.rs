@@ -229,7 +229,7 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
     help("reproduce");
     let dir = TempDir::new("reproduce");
     let out = dir.join("out");
-    let text = ok(&[
+    let o = satquic(&[
         "reproduce",
         "--quick",
         "--only",
@@ -239,7 +239,15 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
         "--out",
         &out,
     ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
     assert!(text.contains("report"), "{text}");
+    // stderr is no terminal here: progress comes as lines, at least one per campaign.
+    assert!(
+        stderr(&o).contains("satquic reproduce: c-qir-se: "),
+        "{}",
+        stderr(&o)
+    );
     let rows = std::fs::read_to_string(dir.path().join("out/c-qir-se/runs.csv")).unwrap();
     assert!(rows.lines().count() > 10, "{rows}");
     let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
@@ -395,6 +403,31 @@ fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
     assert!(err.contains("between 1ms"), "{err}");
     let err = usage_error(&["client", "127.0.0.1:1", "-t", "1e300"]);
     assert!(!err.contains("positive"), "{err}");
+    // One grammar everywhere: seconds or a unit.
+    let err = usage_error(&["run", "-t", "25h"]);
+    assert!(
+        err.contains("-t 25h: must be between 1ms and 86400s"),
+        "{err}"
+    );
+    let err = usage_error(&["client", "127.0.0.1:1", "-i", "0.5ms"]);
+    assert!(err.contains("-i 0.5ms: must be between 1ms"), "{err}");
+    for flag in ["--idle-timeout", "--handshake-timeout"] {
+        let err = usage_error(&["server", flag, "2h"]);
+        assert!(
+            err.contains("must be between 1ms and 3600s"),
+            "{flag}: {err}"
+        );
+    }
+    let err = usage_error(&[
+        "link",
+        "--listen",
+        "127.0.0.1:1",
+        "--to",
+        "127.0.0.1:2",
+        "--flow-idle-timeout",
+        "ten",
+    ]);
+    assert!(err.starts_with("satquic: --flow-idle-timeout"), "{err}");
 }
 
 #[test]
@@ -567,6 +600,9 @@ fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
     let err = usage_error(&["link", "--listen", "127.0.0.1:7", "--to", "127.0.0.1:7"]);
     assert!(err.contains("own address"), "{err}");
     usage_error(&["link", "--listen", "0.0.0.0:7", "--to", "127.0.0.1:7"]);
+    // Host names are taken (resolved), with a port.
+    let err = usage_error(&["link", "--listen", "localhost", "--to", "127.0.0.1:7"]);
+    assert!(err.contains("HOST:PORT"), "{err}");
     let err = usage_error(&["client", "[::1"]);
     assert!(err.contains("[ADDR]"), "{err}");
     let err = usage_error(&["client", "127.0.0.1:9", "--sni", ""]);
@@ -656,4 +692,227 @@ fn an_h3_client_fetches_a_path_without_a_size() {
     );
     let err = usage_error(&["client", &server, "--alpn", "h3"]);
     assert!(err.contains("--path"), "{err}");
+}
+
+/// `satquic server` on `listen`, and the SHA-256 of its certificate (from its first lines).
+fn server_with_fingerprint(listen: &str) -> (Background, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", listen])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let background = Background(child);
+    for line in lines {
+        if let Some(fp) = line.unwrap().strip_prefix("certificate sha256 ") {
+            return (background, fp.trim().to_string());
+        }
+    }
+    panic!("the server printed no fingerprint");
+}
+
+#[test]
+fn the_client_verifies_the_server_certificate_unless_told_not_to() {
+    let server = format!("127.0.0.1:{}", free_port());
+    let (_server, fingerprint) = server_with_fingerprint(&server);
+    // By default a self-signed certificate is refused: one line, the fingerprint and how
+    // to pin it, exit code 1, and no warning before it.
+    let o = satquic(&["client", &server, "-n", "10K"]);
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let system_cas = std::env::var_os("SSL_CERT_FILE").is_some()
+        || [
+            "/etc/ssl/certs/ca-certificates.crt",
+            "/etc/pki/tls/certs/ca-bundle.crt",
+            "/etc/ssl/ca-bundle.pem",
+            "/etc/ssl/cert.pem",
+        ]
+        .iter()
+        .any(|f| Path::new(f).is_file());
+    if system_cas {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("refused") && err.contains(&format!("--pin {fingerprint}")),
+            "{err}"
+        );
+    } else {
+        // A machine without a CA bundle: nothing to verify against, said at once.
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--pin"), "{err}");
+    }
+    // Pinned: accepted. --insecure: accepted, and quietly.
+    ok(&["client", &server, "-n", "10K", "--pin", &fingerprint]);
+    let o = satquic(&["client", &server, "-n", "10K", "--insecure"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    // A wrong pin is refused; a CA file that is not there, or two ways at once, are usage
+    // errors.
+    let o = satquic(&["client", &server, "-n", "10K", "--pin", &"ab".repeat(32)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("does not match --pin"),
+        "{}",
+        stderr(&o)
+    );
+    let err = usage_error(&["client", &server, "--ca", "/nonexistent/ca.pem"]);
+    assert!(err.contains("--ca"), "{err}");
+    usage_error(&["client", &server, "--insecure", "--pin", &fingerprint]);
+}
+
+/// Lines a child prints, read on a thread.
+fn lines_of(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (bounded) for a line of `lines` that `want` accepts.
+fn wait_for(lines: &std::sync::mpsc::Receiver<String>, want: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if want(&line) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no such line: {e}"),
+        }
+    }
+}
+
+/// The counter `name` of a `satquic server -i` line (`connections 1 (accepted 1, ...`).
+fn server_counter(line: &str, name: &str) -> Option<u64> {
+    let words: Vec<&str> = line
+        .split(|c: char| c == ',' || c == '(' || c == ')' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let i = words.iter().position(|w| *w == name)?;
+    words.get(i + 1)?.parse().ok()
+}
+
+#[test]
+fn ctrl_c_closes_the_connection_and_prints_the_partial_results() {
+    let server = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", &server, "-i"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server_lines = lines_of(child.stdout.take().unwrap());
+    let _server = Background(child);
+    wait_for(&server_lines, |l| l.starts_with("certificate sha256"));
+    for signal in ["-INT", "-TERM"] {
+        let mut client = Command::new(BIN)
+            .args(["client", &server, "-t", "60", "-i", "0.2", "--insecure"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = lines_of(client.stdout.take().unwrap());
+        let err = lines_of(client.stderr.take().unwrap());
+        let pid = client.id().to_string();
+        let client = Background(client);
+        wait_for(&out, |l| l.starts_with("[  0]"));
+        wait_for(&server_lines, |l| {
+            server_counter(l, "connections") == Some(1)
+        });
+        let status = Command::new("kill").args([signal, &pid]).status().unwrap();
+        assert!(status.success());
+        // The partial summary, and exit code 1 with one line saying why.
+        let summary = wait_for(&out, |l| l.contains(" in ") && l.contains("Mbit/s ("));
+        assert!(summary.contains("(interrupted"), "{summary}");
+        let why = wait_for(&err, |_| true);
+        assert!(why.contains("interrupted"), "{why}");
+        let mut client = client;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let code = loop {
+            if let Some(s) = client.0.try_wait().unwrap() {
+                break s.code();
+            }
+            assert!(Instant::now() < deadline, "the client did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(code, Some(1), "{signal}");
+        // The server heard the CONNECTION_CLOSE: the connection is gone without being
+        // abandoned as silent (nor waiting for the 30 s idle timeout).
+        let line = wait_for(&server_lines, |l| {
+            server_counter(l, "connections") == Some(0)
+        });
+        assert_eq!(server_counter(&line, "abandoned"), Some(0), "{line}");
+    }
+}
+
+#[test]
+fn a_port_nothing_listens_on_is_reported_at_once() {
+    let server = format!("127.0.0.1:{}", free_port());
+    let started = Instant::now();
+    let o = satquic(&["client", &server, "-n", "1K", "--insecure"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("connection refused"), "{err}");
+    // Not after the 30 s handshake timeout.
+    assert!(started.elapsed() < Duration::from_secs(15), "{err}");
+}
+
+#[test]
+fn www_serves_index_html_for_a_directory() {
+    let www = TempDir::new("www-index");
+    std::fs::write(www.path().join("index.html"), "<html>home</html>").unwrap();
+    let server = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", &server, "--www", &www.join("")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read on (and keep reading) so that the server's stdout stays open.
+    let lines = lines_of(child.stdout.take().unwrap());
+    let _server = Background(child);
+    wait_for(&lines, |l| l.starts_with("serving"));
+    let o = satquic(&[
+        "client",
+        &server,
+        "--alpn",
+        "h3",
+        "--path",
+        "/",
+        "--insecure",
+        "-J",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["flows"][0]["delivered_bytes"], 17, "{v}");
+}
+
+#[test]
+fn a_run_cut_short_prints_its_results_and_exits_1() {
+    let o = satquic(&[
+        "run",
+        "--link",
+        "qir-terrestrial",
+        "-n",
+        "100M",
+        "-t",
+        "1",
+        "-J",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("incomplete"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the record still");
+    assert_eq!(v["outcome"], "capped", "{v}");
 }

@@ -50,9 +50,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
         "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         other => {
             return Err(format!(
-                "duration {text:?} has unknown unit {other:?} (use ns, us, ms, s or min)"
+                "duration {text:?} has unknown unit {other:?} (use ns, us, ms, s, min or h)"
             ));
         }
     };
@@ -332,6 +333,7 @@ mod tests {
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert_eq!(parse_duration("7ns").unwrap(), Duration::from_nanos(7));
         assert_eq!(parse_duration("2min").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
         assert_eq!(
             parse_duration("166.667ms").unwrap(),
             Duration::from_micros(166_667)

@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::NetError;
 use crate::perf::{self, Receipt, Request, ServerReport};
 use crate::server::EventStore;
-use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, PinVerifier, Verify};
+use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, ServerVerifier, Verify};
 use crate::transport::NetTransport;
 use satquic_run::{InOrder, ZEROS};
 
@@ -77,6 +77,7 @@ pub struct ClientOptions {
     /// Path for hq-interop/h3 (default `/<bytes>`, the synthetic object of that size).
     pub path: Option<String>,
     pub transport: NetTransport,
+    /// How the server's certificate is checked.
     pub verify: Verify,
     /// Interval of the progress rows; `None`: no rows.
     pub interval: Option<Duration>,
@@ -88,10 +89,16 @@ pub struct ClientOptions {
     pub qlog_dir: Option<PathBuf>,
     /// Mirror of the in-order bytes received so far, for callers that sample it live.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Notified (`notify_one`) to end the run early, as Ctrl-C does: the client closes the
+    /// connection (CONNECTION_CLOSE, so the server frees it at once) and returns what it
+    /// has, with status `interrupted`.
+    pub interrupt: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl ClientOptions {
-    /// A plain download of `bytes` from `server` with default settings.
+    /// A plain download of `bytes` from `server` with default settings, accepting any
+    /// certificate ([`Verify::Any`]: for servers the caller started itself; set
+    /// `verify` for others).
     pub fn download(server: SocketAddr, bytes: u64) -> Self {
         ClientOptions {
             server,
@@ -107,9 +114,29 @@ impl ClientOptions {
             want_server_report: true,
             qlog_dir: None,
             progress: None,
+            interrupt: None,
         }
     }
 }
+
+/// How long the client waits for its CONNECTION_CLOSE to leave (not the whole draining
+/// period of RFC 9000 Sec. 10.2: the process is about to end).
+pub const CLOSE_GRACE: Duration = Duration::from_millis(200);
+
+/// Per-packet bytes that are not stream data in an upload's packets: a short header
+/// (1 + 8-byte connection ID + up to 4-byte packet number), the AEAD tag (16) and a
+/// STREAM frame header (up to 11). Acknowledged packet bytes less this are the stream
+/// bytes the server has (an estimate at most ~0.5 % low: quinn does not tell how much of a
+/// stream is acknowledged).
+pub const STREAM_PACKET_OVERHEAD_BYTES: u64 = 40;
+/// An upload writes at most this far ahead of what is acknowledged, beyond twice the
+/// congestion window (and 1/64 of what it wrote, for the estimate's error): what a TCP
+/// socket buffer does for iperf3. Without a bound quinn buffers up to its send window
+/// (256 MiB), so a timed upload would run on for as long as that takes to drain, and the
+/// bytes written say nothing about the bytes delivered.
+pub const UPLOAD_AHEAD_MIN_BYTES: u64 = 64 * 1024;
+/// How often an upload re-reads the acknowledged bytes while it waits.
+pub const UPLOAD_POLL: Duration = Duration::from_millis(2);
 
 /// Called with each interval row as it is made.
 pub type IntervalCallback = Box<dyn FnMut(&IntervalRow) + Send>;
@@ -135,7 +162,7 @@ pub struct IntervalRow {
 pub struct ClientResult {
     /// The flow's start: when the client began its handshake.
     pub started_at: Instant,
-    /// `completed`, `capped` or `failed`.
+    /// `completed`, `capped`, `interrupted` or `failed`.
     pub status: String,
     pub error: Option<String>,
     pub upload: bool,
@@ -153,6 +180,9 @@ pub struct ClientResult {
     pub intervals: Vec<IntervalRow>,
     pub stats: Option<quinn::ConnectionStats>,
     pub server_report: Option<ServerReport>,
+    /// The client's own view as the data sender (uploads): what the server reports after
+    /// a download.
+    pub sender_report: Option<ServerReport>,
     /// SHA-256 of the certificate the server presented.
     pub server_certificate: Option<String>,
     /// The client's own congestion controller (uploads).
@@ -239,11 +269,16 @@ pub async fn run_client(
 ) -> Result<ClientResult, NetError> {
     validate(&options)?;
     let start = Instant::now();
-    let events = Arc::new(EventStore::default());
+    // The qlog wants every event; otherwise only what the record reports.
+    let events = Arc::new(if options.qlog_dir.is_some() {
+        EventStore::default()
+    } else {
+        EventStore::for_report()
+    });
     let (transport, probe) = options
         .transport
         .build(Some(events.clone() as Arc<dyn EventSink>), start)?;
-    let verifier = PinVerifier::new(options.verify.clone());
+    let verifier = ServerVerifier::new(options.verify.clone())?;
     let crypto = crate::tls::client_crypto(verifier.clone(), options.alpn.id())?;
     let mut config = ClientConfig::new(Arc::new(
         QuicClientConfig::try_from(crypto).map_err(|e| NetError::Setup(e.to_string()))?,
@@ -261,13 +296,45 @@ pub async fn run_client(
         .map_err(|e| NetError::Usage(format!("cannot connect to {}: {e}", options.server)))?;
     let cap = options.time_cap.unwrap_or(Duration::from_secs(365 * 86400));
     let handshake_limit = cap.min(Duration::from_secs(30));
-    let conn = match tokio::time::timeout(handshake_limit, connecting).await {
+    let interrupted = async {
+        match &options.interrupt {
+            Some(n) => n.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    let handshake = tokio::select! {
+        h = tokio::time::timeout(handshake_limit, connecting) => h,
+        () = nothing_listens(options.server) => {
+            return Err(NetError::Transfer(format!(
+                "connection refused: nothing listens on UDP {}",
+                options.server
+            )));
+        }
+        () = interrupted => {
+            // Dropping the handshake closes it; let that close get out.
+            let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
+            return Err(NetError::Transfer(format!(
+                "interrupted during the handshake with {}",
+                options.server
+            )));
+        }
+    };
+    let conn = match handshake {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
-            let seen = verifier
-                .seen()
-                .map(|fp| format!(" (server certificate sha256 {fp})"))
-                .unwrap_or_default();
+            let seen = verifier.seen().unwrap_or_default();
+            if let Some(why) = verifier.refused() {
+                return Err(NetError::Transfer(format!(
+                    "the certificate of {} was refused: {why} (sha256 {seen}; to trust this \
+                     one server, --pin {seen})",
+                    options.server
+                )));
+            }
+            let seen = if seen.is_empty() {
+                seen
+            } else {
+                format!(" (server certificate sha256 {seen})")
+            };
             return Err(NetError::Transfer(format!(
                 "handshake with {} failed: {e}{seen}",
                 options.server
@@ -305,12 +372,22 @@ pub async fn run_client(
     });
 
     let transfer = transfer(&options, &conn, &progress, &probe);
-    let outcome = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer).await;
+    let interrupted = async {
+        match &options.interrupt {
+            Some(n) => n.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        o = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer) => Some(o),
+        () = interrupted => None,
+    };
     let ended = start.elapsed();
     let (status, error, completed_at) = match outcome {
-        Ok(Ok(())) => ("completed", None, Some(ended)),
-        Ok(Err(e)) => ("failed", Some(e.to_string()), None),
-        Err(_) => ("capped", None, None),
+        Some(Ok(Ok(()))) => ("completed", None, Some(ended)),
+        Some(Ok(Err(e))) => ("failed", Some(e.to_string()), None),
+        Some(Err(_)) => ("capped", None, None),
+        None => ("interrupted", None, None),
     };
     done.store(true, Ordering::Relaxed);
     if let Some(t) = ticker {
@@ -330,9 +407,18 @@ pub async fn run_client(
             .flatten();
     }
     let stats = conn.stats();
+    let sender_report = options.upload.then(|| {
+        crate::server::sender_report(
+            &options.transport.spec.cc,
+            &probe,
+            &events,
+            stats,
+            perf::MAX_REPORT_EVENTS,
+        )
+    });
     conn.close(VarInt::from_u32(perf::CLOSE_DONE), b"done");
     // Let the close frame out, without waiting for the whole draining period.
-    let _ = tokio::time::timeout(Duration::from_millis(200), endpoint.wait_idle()).await;
+    let _ = tokio::time::timeout(CLOSE_GRACE, endpoint.wait_idle()).await;
 
     let bytes = progress.bytes.load(Ordering::Relaxed);
     let mut result = ClientResult {
@@ -355,6 +441,7 @@ pub async fn run_client(
         intervals: std::mem::take(&mut *lock(&intervals)),
         stats: Some(stats),
         server_report,
+        sender_report,
         server_certificate: verifier.seen(),
         probe: Some(read_probe(&probe)),
         qlog_file: None,
@@ -368,6 +455,33 @@ pub async fn run_client(
         )?);
     }
     Ok(result)
+}
+
+/// Returns if nothing listens at `server` (pends otherwise): a one-byte datagram, which
+/// a QUIC server drops unread, sent from a connected socket comes back as an ICMP "port
+/// unreachable" that the kernel reports as a refused connection. So a wrong port is
+/// reported at once, not after the handshake timeout.
+async fn nothing_listens(server: SocketAddr) {
+    let bind: SocketAddr = if server.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    };
+    if let Ok(sock) = tokio::net::UdpSocket::bind(bind).await
+        && sock.connect(server).await.is_ok()
+        && sock.send(&[0]).await.is_ok()
+    {
+        let mut buf = [0u8; 1];
+        loop {
+            match sock.recv(&mut buf).await {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+                Err(_) => break,
+                // Something answered: it listens.
+                Ok(_) => {}
+            }
+        }
+    }
+    std::future::pending().await
 }
 
 async fn read_report(conn: &Connection) -> Option<ServerReport> {
@@ -547,26 +661,46 @@ async fn upload(
     send.write_all(&request.encode())
         .await
         .map_err(|e| fail("send request", &e))?;
+    let header = request.encode().len() as u64;
+    // Stream bytes the server has, estimated from the acknowledged packet bytes (see
+    // STREAM_PACKET_OVERHEAD_BYTES), never more than written.
+    let delivered = |written: u64| {
+        let p = read_probe(probe);
+        let mtu = u64::from(conn.stats().path.current_mtu).max(STREAM_PACKET_OVERHEAD_BYTES + 1);
+        let payload = p.acked_bytes - p.acked_bytes * STREAM_PACKET_OVERHEAD_BYTES / mtu;
+        (payload.saturating_sub(header).min(written), p.cwnd)
+    };
     let mut written = 0u64;
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) || written >= requested {
             break;
+        }
+        let (got, cwnd) = delivered(written);
+        progress.set(got);
+        let ahead = cwnd.saturating_mul(2) + UPLOAD_AHEAD_MIN_BYTES + written / 64;
+        if written - got > ahead {
+            tokio::time::sleep(UPLOAD_POLL).await;
+            continue;
         }
         let n = (requested - written).min(ZEROS.len() as u64) as usize;
         send.write_chunk(Bytes::from_static(&ZEROS[..n]))
             .await
             .map_err(|e| fail("upload", &e))?;
         written += n as u64;
-        // quinn does not tell how much of a stream is acknowledged; the bytes of
-        // acknowledged packets (a few percent of headers included) are close enough for
-        // progress rows, and never more than what was written.
-        progress.set(written.min(read_probe(probe).acked_bytes));
     }
     let _ = send.finish();
-    let receipt = recv
-        .read_to_end(64)
-        .await
-        .map_err(|e| fail("upload receipt", &e))?;
+    // The rows and the MB times keep following the acknowledgements until the receipt.
+    let receipt = {
+        let read = recv.read_to_end(64);
+        tokio::pin!(read);
+        loop {
+            tokio::select! {
+                r = &mut read => break r,
+                () = tokio::time::sleep(UPLOAD_POLL) => progress.set(delivered(written).0),
+            }
+        }
+    }
+    .map_err(|e| fail("upload receipt", &e))?;
     let receipt =
         Receipt::decode(&receipt).ok_or_else(|| NetError::Transfer("bad upload receipt".into()))?;
     progress.set(receipt.bytes);

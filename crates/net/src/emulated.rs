@@ -138,6 +138,7 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         want_server_report: false,
         qlog_dir: None,
         progress: Some(progress.clone()),
+        interrupt: None,
     };
     let wall_start = Instant::now();
     let done = Arc::new(AtomicBool::new(false));

@@ -50,7 +50,11 @@ impl Refusal {
     }
 }
 
-/// Resolves a request path against `www` and the synthetic objects.
+/// What a request for a directory (`/`, `/docs/`) serves, as web servers do.
+pub const INDEX_FILE: &str = "index.html";
+
+/// Resolves a request path against `www` (a directory serves its [`INDEX_FILE`]) and the
+/// synthetic objects.
 pub fn resolve(www: Option<&Path>, path: &str, max_bytes: u64) -> Result<Body, Refusal> {
     let path = path.split(['?', '#']).next().unwrap_or("");
     if !path.starts_with('/') || path.contains('%') || path.contains('\\') || path.contains('\0') {
@@ -63,10 +67,11 @@ pub fn resolve(www: Option<&Path>, path: &str, max_bytes: u64) -> Result<Body, R
     {
         return Err(Refusal::BadRequest);
     }
-    if let Some(root) = www
-        && !path[1..].is_empty()
-    {
-        let full = root.join(rel);
+    if let Some(root) = www {
+        let mut full = root.join(rel);
+        if full.is_dir() {
+            full.push(INDEX_FILE);
+        }
         if let Ok(canon) = full.canonicalize()
             && canon.starts_with(root)
             && let Ok(meta) = canon.metadata()
@@ -387,6 +392,17 @@ mod tests {
             Err(Refusal::BadRequest)
         );
         assert_eq!(resolve(Some(&root), "/sub", 100), Err(Refusal::NotFound));
+        // A directory serves its index.html.
+        std::fs::write(dir.join("index.html"), b"<p>").unwrap();
+        std::fs::write(dir.join("sub/index.html"), b"<p>sub").unwrap();
+        assert_eq!(
+            resolve(Some(&root), "/", 100),
+            Ok(Body::File(root.join("index.html"), 3))
+        );
+        assert_eq!(
+            resolve(Some(&root), "/sub/", 100),
+            Ok(Body::File(root.join("sub/index.html"), 6))
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

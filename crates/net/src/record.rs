@@ -125,9 +125,19 @@ pub fn chunk_rows(result: &ClientResult) -> Vec<ChunkRow> {
 /// only a client has (`intervals`, `client`). `scenario` and `link` are null: a real
 /// network has no scenario and the client cannot see the link's ground truth.
 pub fn client_json(options: &ClientOptions, result: &ClientResult) -> Value {
-    let report = result.server_report.as_ref();
-    // The server's clock starts when it accepts the connection, about one RTT (the
-    // Retry round trip) after the flow's start; its events keep that base.
+    // The data sender's view: the server's report of a download, the client's own of an
+    // upload. The server's clock starts when it accepts the connection, about one RTT
+    // (the Retry round trip) after the flow's start; its events keep that base. The
+    // client's clock is the flow's.
+    let report = result
+        .server_report
+        .as_ref()
+        .or(result.sender_report.as_ref());
+    let time_base = if result.server_report.is_some() {
+        "server connection accept"
+    } else {
+        "flow start"
+    };
     let summary = flow_summary(result, &options.transport.spec.cc, report, 0.0, None);
     let events: Vec<Value> = report.map(|r| r.events.clone()).unwrap_or_default();
     json!({
@@ -139,7 +149,7 @@ pub fn client_json(options: &ClientOptions, result: &ClientResult) -> Value {
         "link": null,
         "chunks": chunk_rows(result),
         "events": events,
-        "events_time_base": "server connection accept",
+        "events_time_base": time_base,
         "intervals": result.intervals,
         "client": {
             "server": options.server.to_string(),

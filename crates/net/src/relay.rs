@@ -38,14 +38,21 @@
 //!
 //! # Limits
 //!
-//! At most `max_flows` client addresses at once (new ones are ignored beyond that); a flow
-//! with no traffic for `flow_idle_timeout` is forgotten. If the scheduler falls behind by
-//! more than [`CHANNEL_CAPACITY`] datagrams, new arrivals are dropped and counted as
-//! `overload` (never silently): a fidelity check asserts that count is 0.
+//! At most `max_flows` client addresses at once. A flow costs one upstream socket and a
+//! small task (the receive buffers are shared by all flows) and is *unanswered* until the
+//! server sends something back: an unanswered flow is forgotten after
+//! [`UNANSWERED_FLOW_TIMEOUT`], and when the table is full the oldest unanswered flow
+//! makes room for a new client (counted as `flows_evicted`), so datagrams from many
+//! source ports (spoofed, or clients long gone) cannot lock real clients out. Only when
+//! every flow is answered is a new client refused (`flows_refused`). A flow with no
+//! traffic for `flow_idle_timeout` (`--flow-idle-timeout`) is forgotten. If the
+//! scheduler falls behind by more than [`CHANNEL_CAPACITY`] datagrams, new arrivals are
+//! dropped and counted as `overload` (never silently): a fidelity check asserts that
+//! count is 0.
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -60,6 +67,13 @@ use satquic_link::IP_UDP_OVERHEAD_BYTES;
 pub const CHANNEL_CAPACITY: usize = 1 << 16;
 /// Socket buffer size asked for (the kernel caps it at `net.core.rmem_max`/`wmem_max`).
 pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+/// A flow the server has not answered is forgotten after this long: more than a handshake
+/// round trip over a GEO link with a full queue.
+pub const UNANSWERED_FLOW_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of [`RelayOptions::max_flows`].
+pub const DEFAULT_MAX_FLOWS: usize = 1024;
+/// Default of [`RelayOptions::flow_idle_timeout`].
+pub const DEFAULT_FLOW_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// The scheduler spins instead of sleeping when the next event is this close.
 const SPIN_THRESHOLD: Duration = Duration::from_micros(50);
 
@@ -74,7 +88,9 @@ pub struct RelayOptions {
     pub link: Option<LinkSpec>,
     /// Seed of the model's random processes.
     pub seed: u64,
+    /// Client addresses relayed at once.
     pub max_flows: usize,
+    /// A flow with no datagram either way for this long is forgotten.
     pub flow_idle_timeout: Duration,
     /// Width of the queue-occupancy bins the ground truth keeps (a long-running relay
     /// wants coarse bins: memory grows by one bin per busy bin).
@@ -88,8 +104,8 @@ impl RelayOptions {
             to,
             link,
             seed: 1,
-            max_flows: 1024,
-            flow_idle_timeout: Duration::from_secs(120),
+            max_flows: DEFAULT_MAX_FLOWS,
+            flow_idle_timeout: DEFAULT_FLOW_IDLE_TIMEOUT,
             occupancy_resolution: Duration::from_secs(1),
         }
     }
@@ -184,7 +200,10 @@ pub struct RelaySnapshot {
     pub down: DirectionSnapshot,
     pub up: DirectionSnapshot,
     pub flows: usize,
+    /// New client addresses turned away: every flow was answered and the table full.
     pub flows_refused: u64,
+    /// Unanswered flows forgotten to make room for a new client address.
+    pub flows_evicted: u64,
 }
 
 enum Event {
@@ -211,6 +230,9 @@ struct Shared {
     overload_up: AtomicU64,
     overload_down: AtomicU64,
     flows_refused: AtomicU64,
+    flows_evicted: AtomicU64,
+    /// Flows in the I/O thread's table.
+    flow_count: AtomicUsize,
     /// Without a model the receiving thread forwards itself: (packets, bytes, errors).
     direct_up: [AtomicU64; 3],
     direct_down: [AtomicU64; 3],
@@ -244,24 +266,38 @@ pub struct Pkt {
 /// does by default) is split back into its datagrams at `stride` boundaries.
 struct GroReceiver {
     state: quinn::udp::UdpSocketState,
+    buffers: Arc<Mutex<RecvBuffers>>,
+}
+
+/// Receive buffers (512 KiB), shared by every socket of the relay's I/O thread: a read
+/// fills them and hands each datagram on before the next read, and all reads run on one
+/// thread, so a flow costs no buffer of its own.
+struct RecvBuffers {
     bufs: Vec<Vec<u8>>,
     metas: Vec<quinn::udp::RecvMeta>,
 }
 
+impl RecvBuffers {
+    fn shared() -> Arc<Mutex<RecvBuffers>> {
+        let batch = RECV_BATCH.clamp(1, quinn::udp::BATCH_SIZE.max(1));
+        Arc::new(Mutex::new(RecvBuffers {
+            bufs: vec![vec![0u8; RECV_BUFFER]; batch],
+            metas: vec![quinn::udp::RecvMeta::default(); batch],
+        }))
+    }
+}
+
+/// Datagrams read per system call.
 const RECV_BATCH: usize = 8;
+/// One receive buffer: the largest UDP datagram, or a GRO batch of them.
 const RECV_BUFFER: usize = 64 * 1024;
 
 impl GroReceiver {
-    fn new(sock: &UdpSocket) -> std::io::Result<Self> {
+    fn new(sock: &UdpSocket, buffers: Arc<Mutex<RecvBuffers>>) -> std::io::Result<Self> {
         let state = quinn::udp::UdpSocketState::new(sock.into())?;
         let _ = state.set_recv_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
         let _ = state.set_send_buffer_size(sock.into(), SOCKET_BUFFER_BYTES);
-        let batch = RECV_BATCH.clamp(1, quinn::udp::BATCH_SIZE.max(1));
-        Ok(GroReceiver {
-            state,
-            bufs: vec![vec![0u8; RECV_BUFFER]; batch],
-            metas: vec![quinn::udp::RecvMeta::default(); batch],
-        })
+        Ok(GroReceiver { state, buffers })
     }
 
     /// Waits for datagrams and hands each one to `each` (source, bytes, receive time).
@@ -272,20 +308,20 @@ impl GroReceiver {
     ) -> std::io::Result<()> {
         loop {
             sock.readable().await?;
-            let mut slices: Vec<std::io::IoSliceMut<'_>> = self
-                .bufs
+            let mut guard = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+            let RecvBuffers { bufs, metas } = &mut *guard;
+            let mut slices: Vec<std::io::IoSliceMut<'_>> = bufs
                 .iter_mut()
                 .map(|b| std::io::IoSliceMut::new(b))
                 .collect();
             let state = &self.state;
-            let metas = &mut self.metas;
             match sock.try_io(tokio::io::Interest::READABLE, || {
                 state.recv(sock.into(), &mut slices, metas)
             }) {
                 Ok(n) => {
                     let at = Instant::now();
                     drop(slices);
-                    for (meta, buf) in self.metas.iter().zip(&self.bufs).take(n) {
+                    for (meta, buf) in metas.iter().zip(bufs.iter()).take(n) {
                         let stride = meta.stride.max(1);
                         for chunk in buf[..meta.len].chunks(stride) {
                             each(meta.addr, chunk, at);
@@ -362,6 +398,8 @@ impl Relay {
             overload_up: AtomicU64::new(0),
             overload_down: AtomicU64::new(0),
             flows_refused: AtomicU64::new(0),
+            flows_evicted: AtomicU64::new(0),
+            flow_count: AtomicUsize::new(0),
             direct_up: Default::default(),
             direct_down: Default::default(),
         });
@@ -412,6 +450,8 @@ impl Relay {
         s.up.overload_drops = self.shared.overload_up.load(Ordering::Relaxed);
         s.down.overload_drops = self.shared.overload_down.load(Ordering::Relaxed);
         s.flows_refused = self.shared.flows_refused.load(Ordering::Relaxed);
+        s.flows_evicted = self.shared.flows_evicted.load(Ordering::Relaxed);
+        s.flows = self.shared.flow_count.load(Ordering::Relaxed);
         for (d, c) in [
             (&mut s.up, &self.shared.direct_up),
             (&mut s.down, &self.shared.direct_down),
@@ -485,7 +525,8 @@ fn io_thread(
         return;
     };
     rt.block_on(async move {
-        let Ok(mut receiver) = GroReceiver::new(&listen) else {
+        let buffers = RecvBuffers::shared();
+        let Ok(mut receiver) = GroReceiver::new(&listen, RecvBuffers::shared()) else {
             shared.stop.store(true, Ordering::Relaxed);
             return;
         };
@@ -510,55 +551,50 @@ fn io_thread(
                 }
             }
             for (from, data, at) in batch.drain(..) {
-                let existing = flows
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
+                let existing = lock(&flows)
                     .get(&from)
-                    .map(|(id, seen, up)| (*id, seen.clone(), up.clone()));
+                    .map(|f| (f.id, f.seen.clone(), f.direct_up.clone()));
                 let (id, seen, up) = match existing {
                     Some(f) => f,
                     None => {
-                        let count = flows.lock().unwrap_or_else(|e| e.into_inner()).len();
-                        if count >= options.max_flows {
+                        if !make_room(&flows, options.max_flows, &shared, &tx) {
                             shared.flows_refused.fetch_add(1, Ordering::Relaxed);
                             continue;
                         }
-                        let Some((std_sock, tokio_sock, up_receiver)) =
-                            upstream_socket(options.to)
+                        let Some((std_sock, sock, up_receiver)) =
+                            upstream_socket(options.to, &buffers)
                         else {
                             continue;
                         };
                         let id = next_id;
                         next_id = next_id.wrapping_add(1);
-                        let seen = Arc::new(AtomicU64::new(0));
-                        let up = match &direct {
-                            Some(_) => match std_sock.try_clone() {
-                                Ok(s) => Some(Arc::new(s)),
-                                Err(_) => continue,
-                            },
-                            None => None,
+                        let now_ms = shared.start.elapsed().as_millis() as u64;
+                        let seen = Arc::new(AtomicU64::new(now_ms));
+                        let answered = Arc::new(AtomicBool::new(false));
+                        let (direct_up, upstream) = if direct.is_some() {
+                            (Some(Arc::new(std_sock)), None)
+                        } else {
+                            (None, Some(std_sock))
                         };
-                        flows
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .insert(from, (id, seen.clone(), up.clone()));
-                        if tx
-                            .send(Event::NewFlow {
-                                id,
-                                client: from,
-                                upstream: std_sock,
-                            })
-                            .is_err()
+                        if let Some(upstream) = upstream
+                            && tx
+                                .send(Event::NewFlow {
+                                    id,
+                                    client: from,
+                                    upstream,
+                                })
+                                .is_err()
                         {
                             return;
                         }
-                        tokio::spawn(upstream_task(
+                        let task = tokio::spawn(upstream_task(
                             UpstreamFlow {
                                 id,
                                 client: from,
-                                sock: tokio_sock,
+                                sock,
                                 receiver: up_receiver,
                                 seen: seen.clone(),
+                                answered: answered.clone(),
                                 direct: direct.clone(),
                             },
                             flows.clone(),
@@ -566,7 +602,21 @@ fn io_thread(
                             tx.clone(),
                             options.flow_idle_timeout,
                         ));
-                        (id, seen, up)
+                        let mut map = lock(&flows);
+                        map.insert(
+                            from,
+                            FlowEntry {
+                                id,
+                                created_ms: now_ms,
+                                seen: seen.clone(),
+                                answered,
+                                direct_up: direct_up.clone(),
+                                task: task.abort_handle(),
+                            },
+                        );
+                        shared.flow_count.store(map.len(), Ordering::Relaxed);
+                        drop(map);
+                        (id, seen, direct_up)
                     }
                 };
                 seen.store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
@@ -593,9 +643,51 @@ fn io_thread(
     });
 }
 
-/// Client address -> (flow id, last activity in ms since the epoch, upstream socket for
-/// direct forwarding).
-type FlowMap = Arc<Mutex<HashMap<SocketAddr, (u32, Arc<AtomicU64>, Option<Arc<UdpSocket>>)>>>;
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether a new flow may be added: the table has room, or its oldest unanswered flow
+/// is forgotten to make some.
+fn make_room(flows: &FlowMap, max_flows: usize, shared: &Shared, tx: &SyncSender<Event>) -> bool {
+    let mut map = lock(flows);
+    if map.len() < max_flows {
+        return true;
+    }
+    let oldest = map
+        .iter()
+        .filter(|(_, f)| !f.answered.load(Ordering::Relaxed))
+        .min_by_key(|(_, f)| f.created_ms)
+        .map(|(client, _)| *client);
+    let Some(client) = oldest else {
+        return false;
+    };
+    if let Some(f) = map.remove(&client) {
+        shared.flow_count.store(map.len(), Ordering::Relaxed);
+        f.task.abort();
+        let _ = tx.send(Event::FlowGone { id: f.id });
+        shared.flows_evicted.fetch_add(1, Ordering::Relaxed);
+    }
+    true
+}
+
+/// One client address's flow, as the I/O thread keeps it.
+struct FlowEntry {
+    id: u32,
+    /// When the flow was made, ms since the relay's epoch.
+    created_ms: u64,
+    /// Last datagram either way, ms since the relay's epoch.
+    seen: Arc<AtomicU64>,
+    /// The server has sent something to this flow.
+    answered: Arc<AtomicBool>,
+    /// The upstream socket, for direct forwarding (no model).
+    direct_up: Option<Arc<UdpSocket>>,
+    /// The flow's upstream task (ended when the flow is evicted).
+    task: tokio::task::AbortHandle,
+}
+
+/// Client address -> its flow.
+type FlowMap = Arc<Mutex<HashMap<SocketAddr, FlowEntry>>>;
 
 struct UpstreamFlow {
     id: u32,
@@ -603,11 +695,17 @@ struct UpstreamFlow {
     sock: tokio::net::UdpSocket,
     receiver: GroReceiver,
     seen: Arc<AtomicU64>,
+    answered: Arc<AtomicBool>,
     /// The listening socket, when forwarding without a model.
     direct: Option<Arc<UdpSocket>>,
 }
 
-fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket, GroReceiver)> {
+/// A socket connected to the server for one flow: a copy that sends (from the scheduler
+/// or, without a model, the I/O thread) and the one the flow's task receives on.
+fn upstream_socket(
+    to: SocketAddr,
+    buffers: &Arc<Mutex<RecvBuffers>>,
+) -> Option<(UdpSocket, tokio::net::UdpSocket, GroReceiver)> {
     let bind: SocketAddr = if to.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -615,10 +713,14 @@ fn upstream_socket(to: SocketAddr) -> Option<(UdpSocket, tokio::net::UdpSocket, 
     };
     let sock = UdpSocket::bind(bind).ok()?;
     sock.connect(to).ok()?;
-    let receiver = GroReceiver::new(&sock).ok()?;
+    let receiver = GroReceiver::new(&sock, buffers.clone()).ok()?;
     sock.set_nonblocking(true).ok()?;
-    let clone = sock.try_clone().ok()?;
-    Some((clone, tokio::net::UdpSocket::from_std(sock).ok()?, receiver))
+    let sender = sock.try_clone().ok()?;
+    Some((
+        sender,
+        tokio::net::UdpSocket::from_std(sock).ok()?,
+        receiver,
+    ))
 }
 
 async fn upstream_task(
@@ -636,6 +738,7 @@ async fn upstream_task(
             .recv(&flow.sock, |_, data, at| batch.push((data.to_vec(), at)));
         match tokio::time::timeout(idle.min(Duration::from_secs(1)), recv).await {
             Ok(Ok(())) => {
+                flow.answered.store(true, Ordering::Relaxed);
                 flow.seen
                     .store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
                 for (data, at) in batch.drain(..) {
@@ -663,12 +766,17 @@ async fn upstream_task(
             Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(10)).await,
             Err(_) => {}
         }
+        let limit = if flow.answered.load(Ordering::Relaxed) {
+            idle
+        } else {
+            idle.min(UNANSWERED_FLOW_TIMEOUT)
+        };
         let now_ms = shared.start.elapsed().as_millis() as u64;
-        if now_ms.saturating_sub(flow.seen.load(Ordering::Relaxed)) >= idle.as_millis() as u64 {
-            flows
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&flow.client);
+        if now_ms.saturating_sub(flow.seen.load(Ordering::Relaxed)) >= limit.as_millis() as u64 {
+            let mut map = lock(&flows);
+            map.remove(&flow.client);
+            shared.flow_count.store(map.len(), Ordering::Relaxed);
+            drop(map);
             let _ = tx.send(Event::FlowGone { id: flow.id });
             return;
         }
@@ -792,6 +900,7 @@ impl Scheduler {
             up: self.up.clone(),
             flows: self.flows.len(),
             flows_refused: 0,
+            flows_evicted: 0,
         };
         *self
             .shared

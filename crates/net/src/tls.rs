@@ -1,10 +1,13 @@
 //! TLS for the real-socket tools: the server's certificate (self-signed at start, or a
-//! PEM pair), how the client checks it (a SHA-256 pin, or not at all for lab servers),
-//! ALPN identifiers, and `SSLKEYLOGFILE` key logging for Wireshark.
+//! PEM pair), how the client checks it ([`Verify`]), ALPN identifiers, and
+//! `SSLKEYLOGFILE` key logging for Wireshark.
 //!
-//! The client has no CA store: lab servers are self-signed. Without `--pin` it accepts any
-//! certificate (the command line warns unless `--insecure` says this is intended) and
-//! reports the fingerprint it saw, so the next run can pin it.
+//! The command-line client verifies by default: the server's chain must lead to one of the
+//! system's CA certificates ([`system_roots`], read from the CA bundle OpenSSL would use)
+//! and name the server. A lab server with a fresh self-signed certificate passes only with
+//! `--pin SHA256` (the fingerprint `satquic server` prints), `--ca FILE` when its
+//! certificate was issued by a CA of your own, or `--insecure`, which checks nothing. A
+//! refused certificate is reported with the fingerprint seen, so the next run can pin it.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -129,53 +132,174 @@ pub fn server_crypto(
 /// How the client checks the server's certificate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verify {
-    /// Accept any certificate (lab servers with a fresh self-signed certificate).
+    /// Accept any certificate: no protection against a machine in the middle
+    /// (`--insecure`; in-process callers that started the server themselves).
     Any,
-    /// Accept only a leaf certificate with this SHA-256 (lowercase hex).
+    /// Accept only a leaf certificate with this SHA-256 (lowercase hex), whoever issued
+    /// it and whatever names it holds (`--pin`).
     Pin(String),
+    /// Accept a chain that leads to one of these CA certificates and is valid for the
+    /// server name, as a browser would (`--ca FILE`, or [`system_roots`] by default).
+    Roots(Vec<CertificateDer<'static>>),
 }
 
-/// Accepts the certificate per [`Verify`], checks handshake signatures properly, and
-/// remembers the fingerprint it saw.
+/// Where the system's CA bundle is looked for when `SSL_CERT_FILE` is not set, in
+/// OpenSSL's order of distributions: Debian/Ubuntu/Arch, Fedora/RHEL, openSUSE,
+/// Alpine/BSD.
+pub const SYSTEM_CA_FILES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The CA certificates of a PEM file (`--ca`).
+pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, NetError> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| NetError::Usage(format!("--ca {}: {e}", path.display())))?;
+    if certs.is_empty() {
+        return Err(NetError::Usage(format!(
+            "--ca {}: no PEM certificate in it",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
+
+/// The system's trusted CA certificates: `SSL_CERT_FILE` if set, otherwise the first of
+/// [`SYSTEM_CA_FILES`] that exists.
+pub fn system_roots() -> Result<Vec<CertificateDer<'static>>, NetError> {
+    let file = match std::env::var_os("SSL_CERT_FILE") {
+        Some(f) => Some(std::path::PathBuf::from(f)),
+        None => SYSTEM_CA_FILES
+            .iter()
+            .map(std::path::PathBuf::from)
+            .find(|p| p.is_file()),
+    };
+    let no_roots = |why: String| {
+        NetError::Usage(format!(
+            "{why}: cannot verify the server certificate; give --ca FILE, --pin SHA256 \
+             (printed by satquic server) or --insecure"
+        ))
+    };
+    let file = file.ok_or_else(|| no_roots("no system CA certificates found".into()))?;
+    let certs = CertificateDer::pem_file_iter(&file)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| no_roots(format!("system CA certificates {}: {e}", file.display())))?;
+    if certs.is_empty() {
+        return Err(no_roots(format!(
+            "no certificate in the system CA file {}",
+            file.display()
+        )));
+    }
+    Ok(certs)
+}
+
+/// Checks the certificate per [`Verify`], checks handshake signatures properly, and
+/// remembers the fingerprint it saw and why it refused it.
 #[derive(Debug)]
-pub struct PinVerifier {
+pub struct ServerVerifier {
     verify: Verify,
+    /// The standard WebPKI check, for [`Verify::Roots`].
+    webpki: Option<Arc<rustls::client::WebPkiServerVerifier>>,
     provider: Arc<CryptoProvider>,
     seen: Mutex<Option<String>>,
+    refused: Mutex<Option<String>>,
 }
 
-impl PinVerifier {
-    pub fn new(verify: Verify) -> Arc<Self> {
-        Arc::new(PinVerifier {
+impl ServerVerifier {
+    pub fn new(verify: Verify) -> Result<Arc<Self>, NetError> {
+        let provider = provider();
+        let webpki = match &verify {
+            Verify::Roots(certs) => {
+                let mut roots = rustls::RootCertStore::empty();
+                let (added, _unusable) = roots.add_parsable_certificates(certs.iter().cloned());
+                if added == 0 {
+                    return Err(NetError::Usage(
+                        "none of the CA certificates given can be used".into(),
+                    ));
+                }
+                Some(
+                    rustls::client::WebPkiServerVerifier::builder_with_provider(
+                        Arc::new(roots),
+                        provider.clone(),
+                    )
+                    .build()
+                    .map_err(|e| NetError::Setup(format!("certificate verifier: {e}")))?,
+                )
+            }
+            Verify::Any | Verify::Pin(_) => None,
+        };
+        Ok(Arc::new(ServerVerifier {
             verify,
-            provider: provider(),
+            webpki,
+            provider,
             seen: Mutex::new(None),
-        })
+            refused: Mutex::new(None),
+        }))
     }
 
     /// SHA-256 of the last server certificate seen.
     pub fn seen(&self) -> Option<String> {
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+
+    /// Why the server's certificate was refused, in words, if it was.
+    pub fn refused(&self) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn refuse(&self, why: String) -> rustls::Error {
+        *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+        rustls::Error::General(why)
+    }
 }
 
-impl ServerCertVerifier for PinVerifier {
+/// A refused certificate in words (rustls names them in Debug form).
+fn certificate_error(e: &rustls::Error, name: &ServerName<'_>) -> String {
+    use rustls::CertificateError as C;
+    let name = name.to_str();
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            C::UnknownIssuer => "it is not issued by a trusted authority (self-signed?)".into(),
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                format!("it is not valid for the name '{name}' (--sni)")
+            }
+            C::Expired | C::ExpiredContext { .. } => "it has expired".into(),
+            C::NotValidYet | C::NotValidYetContext { .. } => "it is not valid yet".into(),
+            C::Revoked => "it is revoked".into(),
+            C::BadSignature => "its signature is invalid".into(),
+            other => format!("it is invalid ({other})"),
+        },
+        other => other.to_string(),
+    }
+}
+
+impl ServerCertVerifier for ServerVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let fp = sha256_hex(end_entity.as_ref());
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(fp.clone());
         match &self.verify {
             Verify::Any => Ok(ServerCertVerified::assertion()),
             Verify::Pin(pin) if *pin == fp => Ok(ServerCertVerified::assertion()),
-            Verify::Pin(_) => Err(rustls::Error::General(format!(
-                "server certificate sha256 {fp} does not match --pin"
-            ))),
+            Verify::Pin(_) => Err(self.refuse("it does not match --pin".into())),
+            Verify::Roots(_) => match &self.webpki {
+                Some(w) => w
+                    .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+                    .map_err(|e| self.refuse(certificate_error(&e, server_name))),
+                None => Err(self.refuse("no trusted authorities".into())),
+            },
         }
     }
 
@@ -216,7 +340,7 @@ impl ServerCertVerifier for PinVerifier {
 
 /// The rustls client configuration: TLS 1.3, one ALPN, `SSLKEYLOGFILE` honoured.
 pub fn client_crypto(
-    verifier: Arc<PinVerifier>,
+    verifier: Arc<ServerVerifier>,
     alpn: &[u8],
 ) -> Result<rustls::ClientConfig, NetError> {
     let mut config = rustls::ClientConfig::builder_with_provider(provider())

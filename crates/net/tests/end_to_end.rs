@@ -112,6 +112,64 @@ fn download_20mb_through_the_relay_matches_the_link_model() {
     assert!(!parsed["intervals"].as_array().unwrap().is_empty());
 }
 
+/// An upload's record describes the upload: the per-MB times follow the link (not the
+/// writes into quinn's buffer), the sender's counters are the client's, and a timed
+/// upload stops near its time with no interval faster than the link.
+#[test]
+fn upload_records_measure_delivered_bytes_and_the_client_as_sender() {
+    const LINK_BPS: f64 = 20e6;
+    let rt = runtime();
+    rt.block_on(async {
+        let server = Server::bind(server_options()).unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let relay = Relay::start(RelayOptions::new(loopback(), addr, Some(scaled_link()))).unwrap();
+        let mut options = ClientOptions::download(relay.local_addr(), 4_000_000);
+        options.transport.spec = TransportSpec::with_cc("cubic");
+        options.upload = true;
+        options.time_cap = Some(Duration::from_secs(30));
+        let r = run_client(options.clone(), None).await.unwrap();
+        assert_eq!(r.status, "completed", "{:?}", r.error);
+        let done = r.completed_at.unwrap().as_secs_f64();
+        let mb: Vec<f64> = r.mb_times.iter().map(|t| t.as_secs_f64()).collect();
+        assert_eq!(mb.len(), 4);
+        // 1 MB takes 0.4 s at 20 Mbit/s: the MB times are that far apart, not all at the end.
+        for w in mb.windows(2) {
+            assert!(w[1] - w[0] > 0.25, "MB times {mb:?}, done at {done}");
+        }
+        assert!(mb[0] < done - 1.0, "MB times {mb:?}, done at {done}");
+        let json = satquic_net::record::client_json(&options, &r);
+        let flow = &json["flows"][0];
+        assert!(flow["packets_sent"].as_u64().unwrap() > 3000, "{flow}");
+        assert!(flow["bytes_sent"].as_u64().unwrap() > 4_000_000, "{flow}");
+        let min_rtt = flow["min_rtt_s"].as_f64().unwrap();
+        assert!((0.09..0.2).contains(&min_rtt), "{flow}");
+        assert_eq!(json["events_time_base"], "flow start");
+
+        // Timed, with intervals: ends soon after its 2 s, and no row beats the link.
+        options.workload = satquic_run::Workload::Timed {
+            duration: Duration::from_secs(2),
+        };
+        options.interval = Some(Duration::from_millis(500));
+        let r = run_client(options, None).await.unwrap();
+        assert_eq!(r.status, "completed", "{:?}", r.error);
+        let ended = r.ended_at.as_secs_f64();
+        // Stopping at 2 s leaves about two congestion windows to drain (0.5 s here);
+        // writing ahead without bound left up to 256 MiB.
+        assert!(ended < 3.0, "a 2 s upload ran {ended} s");
+        for row in &r.intervals {
+            if row.end_s - row.start_s >= 0.25 {
+                assert!(
+                    row.rate_bps < LINK_BPS * 1.15,
+                    "{row:?} is faster than the {LINK_BPS} bit/s link"
+                );
+            }
+        }
+        drop(relay);
+        serve.abort();
+    });
+}
+
 #[test]
 fn emulated_run_agrees_with_the_simulator() {
     // Median of three seeds each way: a 3 MB download over the scaled link.
@@ -288,6 +346,79 @@ fn pinning_accepts_the_right_certificate_only() {
         options.verify = satquic_net::tls::Verify::Pin("0".repeat(64));
         let err = run_client(options, None).await.unwrap_err();
         assert!(err.to_string().contains("does not match --pin"), "{err}");
+        serve.abort();
+    });
+}
+
+/// A certificate issued by a CA of the test's own, written as PEM files.
+struct IssuedCertificate {
+    dir: std::path::PathBuf,
+    ca: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl IssuedCertificate {
+    fn new(names: &[&str]) -> Self {
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let leaf =
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap()
+                .signed_by(&key, &ca)
+                .unwrap();
+        let dir = std::env::temp_dir().join(format!("satquic-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        let ca = satquic_net::tls::read_ca_file(&dir.join("ca.pem")).unwrap();
+        IssuedCertificate { dir, ca }
+    }
+}
+
+impl Drop for IssuedCertificate {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn certificates_are_verified_against_trusted_authorities_and_the_name() {
+    use satquic_net::tls::Verify;
+    let issued = IssuedCertificate::new(&["localhost"]);
+    let rt = runtime();
+    rt.block_on(async {
+        let server = Server::bind(ServerOptions {
+            listen: loopback(),
+            cert: Some((issued.dir.join("cert.pem"), issued.dir.join("key.pem"))),
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let mut options = ClientOptions::download(addr, 10_000);
+        options.time_cap = Some(Duration::from_secs(20));
+        // The CA that issued it, the name it holds: accepted.
+        options.verify = Verify::Roots(issued.ca.clone());
+        let r = run_client(options.clone(), None).await.unwrap();
+        assert_eq!(r.status, "completed", "{:?}", r.error);
+        // Another name: refused, and the message says why.
+        options.server_name = "satquic.example".into();
+        let err = run_client(options.clone(), None).await.unwrap_err();
+        assert!(err.to_string().contains("not valid for the name"), "{err}");
+        // The system's authorities did not issue it (nor a self-signed one).
+        options.server_name = "localhost".into();
+        if let Ok(system) = satquic_net::tls::system_roots() {
+            options.verify = Verify::Roots(system);
+            let err = run_client(options.clone(), None).await.unwrap_err();
+            let err = err.to_string();
+            assert!(
+                err.contains("not issued by a trusted authority") && err.contains("--pin"),
+                "{err}"
+            );
+        }
         serve.abort();
     });
 }
