@@ -32,9 +32,24 @@ pub struct TransportArgs {
     /// Initial congestion window, bytes (k/M suffixes allowed).
     #[arg(long, value_name = "BYTES")]
     pub iw: Option<String>,
-    /// Flow-control windows (connection and stream receive windows, send window).
-    #[arg(long, value_name = "SIZE", default_value = "256Mi")]
+    /// Flow-control windows (connection and stream receive windows, send window);
+    /// `--rwnd` is the same flag.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "256Mi",
+        visible_alias = "rwnd"
+    )]
     pub max_window: String,
+    /// UDP payload size to start from, bytes (1200 to 16383); path MTU discovery still
+    /// probes upwards from it.
+    #[arg(long, value_name = "BYTES", default_value_t = 1200)]
+    pub mtu: u16,
+    /// ACK frequency this side asks of its peer when it sends data
+    /// (draft-ietf-quic-ack-frequency): N[:DELAY][:cwnd/D], e.g. 16:25ms:cwnd/4, or off
+    /// (the default unless --cc satellite).
+    #[arg(long = "ack-freq", value_name = "N[:DELAY][:cwnd/D]|off")]
+    pub ack_frequency: Option<String>,
     /// RTT assumed before the first sample (`600ms`, `1s`).
     #[arg(long, value_name = "DURATION")]
     pub initial_rtt: Option<String>,
@@ -109,6 +124,11 @@ impl TransportArgs {
                 satquic_link::units::parse_duration(rtt)
                     .map_err(|e| Failure::Usage(format!("--initial-rtt: {e}")))?,
             );
+        }
+        t.spec.mtu = self.mtu;
+        if let Some(a) = &self.ack_frequency {
+            t.spec.ack_frequency = satquic_run::scenario::AckFrequencySpec::parse(a)
+                .map_err(|e| Failure::Usage(format!("--ack-freq: {e}")))?;
         }
         t.gso = !self.no_gso;
         t.idle_timeout =

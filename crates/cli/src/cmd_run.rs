@@ -44,8 +44,8 @@ pub struct Args {
     /// Initial congestion window (bytes, size suffixes allowed).
     #[arg(long, value_name = "SIZE")]
     iw: Option<String>,
-    /// Flow-control windows, e.g. 16M; default 256Mi.
-    #[arg(long, value_name = "SIZE")]
+    /// Flow-control windows, e.g. 16M; default 256Mi (`--rwnd` is the same flag).
+    #[arg(long, value_name = "SIZE", visible_alias = "rwnd")]
     max_window: Option<String>,
     /// UDP payload size in bytes (1200 to 16383).
     #[arg(long, value_name = "BYTES", default_value_t = 1200)]

@@ -75,8 +75,14 @@ pub struct Args {
     /// Initial congestion window (bytes, size suffixes allowed).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     iw: Option<String>,
-    /// Receive windows (connection and stream) of the client, e.g. 16M; default 256Mi.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    /// Receive windows (connection and stream) of the client, e.g. 16M; default 256Mi
+    /// (`--max-window` on the other commands, accepted here too).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        allow_hyphen_values = true,
+        visible_alias = "max-window"
+    )]
     rwnd: Option<String>,
     /// Rate cap at the data sender's interface, as the seeds' tc TBF (seed 000 Sec. 4.7):
     /// RATE in bit/s with K/M/G suffixes and an optional queue latency (200M:1.5s),

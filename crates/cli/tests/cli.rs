@@ -299,6 +299,29 @@ fn server_link_and_client_move_bytes_through_the_emulated_link() {
     let v = download_through(relay);
     assert_eq!(v["flows"][0]["delivered_bytes"], 1_000_000, "{v}");
     assert_eq!(v["outcome"], "completed");
+    // The transport flags every connection-building command shares: an upload asking the
+    // server for a window-following ACK frequency, from a 1400-byte MTU, with `--rwnd`
+    // (sim's name) for `--max-window`.
+    let up = ok(&[
+        "client",
+        &relay.to_string(),
+        "-R",
+        "-n",
+        "1M",
+        "--insecure",
+        "--mtu",
+        "1400",
+        "--ack-freq",
+        "16:25ms:cwnd/4",
+        "--rwnd",
+        "8M",
+        "-J",
+    ]);
+    let up: serde_json::Value = serde_json::from_str(&up).unwrap();
+    assert_eq!(up["outcome"], "completed", "{up}");
+    usage_error(&["client", "127.0.0.1:1", "--ack-freq", "16:25ms:cwnd/0"]);
+    usage_error(&["client", "127.0.0.1:1", "--mtu", "100"]);
+    usage_error(&["server", "--ack-freq", "fast"]);
     // A closed stdout ends client, server and link quietly.
     with_closed_stdout(&[
         "client",
