@@ -443,6 +443,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
             args.out.as_deref(),
         )?;
     }
+    // Every result is printed (and kept with --out); an incomplete set still says so in
+    // the exit code, as iperf3 and the campaign runner do.
+    let capped: usize = stats.iter().map(|s| s.capped).sum();
+    let failed: usize = stats.iter().map(|s| s.failed).sum();
+    if capped + failed > 0 {
+        return Err(Failure::Other(format!(
+            "{} of {} runs did not complete ({capped} stopped at the {} s time cap, {failed} failed)",
+            capped + failed,
+            results.len(),
+            time_cap.as_secs_f64()
+        )));
+    }
     Ok(())
 }
 

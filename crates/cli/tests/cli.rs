@@ -147,6 +147,28 @@ fn sim_runs_prints_json_and_refuses_bad_sizes() {
     assert!(err.contains("size"), "{err}");
 }
 
+/// Results that are incomplete still print, and the exit code says so: CUBIC does not
+/// move 10 MiB through 1 % loss in the 60 s cap.
+#[test]
+fn sim_prints_capped_runs_and_exits_1() {
+    let o = satquic(&[
+        "sim",
+        "--link",
+        "qir-satloss",
+        "--cc",
+        "cubic",
+        "-n",
+        "10MiB",
+        "-J",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON printed");
+    assert_eq!(v["per_run"][0]["status"], "capped", "{v}");
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("1 of 1 runs did not complete"), "{err}");
+}
+
 #[test]
 fn presets_lists_every_preset_and_prints_toml() {
     help("presets");
