@@ -722,62 +722,77 @@ fn pair(a: String, b: String) -> String {
     if a == b { a } else { format!("{a} / {b}") }
 }
 
-/// The presets as a plain-text table (for `satquic presets`): name, rates, one-way delays,
-/// queues, discipline, loss, extras and source. "a / b" is down / up; a single value
-/// applies to both directions.
+/// Widest line of [`table`], characters.
+pub const TABLE_WIDTH: usize = 100;
+
+/// The presets as the text `satquic presets` prints: a table of rates, one-way delays,
+/// queues, discipline and loss ("a / b" is down / up; a single value applies to both
+/// directions), then each preset's extras and source, at most [`TABLE_WIDTH`] wide.
 pub fn table() -> String {
-    let header = [
-        "NAME",
-        "DOWN",
-        "UP",
-        "ONE-WAY DELAY",
-        "QUEUE",
-        "AQM",
-        "LOSS",
-        "EXTRA",
-        "SOURCE",
-    ];
-    let mut rows: Vec<[String; 9]> = Vec::new();
+    let header = ["NAME", "DOWN", "UP", "DELAY", "QUEUE", "AQM", "LOSS"];
+    let mut rows: Vec<([String; 7], String)> = Vec::new();
     for spec in all() {
-        rows.push([
-            spec.name.clone(),
-            rate_text(&spec.down.rate),
-            rate_text(&spec.up.rate),
-            pair(ms_text(spec.down.delay.base), ms_text(spec.up.delay.base)),
-            pair(queue_text(&spec, &spec.down), queue_text(&spec, &spec.up)),
-            pair(aqm_text(&spec.down), aqm_text(&spec.up)),
-            pair(loss_text(&spec.down.loss), loss_text(&spec.up.loss)),
-            extra_text(&spec),
-            spec.source.clone(),
-        ]);
+        let extra = extra_text(&spec);
+        let note = if extra.is_empty() {
+            spec.source.clone()
+        } else {
+            format!("{extra}; {}", spec.source)
+        };
+        rows.push((
+            [
+                spec.name.clone(),
+                rate_text(&spec.down.rate),
+                rate_text(&spec.up.rate),
+                pair(ms_text(spec.down.delay.base), ms_text(spec.up.delay.base)),
+                pair(queue_text(&spec, &spec.down), queue_text(&spec, &spec.up)),
+                pair(aqm_text(&spec.down), aqm_text(&spec.up)),
+                pair(loss_text(&spec.down.loss), loss_text(&spec.up.loss)),
+            ],
+            note,
+        ));
     }
     let mut widths = header.map(|h| h.chars().count());
-    for row in &rows {
+    for (row, _) in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
     let mut line = |cells: Vec<&str>| {
-        let last = cells.len() - 1;
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i == last {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<w$}  "));
-            }
-        }
+        let text: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(text.join(" ").trim_end());
         out.push('\n');
     };
     line(header.to_vec());
-    for row in &rows {
+    for (row, _) in &rows {
         line(row.iter().map(String::as_str).collect());
     }
+    // Extras (delay variation, schedules) and sources, one paragraph a preset, wrapped.
+    out.push('\n');
+    for (row, note) in &rows {
+        let mut current = format!("{}:", row[0]);
+        for word in note.split_whitespace() {
+            if current.chars().count() + 1 + word.chars().count() > TABLE_WIDTH {
+                out.push_str(&current);
+                out.push('\n');
+                current = "   ".to_string();
+            }
+            current.push(' ');
+            current.push_str(word);
+        }
+        out.push_str(&current);
+        out.push('\n');
+    }
     out.push_str(
-        "\nParameters (thesis-sat, thesis-terr, thesis-asym-<pct>): buffer=<x BDP> (default 1), \
-         plr=<fraction> (default 0), e.g. thesis-sat:buffer=0.5,plr=0.001\n\
-         Parameters (sat-*): loss=<N> (1 packet in N, picoquic's pattern), jitter=<duration>, \
-         e.g. sat-250-3:loss=64; the client sends on these links (satquic sim -R)\n",
+        "\nParameters (thesis-sat, thesis-terr, thesis-asym-<pct>): buffer=<x BDP>\n   \
+         (default 1), plr=<fraction> (default 0), e.g. thesis-sat:buffer=0.5,plr=0.001\n\
+         Parameters (sat-*): loss=<N> (1 packet in N, picoquic's pattern),\n   \
+         jitter=<duration>, e.g. sat-250-3:loss=64; the client sends on these links\n   \
+         (satquic sim -R)\n",
     );
     out
 }
@@ -785,6 +800,20 @@ pub fn table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_fits_in_its_width_and_names_every_preset_twice() {
+        let text = table();
+        for line in text.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{line}");
+        }
+        for spec in all() {
+            let name = format!("{} ", spec.name);
+            assert!(text.lines().any(|l| l.starts_with(&name)), "{}", spec.name);
+            let note = format!("{}: ", spec.name);
+            assert!(text.lines().any(|l| l.starts_with(&note)), "{}", spec.name);
+        }
+    }
 
     #[test]
     fn every_name_resolves_and_validates() {
