@@ -30,6 +30,10 @@ pub struct Args {
     /// compare variants side by side [default: cubic+search].
     #[arg(long = "cc", value_name = "SPEC")]
     cc: Vec<String>,
+    /// Slow start to combine with every --cc (`classic`, `hystart`, `hystart++`, `hybla`,
+    /// `search`), as on run, client and server; with no --cc, cubic.
+    #[arg(long, value_name = "SS")]
+    ss: Option<String>,
     /// Bytes to transfer: K, M, G = 10^3, 10^6, 10^9; Ki, Mi, Gi = 2^10, 2^20, 2^30.
     #[arg(
         short = 'n',
@@ -217,10 +221,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         satquic_run::transport::MIN_MTU.into(),
         satquic_run::transport::MAX_MTU.into(),
     )? as u16;
-    let ccs = if args.cc.is_empty() {
-        vec!["cubic+search".to_string()]
-    } else {
-        args.cc.clone()
+    let ccs = match (&args.ss, args.cc.is_empty()) {
+        (None, true) => vec!["cubic+search".to_string()],
+        (None, false) => args.cc.clone(),
+        (Some(ss), true) => {
+            vec![crate::cmd_client::compose_cc("cubic", Some(ss), None).map_err(usage)?]
+        }
+        (Some(ss), false) => args
+            .cc
+            .iter()
+            .map(|cc| crate::cmd_client::compose_cc(cc, Some(ss), None))
+            .collect::<Result<_, _>>()
+            .map_err(usage)?,
     };
     let iw = args
         .iw

@@ -143,6 +143,25 @@ fn sim_runs_prints_json_and_refuses_bad_sizes() {
     assert_eq!(v["link"], "qir-sat");
     assert_eq!(v["variants"][0]["completed"], 1);
     assert_eq!(v["per_run"][0]["status"], "completed");
+    // --ss composes with every --cc, as on run, client and server.
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "sim",
+        "--link",
+        "qir-sat",
+        "--cc",
+        "cubic",
+        "--cc",
+        "newreno",
+        "--ss",
+        "hystart++",
+        "-n",
+        "200K",
+        "-J",
+    ]))
+    .unwrap();
+    assert_eq!(v["variants"][0]["label"], "cubic+hystart++", "{v}");
+    assert_eq!(v["variants"][1]["label"], "newreno+hystart++", "{v}");
+    usage_error(&["sim", "--cc", "cubic+search", "--ss", "hystart++"]);
     let err = usage_error(&["sim", "-n", "0"]);
     assert!(err.contains("size"), "{err}");
 }
