@@ -115,6 +115,11 @@ pub struct Args {
     /// JSON-SEQ for qvis; the server's view; times are virtual ms since the run start).
     #[arg(long, requires = "out")]
     qlog: bool,
+    /// Packet protection: `null` keeps the real TLS handshake but skips the per-packet
+    /// cipher (plaintext payload, a checksum tag of AES-GCM's length, no header mask), which
+    /// gives the same records faster; `tls` protects packets with the negotiated AES-128-GCM.
+    #[arg(long, value_name = "null|tls", default_value = "null")]
+    packet_cipher: satquic_lab::exec::PacketCipher,
     /// JSON on stdout instead of the table.
     #[arg(short = 'J', long = "json")]
     json: bool,
@@ -316,6 +321,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let options = ExecOptions {
         jobs,
         qlog: args.qlog,
+        packet_cipher: args.packet_cipher,
         ..ExecOptions::default()
     };
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::with_capacity(plan.runs.len()));

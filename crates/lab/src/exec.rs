@@ -70,6 +70,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use satquic_run::record::{RunRecord, Timing};
+pub use satquic_sim::PacketCipher;
 
 use crate::LabError;
 use crate::dataset::{self, Row};
@@ -146,6 +147,9 @@ pub struct ExecOptions {
     pub retry_failed: bool,
     /// Also write each run's qlog (`qlog.sqlog`, satquic-run's qlog of the record).
     pub qlog: bool,
+    /// How simulated runs protect their packets ([`PacketCipher`]); records
+    /// are the same either way.
+    pub packet_cipher: PacketCipher,
     /// Run even in a directory that holds another campaign (its campaign.json is
     /// replaced; its runs stay but are no longer part of the campaign) or a campaign.json
     /// that cannot be read.
@@ -159,6 +163,7 @@ impl Default for ExecOptions {
             shard: None,
             retry_failed: false,
             qlog: false,
+            packet_cipher: PacketCipher::default(),
             take_over: false,
         }
     }
@@ -292,6 +297,7 @@ pub fn execute_plan(
     let target = Target {
         runs_dir: runs_dir.as_deref(),
         qlog: opts.qlog,
+        packet_cipher: opts.packet_cipher,
         on_run,
     };
     let first_error = run_workers(spec, &todo, opts.jobs, &target, &state, progress);
@@ -513,7 +519,11 @@ enum Executed {
 }
 
 /// Runs one scenario on its own thread, waiting at most `timeout`.
-fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) {
+fn execute(
+    run: &PlannedRun,
+    timeout: Option<Duration>,
+    packet_cipher: PacketCipher,
+) -> (Executed, Duration) {
     let started = Instant::now();
     let scenario = run.scenario.clone();
     let mode = run.mode;
@@ -521,6 +531,7 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
     let cancel = Arc::new(AtomicBool::new(false));
     let options = satquic_sim::RunOptions {
         cancel: Some(cancel.clone()),
+        packet_cipher,
         ..Default::default()
     };
     let spawned = std::thread::Builder::new()
@@ -577,6 +588,8 @@ pub struct Target<'a> {
     pub runs_dir: Option<&'a Path>,
     /// Also write `qlog.sqlog`.
     pub qlog: bool,
+    /// How simulated runs protect their packets.
+    pub packet_cipher: PacketCipher,
     pub on_run: Option<RunHook<'a>>,
 }
 
@@ -587,7 +600,7 @@ pub fn execute_and_store(
     timeout: Option<Duration>,
     target: &Target,
 ) -> Result<Row, LabError> {
-    let (executed, wall) = execute(run, timeout);
+    let (executed, wall) = execute(run, timeout, target.packet_cipher);
     let row = outcome_row(campaign, run, &executed);
     if let Some(hook) = target.on_run {
         hook(&Finished {

@@ -56,7 +56,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
     Event, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TokenMemoryCache, TokenStore,
@@ -77,6 +76,7 @@ use satquic_run::transport::{EndpointSettings, transport_config};
 use satquic_run::{InOrder, ZEROS};
 
 use crate::SimError;
+use crate::null_cipher::{NullClientConfig, NullServerConfig, PacketCipher};
 use crate::tls::{self, SeededCidGenerator, Sessions, rng_seed_bytes, sub_seed};
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
@@ -108,6 +108,9 @@ pub struct RunOptions {
     /// Keep every datagram offered to the link (time, direction, size, admitted): used
     /// by the determinism tests; costs memory on long runs.
     pub datagram_trace: bool,
+    /// Keep the bytes of the first this many datagrams offered to the link (both
+    /// directions, in order): lets a test look at what is on the wire.
+    pub datagram_bytes: usize,
     /// Keep, per flow, 32 bytes exported from the TLS session (RFC 5705 exporter): they
     /// differ between runs with the same seed, proving TLS randomness is real.
     pub tls_exporter: bool,
@@ -115,6 +118,9 @@ pub struct RunOptions {
     /// the event loop checks it every [`CANCEL_CHECK_STEPS`] steps and the run returns
     /// [`SimError::Cancelled`]. It cannot change a run that completes.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// How packets are protected: the TLS suite's AEAD, or the null cipher that skips the
+    /// cipher work and gives the same record ([`crate::null_cipher`]).
+    pub packet_cipher: PacketCipher,
 }
 
 /// How many event-loop steps pass between two looks at [`RunOptions::cancel`] (a few
@@ -143,6 +149,8 @@ pub struct RunOutput {
     pub record: RunRecord,
     /// Datagram trace, if asked for.
     pub trace: Vec<TraceEntry>,
+    /// The first [`RunOptions::datagram_bytes`] datagrams, if asked for.
+    pub datagrams: Vec<Vec<u8>>,
     /// TLS exporter values per flow, if asked for.
     pub tls_exporter: Vec<Option<[u8; 32]>>,
 }
@@ -157,7 +165,11 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, 
     if let Some(gap) = scenario.resume_after {
         return crate::resume::run_resumed(scenario, options, gap);
     }
-    let shared = Shared::new(scenario.flows.len(), Sessions::FirstOnly);
+    let shared = Shared::new(
+        scenario.flows.len(),
+        Sessions::FirstOnly,
+        options.packet_cipher,
+    );
     Ok(Simulation::run_pass(scenario, options, &shared, &[])?.output)
 }
 
@@ -166,15 +178,15 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, 
 /// run's two passes share one.
 pub(crate) struct Shared {
     sessions: Sessions,
-    server_crypto: Arc<QuicServerConfig>,
-    client_crypto: Arc<QuicClientConfig>,
+    server_crypto: Arc<dyn quinn_proto::crypto::ServerConfig>,
+    client_crypto: Arc<dyn quinn_proto::crypto::ClientConfig>,
     tokens: Vec<Arc<dyn TokenStore>>,
     /// Per flow, the server's log of used tokens (`None`: the server sends no NEW_TOKEN).
     token_logs: Vec<Option<Arc<tls::SingleUseTokenLog>>>,
 }
 
 impl Shared {
-    pub(crate) fn new(flows: usize, sessions: Sessions) -> Self {
+    pub(crate) fn new(flows: usize, sessions: Sessions, cipher: PacketCipher) -> Self {
         let tokens = (0..flows)
             .map(|_| -> Arc<dyn TokenStore> {
                 match sessions {
@@ -186,10 +198,21 @@ impl Shared {
         let token_logs = (0..flows)
             .map(|_| (sessions == Sessions::Resumable).then(Default::default))
             .collect();
+        let server_crypto: Arc<dyn quinn_proto::crypto::ServerConfig> =
+            tls::server_crypto(sessions);
+        let client_crypto: Arc<dyn quinn_proto::crypto::ClientConfig> =
+            tls::client_crypto(sessions);
+        let (server_crypto, client_crypto) = match cipher {
+            PacketCipher::Tls => (server_crypto, client_crypto),
+            PacketCipher::Null => (
+                Arc::new(NullServerConfig(server_crypto)) as _,
+                Arc::new(NullClientConfig(client_crypto)) as _,
+            ),
+        };
         Shared {
             sessions,
-            server_crypto: tls::server_crypto(sessions),
-            client_crypto: tls::client_crypto(sessions),
+            server_crypto,
+            client_crypto,
             tokens,
             token_logs,
         }
@@ -320,7 +343,7 @@ pub(crate) struct Simulation {
     flows: Vec<FlowRt>,
     next_sample: Duration,
     series: Vec<SeriesRow>,
-    trace: Vec<TraceEntry>,
+    trace: Tracer,
     buf: Vec<u8>,
     end: Duration,
 }
@@ -555,7 +578,12 @@ impl Simulation {
             flows,
             next_sample: Duration::ZERO,
             series: Vec::new(),
-            trace: Vec::new(),
+            trace: Tracer {
+                keep_entries: options.datagram_trace,
+                entries: Vec::new(),
+                keep_bytes: options.datagram_bytes,
+                bytes: Vec::new(),
+            },
             buf: Vec::with_capacity(usize::from(u16::MAX)),
             end: Duration::ZERO,
         })
@@ -756,7 +784,6 @@ impl Simulation {
         send_on(
             &mut self.net,
             &mut self.trace,
-            self.options.datagram_trace,
             &mut self.flows[flow as usize].drops,
             self.now,
             down,
@@ -824,7 +851,6 @@ impl Simulation {
                     send_on(
                         &mut self.net,
                         &mut self.trace,
-                        self.options.datagram_trace,
                         &mut f.drops,
                         now,
                         sender,
@@ -944,17 +970,25 @@ impl Simulation {
                 series: self.series,
                 sim_time: end,
             },
-            trace: self.trace,
+            trace: self.trace.entries,
+            datagrams: self.trace.bytes,
             tls_exporter: exporters,
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a run keeps of the datagrams it offers to the link ([`RunOptions::datagram_trace`],
+/// [`RunOptions::datagram_bytes`]).
+struct Tracer {
+    keep_entries: bool,
+    entries: Vec<TraceEntry>,
+    keep_bytes: usize,
+    bytes: Vec<Vec<u8>>,
+}
+
 fn send_on(
     net: &mut Net,
-    trace: &mut Vec<TraceEntry>,
-    keep_trace: bool,
+    trace: &mut Tracer,
     drops: &mut FlowDrops,
     now: Duration,
     down: bool,
@@ -962,6 +996,9 @@ fn send_on(
     data: Vec<u8>,
 ) {
     let size = data.len() as u32;
+    if trace.bytes.len() < trace.keep_bytes {
+        trace.bytes.push(data.clone());
+    }
     let packet = Packet { flow, data };
     let wire = size + IP_UDP_OVERHEAD_BYTES;
     let shaper = net.shapers.get_mut(flow as usize).and_then(Option::as_mut);
@@ -986,8 +1023,8 @@ fn send_on(
             a.is_queued()
         }
     };
-    if keep_trace {
-        trace.push(TraceEntry {
+    if trace.keep_entries {
+        trace.entries.push(TraceEntry {
             at: now,
             down,
             flow,

@@ -21,7 +21,9 @@
 //! - [`resume`]: resumed runs, a first connection and one that resumes from it (TLS
 //!   session with 0-RTT, address-validation token, Careful Resume's saved parameters);
 //! - [`tls`]: the deterministic endpoint configuration, and why TLS randomness cannot
-//!   reach the record.
+//!   reach the record;
+//! - [`null_cipher`]: [`PacketCipher::Null`], the real handshake with packet keys that
+//!   skip the cipher work (same record, faster run).
 //!
 //! What to run and what a run produced (the scenario, the transport builder, the record,
 //! its qlog) are satquic-run's, shared with the real-socket tools of satquic-net; many
@@ -47,10 +49,12 @@
 //! "retransmitted packets".
 
 pub mod engine;
+pub mod null_cipher;
 pub mod resume;
 pub mod tls;
 
 pub use engine::{RunOptions, RunOutput, run, run_with};
+pub use null_cipher::PacketCipher;
 
 /// Why a run could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -52,7 +52,11 @@ pub(crate) fn run_resumed(
             MAX_RESUME_GAP.as_secs()
         )));
     }
-    let shared = Shared::new(scenario.flows.len(), Sessions::Resumable);
+    let shared = Shared::new(
+        scenario.flows.len(),
+        Sessions::Resumable,
+        options.packet_cipher,
+    );
     let first_scenario = Scenario {
         resume_after: None,
         ..scenario.clone()
@@ -60,6 +64,7 @@ pub(crate) fn run_resumed(
     // The first pass keeps no trace and no exporter: they describe the resumed pass.
     let first_options = RunOptions {
         cancel: options.cancel.clone(),
+        packet_cipher: options.packet_cipher,
         ..RunOptions::default()
     };
     let first = Simulation::run_pass(&first_scenario, &first_options, &shared, &[])?;
