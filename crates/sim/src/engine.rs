@@ -77,7 +77,9 @@ use satquic_run::{InOrder, ZEROS};
 
 use crate::SimError;
 use crate::null_cipher::{NullClientConfig, NullServerConfig, PacketCipher};
+use crate::stack_qlog::FlowQlog;
 use crate::tls::{self, SeededCidGenerator, Sessions, rng_seed_bytes, sub_seed};
+use satquic_run::qlog::{StackQlog, Vantage};
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 
@@ -121,6 +123,10 @@ pub struct RunOptions {
     /// How packets are protected: the TLS suite's AEAD, or the null cipher that skips the
     /// cipher work and gives the same record ([`crate::null_cipher`]).
     pub packet_cipher: PacketCipher,
+    /// Have quinn-proto write its own qlog (packet sent, received and lost, recovery
+    /// metrics) for every connection, in virtual time ([`crate::stack_qlog`]); returned in
+    /// [`RunOutput::stack_qlogs`]. One JSON event per packet: only when asked for.
+    pub stack_qlog: bool,
 }
 
 /// How many event-loop steps pass between two looks at [`RunOptions::cancel`] (a few
@@ -151,6 +157,9 @@ pub struct RunOutput {
     pub trace: Vec<TraceEntry>,
     /// The first [`RunOptions::datagram_bytes`] datagrams, if asked for.
     pub datagrams: Vec<Vec<u8>>,
+    /// quinn-proto's qlog of each connection and end, with [`RunOptions::stack_qlog`]
+    /// (merge them with the record: [`satquic_run::qlog::connection_qlog_files`]).
+    pub stack_qlogs: Vec<StackQlog>,
     /// TLS exporter values per flow, if asked for.
     pub tls_exporter: Vec<Option<[u8; 32]>>,
 }
@@ -325,6 +334,8 @@ struct FlowRt {
     /// The client opened its stream in 0-RTT (a resumed TLS session).
     early_stream: bool,
     zero_rtt_accepted: bool,
+    /// quinn-proto's qlog of the flow's connection ([`RunOptions::stack_qlog`]).
+    qlog: Option<FlowQlog>,
 }
 
 /// The links a datagram crosses: the optional sender shaper, then the path.
@@ -344,6 +355,8 @@ pub(crate) struct Simulation {
     next_sample: Duration,
     series: Vec<SeriesRow>,
     trace: Tracer,
+    /// The buffer the next datagram is written into ([`poll_datagram`]).
+    spare: Vec<u8>,
     buf: Vec<u8>,
     end: Duration,
 }
@@ -471,10 +484,14 @@ impl Simulation {
                 Arc::new(tls::FixedTokenKey::new()),
             );
             let endpoint = EndpointSettings::simulated();
-            let transport = |factory| {
-                transport_config(&flow.transport, &endpoint, factory)
-                    .map(Arc::new)
-                    .map_err(|e| SimError::Invalid(format!("flow {i}: {e}")))
+            let qlog = options.stack_qlog.then(FlowQlog::new);
+            let transport = |factory, vantage| {
+                let mut config = transport_config(&flow.transport, &endpoint, factory)
+                    .map_err(|e| SimError::Invalid(format!("flow {i}: {e}")))?;
+                if let Some(qlog) = &qlog {
+                    config.qlog_stream(qlog.stream(vantage, base));
+                }
+                Ok::<_, SimError>(Arc::new(config))
             };
             let upload = !flow.direction.is_download();
             let probe_factory: SharedFactory = probe_factory;
@@ -483,7 +500,7 @@ impl Simulation {
             } else {
                 (probe_factory, receiver_cc)
             };
-            server_cfg.transport_config(transport(server_cc)?);
+            server_cfg.transport_config(transport(server_cc, Vantage::Server)?);
             if let Some(log) = &shared.token_logs[i] {
                 // One NEW_TOKEN per connection (RFC 9000 Sec. 8.1.3), for the next one.
                 let mut tokens = quinn_proto::ValidationTokenConfig::default();
@@ -494,17 +511,24 @@ impl Simulation {
             let server_cfg = Arc::new(server_cfg);
 
             let mut client_cfg = ClientConfig::new(shared.client_crypto.clone());
-            client_cfg.transport_config(transport(client_cc)?);
+            client_cfg.transport_config(transport(client_cc, Vantage::Client)?);
             client_cfg.token_store(shared.tokens[i].clone());
             let dcid_gen = std::sync::Mutex::new(SeededCidGenerator::new(sub_seed(
                 flow_seed,
                 SEED_INITIAL_DCID,
             )));
+            let odcid_slot = qlog.as_ref().map(FlowQlog::odcid_slot);
             client_cfg.initial_dst_cid_provider(Arc::new(move || {
-                dcid_gen
+                let cid = dcid_gen
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .next_cid(tls::MAX_CID_LEN)
+                    .next_cid(tls::MAX_CID_LEN);
+                if let Some(slot) = &odcid_slot {
+                    slot.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(cid);
+                }
+                cid
             }));
 
             let endpoint = |rng_domain: u64, cid_domain: u64, server: Option<Arc<ServerConfig>>| {
@@ -567,6 +591,7 @@ impl Simulation {
                 observation: None,
                 early_stream: false,
                 zero_rtt_accepted: false,
+                qlog,
             });
         }
         Ok(Simulation {
@@ -584,6 +609,7 @@ impl Simulation {
                 keep_bytes: options.datagram_bytes,
                 bytes: Vec::new(),
             },
+            spare: Vec::new(),
             buf: Vec::with_capacity(usize::from(u16::MAX)),
             end: Duration::ZERO,
         })
@@ -842,7 +868,7 @@ impl Simulation {
                     if sender {
                         top_up(&mut f.writer, &mut c.conn);
                     }
-                    let Some(data) = poll_datagram(&mut c.conn, at) else {
+                    let Some(data) = poll_datagram(&mut c.conn, at, &mut self.spare) else {
                         break;
                     };
                     if sender {
@@ -910,6 +936,7 @@ impl Simulation {
         let mut chunks = Vec::new();
         let mut events = Vec::new();
         let mut exporters = Vec::new();
+        let mut stack_qlogs = Vec::new();
         for f in &mut self.flows {
             // Drain what the sink got after the last collection.
             for e in f.events_sink.take() {
@@ -929,6 +956,9 @@ impl Simulation {
                 });
             }
             exporters.push(f.exporter.filter(|_| self.options.tls_exporter));
+            if let Some(qlog) = &f.qlog {
+                stack_qlogs.extend(qlog.finish(f.index, f.upload));
+            }
             let probe = f
                 .final_probe
                 .clone()
@@ -972,6 +1002,7 @@ impl Simulation {
             },
             trace: self.trace.entries,
             datagrams: self.trace.bytes,
+            stack_qlogs,
             tls_exporter: exporters,
         }
     }
@@ -1034,12 +1065,16 @@ fn send_on(
     }
 }
 
-fn poll_datagram(conn: &mut Connection, at: Instant) -> Option<Vec<u8>> {
-    // quinn writes the datagram straight into the buffer the link will carry: no copy.
-    let mut buf = Vec::with_capacity(usize::from(conn.current_mtu()));
-    let transmit = conn.poll_transmit(at, 1, &mut buf)?;
-    buf.truncate(transmit.size);
-    Some(buf)
+/// The next datagram of `conn`, written by quinn straight into the buffer the link will
+/// carry (no copy). `spare` is that buffer: a poll that finds nothing to send leaves it
+/// for the next one, so only datagrams cost an allocation (most polls, one per arriving
+/// packet, find nothing).
+fn poll_datagram(conn: &mut Connection, at: Instant, spare: &mut Vec<u8>) -> Option<Vec<u8>> {
+    spare.clear();
+    spare.reserve(usize::from(conn.current_mtu()));
+    let transmit = conn.poll_transmit(at, 1, spare)?;
+    spare.truncate(transmit.size);
+    Some(std::mem::take(spare))
 }
 
 /// Timers and endpoint events of one connection. Returns whether anything happened.
