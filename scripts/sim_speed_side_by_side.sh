@@ -4,9 +4,11 @@
 # (variant 1, 2, ..., then again), and the minimum is kept: other work on the machine
 # only ever adds time. Then the records of the base and the last variant are compared.
 #
-# usage: scripts/sim_speed_side_by_side.sh ROUNDS NAME=CMD... 
-#   NAME=CMD: a label and a command prefix that runs `satquic` (may start with env
-#   assignments or LD_PRELOAD=...), e.g. base=/tmp/satquic-main "null=target/campaign/satquic"
+# usage: scripts/sim_speed_side_by_side.sh ROUNDS NAME=CMD[::EXTRA]...
+#   NAME=CMD: a label and a command that runs `satquic` (may start with env assignments
+#   such as LD_PRELOAD=...); EXTRA: arguments appended after SIM_ARGS. Example:
+#   scripts/sim_speed_side_by_side.sh 5 base=/tmp/satquic-main \
+#     "tls=target/campaign/satquic::--packet-cipher tls" null=target/campaign/satquic
 # env: SIM_ARGS (default: the 200 MB GEO run), OUT (default: a temp directory)
 set -euo pipefail
 rounds=${1:?rounds}; shift
@@ -16,8 +18,10 @@ mkdir -p "$out"
 echo "variant,round,wall_s,user_s,sim_s" > "$out/times.csv"
 for round in $(seq 1 "$rounds"); do
   for spec in "$@"; do
-    name=${spec%%=*}; cmd=${spec#*=}
-    /usr/bin/time -f "%e %U" -o "$out/time" env $cmd $sim_args > "$out/$name.json"
+    name=${spec%%=*}; cmd=${spec#*=}; extra=""
+    if [[ $cmd == *::* ]]; then extra=${cmd#*::}; cmd=${cmd%%::*}; fi
+    # shellcheck disable=SC2086 # word splitting of the command and arguments is wanted
+    /usr/bin/time -f "%e %U" -o "$out/time" env $cmd $sim_args $extra > "$out/$name.json"
     read -r wall user < "$out/time"
     sim=$(grep -m1 '"completion_time_s"' "$out/$name.json" | tr -dc '0-9.')
     echo "$name,$round,$wall,$user,$sim" >> "$out/times.csv"
