@@ -25,8 +25,9 @@
 //!   so the minimum packet sizes quinn-proto enforces for sampling are unchanged.
 //!
 //! So every datagram keeps its size and time, and the record is byte-identical to the
-//! real-cipher record (`tests/null_cipher.rs` compares them on lossy, AQM, upload and
-//! resumed-with-0-RTT runs). This is a simulator option only: the packets are plaintext.
+//! real-cipher record (`tests/null_cipher.rs` compares them on random loss, buffer
+//! overflow with ACK frequency, an upload and a resumed run with 0-RTT; BENCHMARKS.md on
+//! whole campaigns). This is a simulator option only: the packets are plaintext.
 //! Retry integrity tags are not per packet and stay real.
 
 use std::any::Any;
