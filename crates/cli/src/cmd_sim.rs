@@ -12,6 +12,7 @@ use satquic_lab::spec::{
 };
 use satquic_lab::stats::{Quartiles, VariantStats};
 use satquic_run::probe::validate_cc;
+use satquic_run::record::sorted_keys;
 use satquic_run::units::parse_size;
 use satquic_run::{LinkSource, MB, RunRecord, ShaperSpec, first_line};
 
@@ -122,10 +123,18 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     mtu: String,
-    /// With --out: also write each run's qlog, DIR/runs/<run id>/qlog.sqlog (qlog 0.3
-    /// JSON-SEQ for qvis; the server's view; times are virtual ms since the run start).
+    /// With --out: also write each run's qlogs (qlog 0.3 JSON-SEQ for qvis; times are
+    /// virtual ms since the run start): DIR/runs/<run id>/qlog.sqlog (the record, the
+    /// server's view) and, per connection and end, <odcid>_<client|server>.sqlog
+    /// (quinn-proto's packet and recovery events merged with satquic's; the run directory
+    /// is a QLOGDIR as the QUIC interop runner has it). One event per packet: large.
     #[arg(long, requires = "out")]
     qlog: bool,
+    /// Packet protection: `null` keeps the real TLS handshake but skips the per-packet
+    /// cipher (plaintext payload, a checksum tag of AES-GCM's length, no header mask), which
+    /// gives the same records faster; `tls` protects packets with the negotiated AES-128-GCM.
+    #[arg(long, value_name = "null|tls", default_value = "null")]
+    packet_cipher: satquic_lab::exec::PacketCipher,
     /// JSON on stdout instead of the table.
     #[arg(short = 'J', long = "json")]
     json: bool,
@@ -335,6 +344,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let options = ExecOptions {
         jobs,
         qlog: args.qlog,
+        packet_cipher: args.packet_cipher,
         ..ExecOptions::default()
     };
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::with_capacity(plan.runs.len()));
@@ -426,7 +436,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             }))
         })
         .collect();
-    let report = serde_json::json!({
+    // Sorted keys whatever serde_json's `preserve_order` (the record module says why).
+    let report = sorted_keys(serde_json::json!({
         "link": link.name,
         "direction": if args.reverse { "upload" } else { "download" },
         "sender_cap": report_cap,
@@ -436,7 +447,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         "first_seed": seed,
         "variants": stats,
         "per_run": per_run,
-    });
+    }));
     if let Some(out) = &args.out {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
@@ -718,6 +729,19 @@ mod tests {
         let header = qlog[1..].split(|b| *b == b'\n').next().unwrap();
         let header: serde_json::Value = serde_json::from_slice(header).unwrap();
         assert_eq!(header["qlog_version"], "0.3");
+        // quinn-proto's own qlog, one file per connection and end, QLOGDIR names.
+        let run_dir = out.join("runs").join(&meta.run_ids[0]);
+        let names: Vec<String> = std::fs::read_dir(&run_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with("_server.sqlog") || n.ends_with("_client.sqlog"))
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        for name in names {
+            let text = std::fs::read_to_string(run_dir.join(&name)).unwrap();
+            assert!(text.contains("\"transport:packet_sent\""), "{name}");
+            assert!(text.contains("\"recovery:metrics_updated\""), "{name}");
+        }
         std::fs::remove_dir_all(&out).ok();
         assert!(
             TestCli::try_parse_from(["sim", "--qlog"]).is_err(),

@@ -10,7 +10,10 @@
 //! DIR/runs.csv               one row per finished run, in plan order (crate::dataset)
 //! DIR/runs/<run_id>/         summary.json chunks.csv events.jsonl series.csv
 //!                            timing.json row.json (the run's runs.csv row),
-//!                            qlog.sqlog (with ExecOptions::qlog)
+//!                            qlog.sqlog (with ExecOptions::qlog) and, for
+//!                            simulated runs, <odcid>_<client|server>.sqlog per
+//!                            connection (quinn-proto's qlog merged with satquic's
+//!                            events, satquic_run::qlog::connection_qlog_files)
 //! DIR/report/                written by `satquic report`
 //! DIR/.lock                  while an invocation runs (DIR/.lock-shard-I-of-N for a
 //!                            shard; see [`lock`] for stale locks)
@@ -71,6 +74,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use satquic_run::record::{RunRecord, Timing};
+pub use satquic_sim::PacketCipher;
 
 use crate::LabError;
 use crate::dataset::{self, Row};
@@ -147,6 +151,11 @@ pub struct ExecOptions {
     pub retry_failed: bool,
     /// Also write each run's qlog (`qlog.sqlog`, satquic-run's qlog of the record).
     pub qlog: bool,
+    /// How simulated runs protect their packets ([`PacketCipher`]). Records are the same
+    /// either way (satquic-sim's `tests/null_cipher.rs`; BENCHMARKS.md compares whole
+    /// campaigns), so campaigns, `reproduce` and `satquic sim` default to the faster
+    /// [`PacketCipher::Null`].
+    pub packet_cipher: PacketCipher,
     /// Run even in a directory that holds another campaign (its campaign.json is
     /// replaced; its runs stay but are no longer part of the campaign) or a campaign.json
     /// that cannot be read.
@@ -160,6 +169,7 @@ impl Default for ExecOptions {
             shard: None,
             retry_failed: false,
             qlog: false,
+            packet_cipher: PacketCipher::Null,
             take_over: false,
         }
     }
@@ -293,6 +303,7 @@ pub fn execute_plan(
     let target = Target {
         runs_dir: runs_dir.as_deref(),
         qlog: opts.qlog,
+        packet_cipher: opts.packet_cipher,
         on_run,
     };
     let first_error = run_workers(spec, &todo, opts.jobs, &target, &state, progress);
@@ -541,14 +552,20 @@ fn remove_stale_partials(runs_dir: &Path) {
 
 /// The outcome of executing one run.
 enum Executed {
-    /// The record and, for emulated runs, the timing the run measured itself.
-    Record(Box<RunRecord>, Option<Timing>),
+    /// The record, for emulated runs the timing the run measured itself, and for
+    /// simulated runs with a qlog the per-connection qlog files (`(name, contents)`).
+    Record(Box<RunRecord>, Option<Timing>, Vec<(String, Vec<u8>)>),
     Failed(String),
     TimedOut(Duration),
 }
 
 /// Runs one scenario on its own thread, waiting at most `timeout`.
-fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) {
+fn execute(
+    run: &PlannedRun,
+    timeout: Option<Duration>,
+    packet_cipher: PacketCipher,
+    qlog: bool,
+) -> (Executed, Duration) {
     let started = Instant::now();
     let scenario = run.scenario.clone();
     let mode = run.mode;
@@ -556,6 +573,8 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
     let cancel = Arc::new(AtomicBool::new(false));
     let options = satquic_sim::RunOptions {
         cancel: Some(cancel.clone()),
+        packet_cipher,
+        stack_qlog: qlog,
         ..Default::default()
     };
     let spawned = std::thread::Builder::new()
@@ -563,10 +582,14 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
         .spawn(move || {
             let result = std::panic::catch_unwind(|| match mode {
                 Mode::Sim => satquic_sim::run_with(&scenario, &options)
-                    .map(|o| (o.record, None))
+                    .map(|o| {
+                        let files =
+                            satquic_run::qlog::connection_qlog_files(&o.record, &o.stack_qlogs);
+                        (o.record, None, files)
+                    })
                     .map_err(|e| format!("invalid scenario: {e}")),
                 Mode::Emulated => satquic_net::emulated::run_emulated(&scenario)
-                    .map(|e| (e.record, Some(e.timing)))
+                    .map(|e| (e.record, Some(e.timing), Vec::new()))
                     .map_err(|e| format!("emulated run: {e}")),
             });
             let _ = tx.send(result);
@@ -584,7 +607,7 @@ fn execute(run: &PlannedRun, timeout: Option<Duration>) -> (Executed, Duration) 
         None => rx.recv().map_err(|_| false),
     };
     let outcome = match received {
-        Ok(Ok(Ok((record, timing)))) => Executed::Record(Box::new(record), timing),
+        Ok(Ok(Ok((record, timing, files)))) => Executed::Record(Box::new(record), timing, files),
         Ok(Ok(Err(e))) => Executed::Failed(e),
         Ok(Err(panic)) => {
             let msg = panic
@@ -612,6 +635,8 @@ pub struct Target<'a> {
     pub runs_dir: Option<&'a Path>,
     /// Also write `qlog.sqlog`.
     pub qlog: bool,
+    /// How simulated runs protect their packets.
+    pub packet_cipher: PacketCipher,
     pub on_run: Option<RunHook<'a>>,
 }
 
@@ -622,14 +647,14 @@ pub fn execute_and_store(
     timeout: Option<Duration>,
     target: &Target,
 ) -> Result<Row, LabError> {
-    let (executed, wall) = execute(run, timeout);
+    let (executed, wall) = execute(run, timeout, target.packet_cipher, target.qlog);
     let row = outcome_row(campaign, run, &executed);
     if let Some(hook) = target.on_run {
         hook(&Finished {
             run,
             row: &row,
             record: match &executed {
-                Executed::Record(record, _) => Some(record),
+                Executed::Record(record, ..) => Some(record),
                 _ => None,
             },
             wall,
@@ -643,7 +668,7 @@ pub fn execute_and_store(
         std::fs::remove_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
     }
     std::fs::create_dir_all(&partial).map_err(|e| io_err(&partial, e))?;
-    if let Executed::Record(record, timing) = &executed {
+    if let Executed::Record(record, timing, connection_qlogs) = &executed {
         // Plain writes: the directory rename below is what makes a run appear
         // complete, and per-file fsyncs cost ~0.1 s each on some file systems.
         let timing = timing
@@ -655,6 +680,7 @@ pub fn execute_and_store(
         } else {
             Vec::new()
         };
+        let qlog = qlog.into_iter().chain(connection_qlogs.iter().cloned());
         for (name, bytes) in [
             ("chunks.csv".to_string(), record.chunks_csv()),
             ("events.jsonl".to_string(), record.events_jsonl()),
@@ -690,7 +716,7 @@ pub fn execute_and_store(
 /// The runs.csv row of an executed run.
 fn outcome_row(campaign: &str, run: &PlannedRun, executed: &Executed) -> Row {
     match executed {
-        Executed::Record(record, _) => dataset::record_row(campaign, run, record),
+        Executed::Record(record, ..) => dataset::record_row(campaign, run, record),
         Executed::Failed(reason) => dataset::failed_row(campaign, run, "failed", reason),
         Executed::TimedOut(limit) => dataset::failed_row(
             campaign,

@@ -48,7 +48,7 @@
 use satquic_cc::{CcEvent, ExitReason};
 use serde_json::{Value, json};
 
-use crate::record::{FlowSummary, RECORD_SCHEMA, RunRecord};
+use crate::record::{FlowSummary, RECORD_SCHEMA, RunRecord, sorted_keys};
 
 /// qlog draft version written in the header.
 pub const QLOG_VERSION: &str = "0.3";
@@ -84,6 +84,8 @@ fn ms(ns: u64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Rank {
     Started,
+    /// quinn-proto's own events ([`connection_qlog_files`]).
+    Stack,
     Handshake,
     Controller,
     Metrics,
@@ -236,6 +238,61 @@ fn end_ns(record: &RunRecord, flow: &FlowSummary) -> u64 {
 
 /// The qlog of one flow.
 pub fn flow_qlog(record: &RunRecord, flow: &FlowSummary) -> Vec<u8> {
+    let events = flow_events(record, flow);
+    let title = trace_title(record, flow);
+    let mut header = header(
+        record,
+        flow,
+        &title,
+        "satquic-sim run record as qlog; times are virtual",
+    );
+    header["trace"]["vantage_point"] = json!({"type": "server", "name": "satquic-sim sender"});
+    json_seq(&header, events.0.iter().map(|(_, _, e)| e))
+}
+
+/// "satquic sim: LINK flow N (CC), seed S".
+fn trace_title(record: &RunRecord, flow: &FlowSummary) -> String {
+    let scenario = &record.summary.scenario;
+    format!(
+        "satquic sim: {} flow {} ({}), seed {}",
+        scenario.link.name, flow.flow, flow.cc, scenario.seed
+    )
+}
+
+/// The header record of a flow's trace (the vantage point is the caller's to set).
+fn header(record: &RunRecord, flow: &FlowSummary, title: &str, description: &str) -> Value {
+    let scenario = &record.summary.scenario;
+    json!({
+        "qlog_version": QLOG_VERSION,
+        "qlog_format": "JSON-SEQ",
+        "title": title,
+        "description": description,
+        "trace": {
+            "title": title,
+            "vantage_point": {},
+            "common_fields": {"time_format": "relative", "reference_time": 0,
+                              "protocol_type": ["QUIC"]},
+            "satquic:time": "virtual: milliseconds since the simulation start",
+            "satquic:record_schema": RECORD_SCHEMA,
+            "satquic:flow": flow.flow,
+            "satquic:seed": scenario.seed,
+            "satquic:link": scenario.link.name,
+        }
+    })
+}
+
+/// A JSON-SEQ file: the header, then the events.
+fn json_seq<'a>(header: &Value, events: impl ExactSizeIterator<Item = &'a Value>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 * (events.len() + 1));
+    write_record(&mut out, header);
+    for event in events {
+        write_record(&mut out, event);
+    }
+    out
+}
+
+/// satquic's events of one flow, in time order (the module docs' table).
+fn flow_events(record: &RunRecord, flow: &FlowSummary) -> Events {
     let summary = &record.summary;
     let index = flow.flow;
     let start = ns(flow.start_s);
@@ -325,43 +382,126 @@ pub fn flow_qlog(record: &RunRecord, flow: &FlowSummary) -> Vec<u8> {
     );
     // Stable: events of one kind keep the record's order.
     events.0.sort_by_key(|(at, rank, _)| (*at, *rank));
+    events
+}
 
-    let scenario = &summary.scenario;
-    let title = format!(
-        "satquic sim: {} flow {index} ({}), seed {}",
-        scenario.link.name, flow.cc, scenario.seed
-    );
-    let mut out = Vec::with_capacity(256 * (events.0.len() + 1));
-    write_record(
-        &mut out,
-        &json!({
-            "qlog_version": QLOG_VERSION,
-            "qlog_format": "JSON-SEQ",
-            "title": title,
-            "description": "satquic-sim run record as qlog; times are virtual",
-            "trace": {
-                "title": title,
-                "vantage_point": {"type": "server", "name": "satquic-sim sender"},
-                "common_fields": {"time_format": "relative", "reference_time": 0,
-                                  "protocol_type": ["QUIC"]},
-                "satquic:time": "virtual: milliseconds since the simulation start",
-                "satquic:record_schema": RECORD_SCHEMA,
-                "satquic:flow": index,
-                "satquic:seed": scenario.seed,
-                "satquic:link": scenario.link.name,
-            }
-        }),
-    );
-    for (_, _, event) in &events.0 {
-        write_record(&mut out, event);
+/// Which end of a connection a qlog is written from (qlog's `vantage_point.type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vantage {
+    Client,
+    Server,
+}
+
+impl Vantage {
+    /// qlog's name: `client`, `server`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vantage::Client => "client",
+            Vantage::Server => "server",
+        }
     }
-    out
+}
+
+/// quinn-proto's own qlog of one connection, as its `qlog` feature wrote it (JSON-SEQ: a
+/// header, then `transport:packet_sent`, `transport:packet_received`,
+/// `recovery:packet_lost`, `recovery:metrics_updated`, ...), for [`connection_qlog_files`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackQlog {
+    /// The flow the connection belongs to.
+    pub flow: u32,
+    /// The end that wrote it.
+    pub vantage: Vantage,
+    /// Whether that end sends the flow's data (the end whose controller the record follows).
+    pub data_sender: bool,
+    /// The connection's original destination connection ID, in hex (names the file).
+    pub odcid: String,
+    /// Whether the record describes this connection (false for the first connection of a
+    /// resumed run, whose record is the resumed connection's).
+    pub in_record: bool,
+    /// quinn-proto's JSON-SEQ; event times in milliseconds since the start of the
+    /// simulation pass the connection ran in.
+    pub json_seq: Vec<u8>,
+}
+
+/// Nanoseconds in `ms` milliseconds, for ordering (quinn's times are `f32` ms).
+fn ns_of_ms(ms: f64) -> u64 {
+    (ms.max(0.0) * 1e6).round() as u64
+}
+
+/// One JSON-SEQ file per connection and vantage point, named as the QUIC interop runner's
+/// `QLOGDIR` convention has it (`<odcid>_<client|server>.sqlog`, quic-go's names): the
+/// events quinn-proto wrote for that end, merged in time order with satquic's events of
+/// the flow. The data sender's file gets all of them (the [module](self) table: slow-start
+/// exits, SEARCH evaluations, Careful Resume phases, the link's ground truth in
+/// `satquic:series`); the receiver's only the flow's start, handshake, delivered chunks
+/// and end. At equal times quinn's events come after `transport:connection_started` and
+/// before satquic's others. A connection the record does not describe (the first of a
+/// resumed run, whose ODCID the resumed one repeats: both passes replay the same seeds)
+/// gets quinn's events alone, in `first-<odcid>_<client|server>.sqlog`.
+pub fn connection_qlog_files(record: &RunRecord, stacks: &[StackQlog]) -> Vec<(String, Vec<u8>)> {
+    stacks
+        .iter()
+        .filter_map(|stack| {
+            let flow = record.summary.flows.iter().find(|f| f.flow == stack.flow)?;
+            // A resumed run's two connections replay the same seeds, so they share an
+            // ODCID: the first one's files say so in their name.
+            let first = if stack.in_record { "" } else { "first-" };
+            Some((
+                format!("{first}{}_{}.sqlog", stack.odcid, stack.vantage.name()),
+                connection_qlog(record, flow, stack),
+            ))
+        })
+        .collect()
+}
+
+/// The merged qlog of one connection and vantage point ([`connection_qlog_files`]).
+fn connection_qlog(record: &RunRecord, flow: &FlowSummary, stack: &StackQlog) -> Vec<u8> {
+    let mut events = Events(Vec::new());
+    if stack.in_record {
+        events.0 = flow_events(record, flow)
+            .0
+            .into_iter()
+            .filter(|(_, rank, _)| {
+                stack.data_sender
+                    || matches!(
+                        rank,
+                        Rank::Started | Rank::Handshake | Rank::Chunk | Rank::Ended
+                    )
+            })
+            .collect();
+    }
+    // quinn's records after its own header; each is a complete JSON text.
+    for text in stack.json_seq.split(|b| *b == 0x1e).skip(2) {
+        let Ok(event) = serde_json::from_slice::<Value>(text) else {
+            continue;
+        };
+        let at = event
+            .get("time")
+            .and_then(Value::as_f64)
+            .map_or(0, ns_of_ms);
+        events.0.push((at, Rank::Stack, event));
+    }
+    events.0.sort_by_key(|(at, rank, _)| (*at, *rank));
+    let vantage = stack.vantage.name();
+    let title = format!("{} ({vantage}, {})", trace_title(record, flow), stack.odcid);
+    let description = if stack.in_record {
+        "quinn-proto's qlog of the connection merged with satquic's events; times are virtual"
+    } else {
+        "quinn-proto's qlog of the first connection of a resumed run (the record describes \
+         the resumed one); times are virtual, since the start of the first connection's pass"
+    };
+    let mut header = header(record, flow, &title, description);
+    header["trace"]["vantage_point"] =
+        json!({"type": vantage, "name": format!("satquic-sim {vantage}")});
+    header["trace"]["satquic:odcid"] = json!(stack.odcid);
+    json_seq(&header, events.0.iter().map(|(_, _, e)| e))
 }
 
 /// One JSON-SEQ record (RFC 7464): RS, the JSON text, LF.
 fn write_record(out: &mut Vec<u8>, value: &Value) {
     out.push(0x1e);
-    serde_json::to_writer(&mut *out, value).expect("JSON values serialize");
+    // Sorted keys, as serde_json writes them without its `preserve_order` feature.
+    serde_json::to_writer(&mut *out, &sorted_keys(value.clone())).expect("JSON values serialize");
     out.push(b'\n');
 }
 

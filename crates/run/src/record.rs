@@ -104,7 +104,29 @@ impl FlowEvent {
         if let serde_json::Value::Object(fields) = value {
             object.extend(fields);
         }
-        serde_json::Value::Object(object)
+        sorted_keys(serde_json::Value::Object(object))
+    }
+}
+
+/// `value` with the keys of every object in sorted order. serde_json keeps an object's
+/// keys sorted unless its `preserve_order` feature is on, and a dependency turns it on
+/// (quinn-proto's `qlog` feature, through the `qlog` crate); writing through this keeps
+/// the files as they have always been, whatever the feature.
+pub fn sorted_keys(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sorted_keys(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted_keys).collect()),
+        other => other,
     }
 }
 

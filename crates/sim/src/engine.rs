@@ -56,7 +56,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
     Event, NoneTokenStore, ServerConfig, StreamEvent, StreamId, TokenMemoryCache, TokenStore,
@@ -77,7 +76,10 @@ use satquic_run::transport::{EndpointSettings, transport_config};
 use satquic_run::{InOrder, ZEROS};
 
 use crate::SimError;
+use crate::null_cipher::{NullClientConfig, NullServerConfig, PacketCipher};
+use crate::stack_qlog::FlowQlog;
 use crate::tls::{self, SeededCidGenerator, Sessions, rng_seed_bytes, sub_seed};
+use satquic_run::qlog::{StackQlog, Vantage};
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 
@@ -108,6 +110,9 @@ pub struct RunOptions {
     /// Keep every datagram offered to the link (time, direction, size, admitted): used
     /// by the determinism tests; costs memory on long runs.
     pub datagram_trace: bool,
+    /// Keep the bytes of the first this many datagrams offered to the link (both
+    /// directions, in order): lets a test look at what is on the wire.
+    pub datagram_bytes: usize,
     /// Keep, per flow, 32 bytes exported from the TLS session (RFC 5705 exporter): they
     /// differ between runs with the same seed, proving TLS randomness is real.
     pub tls_exporter: bool,
@@ -115,6 +120,13 @@ pub struct RunOptions {
     /// the event loop checks it every [`CANCEL_CHECK_STEPS`] steps and the run returns
     /// [`SimError::Cancelled`]. It cannot change a run that completes.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// How packets are protected: the TLS suite's AEAD, or the null cipher that skips the
+    /// cipher work and gives the same record ([`crate::null_cipher`]).
+    pub packet_cipher: PacketCipher,
+    /// Have quinn-proto write its own qlog (packet sent, received and lost, recovery
+    /// metrics) for every connection, in virtual time ([`crate::stack_qlog`]); returned in
+    /// [`RunOutput::stack_qlogs`]. One JSON event per packet: only when asked for.
+    pub stack_qlog: bool,
 }
 
 /// How many event-loop steps pass between two looks at [`RunOptions::cancel`] (a few
@@ -143,6 +155,11 @@ pub struct RunOutput {
     pub record: RunRecord,
     /// Datagram trace, if asked for.
     pub trace: Vec<TraceEntry>,
+    /// The first [`RunOptions::datagram_bytes`] datagrams, if asked for.
+    pub datagrams: Vec<Vec<u8>>,
+    /// quinn-proto's qlog of each connection and end, with [`RunOptions::stack_qlog`]
+    /// (merge them with the record: [`satquic_run::qlog::connection_qlog_files`]).
+    pub stack_qlogs: Vec<StackQlog>,
     /// TLS exporter values per flow, if asked for.
     pub tls_exporter: Vec<Option<[u8; 32]>>,
 }
@@ -157,7 +174,11 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, 
     if let Some(gap) = scenario.resume_after {
         return crate::resume::run_resumed(scenario, options, gap);
     }
-    let shared = Shared::new(scenario.flows.len(), Sessions::FirstOnly);
+    let shared = Shared::new(
+        scenario.flows.len(),
+        Sessions::FirstOnly,
+        options.packet_cipher,
+    );
     Ok(Simulation::run_pass(scenario, options, &shared, &[])?.output)
 }
 
@@ -166,15 +187,15 @@ pub fn run_with(scenario: &Scenario, options: &RunOptions) -> Result<RunOutput, 
 /// run's two passes share one.
 pub(crate) struct Shared {
     sessions: Sessions,
-    server_crypto: Arc<QuicServerConfig>,
-    client_crypto: Arc<QuicClientConfig>,
+    server_crypto: Arc<dyn quinn_proto::crypto::ServerConfig>,
+    client_crypto: Arc<dyn quinn_proto::crypto::ClientConfig>,
     tokens: Vec<Arc<dyn TokenStore>>,
     /// Per flow, the server's log of used tokens (`None`: the server sends no NEW_TOKEN).
     token_logs: Vec<Option<Arc<tls::SingleUseTokenLog>>>,
 }
 
 impl Shared {
-    pub(crate) fn new(flows: usize, sessions: Sessions) -> Self {
+    pub(crate) fn new(flows: usize, sessions: Sessions, cipher: PacketCipher) -> Self {
         let tokens = (0..flows)
             .map(|_| -> Arc<dyn TokenStore> {
                 match sessions {
@@ -186,10 +207,21 @@ impl Shared {
         let token_logs = (0..flows)
             .map(|_| (sessions == Sessions::Resumable).then(Default::default))
             .collect();
+        let server_crypto: Arc<dyn quinn_proto::crypto::ServerConfig> =
+            tls::server_crypto(sessions);
+        let client_crypto: Arc<dyn quinn_proto::crypto::ClientConfig> =
+            tls::client_crypto(sessions);
+        let (server_crypto, client_crypto) = match cipher {
+            PacketCipher::Tls => (server_crypto, client_crypto),
+            PacketCipher::Null => (
+                Arc::new(NullServerConfig(server_crypto)) as _,
+                Arc::new(NullClientConfig(client_crypto)) as _,
+            ),
+        };
         Shared {
             sessions,
-            server_crypto: tls::server_crypto(sessions),
-            client_crypto: tls::client_crypto(sessions),
+            server_crypto,
+            client_crypto,
             tokens,
             token_logs,
         }
@@ -302,6 +334,8 @@ struct FlowRt {
     /// The client opened its stream in 0-RTT (a resumed TLS session).
     early_stream: bool,
     zero_rtt_accepted: bool,
+    /// quinn-proto's qlog of the flow's connection ([`RunOptions::stack_qlog`]).
+    qlog: Option<FlowQlog>,
 }
 
 /// The links a datagram crosses: the optional sender shaper, then the path.
@@ -320,7 +354,9 @@ pub(crate) struct Simulation {
     flows: Vec<FlowRt>,
     next_sample: Duration,
     series: Vec<SeriesRow>,
-    trace: Vec<TraceEntry>,
+    trace: Tracer,
+    /// The buffer the next datagram is written into ([`poll_datagram`]).
+    spare: Vec<u8>,
     buf: Vec<u8>,
     end: Duration,
 }
@@ -448,10 +484,14 @@ impl Simulation {
                 Arc::new(tls::FixedTokenKey::new()),
             );
             let endpoint = EndpointSettings::simulated();
-            let transport = |factory| {
-                transport_config(&flow.transport, &endpoint, factory)
-                    .map(Arc::new)
-                    .map_err(|e| SimError::Invalid(format!("flow {i}: {e}")))
+            let qlog = options.stack_qlog.then(FlowQlog::new);
+            let transport = |factory, vantage| {
+                let mut config = transport_config(&flow.transport, &endpoint, factory)
+                    .map_err(|e| SimError::Invalid(format!("flow {i}: {e}")))?;
+                if let Some(qlog) = &qlog {
+                    config.qlog_stream(qlog.stream(vantage, base));
+                }
+                Ok::<_, SimError>(Arc::new(config))
             };
             let upload = !flow.direction.is_download();
             let probe_factory: SharedFactory = probe_factory;
@@ -460,7 +500,7 @@ impl Simulation {
             } else {
                 (probe_factory, receiver_cc)
             };
-            server_cfg.transport_config(transport(server_cc)?);
+            server_cfg.transport_config(transport(server_cc, Vantage::Server)?);
             if let Some(log) = &shared.token_logs[i] {
                 // One NEW_TOKEN per connection (RFC 9000 Sec. 8.1.3), for the next one.
                 let mut tokens = quinn_proto::ValidationTokenConfig::default();
@@ -471,17 +511,24 @@ impl Simulation {
             let server_cfg = Arc::new(server_cfg);
 
             let mut client_cfg = ClientConfig::new(shared.client_crypto.clone());
-            client_cfg.transport_config(transport(client_cc)?);
+            client_cfg.transport_config(transport(client_cc, Vantage::Client)?);
             client_cfg.token_store(shared.tokens[i].clone());
             let dcid_gen = std::sync::Mutex::new(SeededCidGenerator::new(sub_seed(
                 flow_seed,
                 SEED_INITIAL_DCID,
             )));
+            let odcid_slot = qlog.as_ref().map(FlowQlog::odcid_slot);
             client_cfg.initial_dst_cid_provider(Arc::new(move || {
-                dcid_gen
+                let cid = dcid_gen
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .next_cid(tls::MAX_CID_LEN)
+                    .next_cid(tls::MAX_CID_LEN);
+                if let Some(slot) = &odcid_slot {
+                    slot.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(cid);
+                }
+                cid
             }));
 
             let endpoint = |rng_domain: u64, cid_domain: u64, server: Option<Arc<ServerConfig>>| {
@@ -544,6 +591,7 @@ impl Simulation {
                 observation: None,
                 early_stream: false,
                 zero_rtt_accepted: false,
+                qlog,
             });
         }
         Ok(Simulation {
@@ -555,7 +603,13 @@ impl Simulation {
             flows,
             next_sample: Duration::ZERO,
             series: Vec::new(),
-            trace: Vec::new(),
+            trace: Tracer {
+                keep_entries: options.datagram_trace,
+                entries: Vec::new(),
+                keep_bytes: options.datagram_bytes,
+                bytes: Vec::new(),
+            },
+            spare: Vec::new(),
             buf: Vec::with_capacity(usize::from(u16::MAX)),
             end: Duration::ZERO,
         })
@@ -756,7 +810,6 @@ impl Simulation {
         send_on(
             &mut self.net,
             &mut self.trace,
-            self.options.datagram_trace,
             &mut self.flows[flow as usize].drops,
             self.now,
             down,
@@ -815,7 +868,7 @@ impl Simulation {
                     if sender {
                         top_up(&mut f.writer, &mut c.conn);
                     }
-                    let Some(data) = poll_datagram(&mut c.conn, at) else {
+                    let Some(data) = poll_datagram(&mut c.conn, at, &mut self.spare) else {
                         break;
                     };
                     if sender {
@@ -824,7 +877,6 @@ impl Simulation {
                     send_on(
                         &mut self.net,
                         &mut self.trace,
-                        self.options.datagram_trace,
                         &mut f.drops,
                         now,
                         sender,
@@ -884,6 +936,7 @@ impl Simulation {
         let mut chunks = Vec::new();
         let mut events = Vec::new();
         let mut exporters = Vec::new();
+        let mut stack_qlogs = Vec::new();
         for f in &mut self.flows {
             // Drain what the sink got after the last collection.
             for e in f.events_sink.take() {
@@ -903,6 +956,9 @@ impl Simulation {
                 });
             }
             exporters.push(f.exporter.filter(|_| self.options.tls_exporter));
+            if let Some(qlog) = &f.qlog {
+                stack_qlogs.extend(qlog.finish(f.index, f.upload));
+            }
             let probe = f
                 .final_probe
                 .clone()
@@ -944,17 +1000,26 @@ impl Simulation {
                 series: self.series,
                 sim_time: end,
             },
-            trace: self.trace,
+            trace: self.trace.entries,
+            datagrams: self.trace.bytes,
+            stack_qlogs,
             tls_exporter: exporters,
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a run keeps of the datagrams it offers to the link ([`RunOptions::datagram_trace`],
+/// [`RunOptions::datagram_bytes`]).
+struct Tracer {
+    keep_entries: bool,
+    entries: Vec<TraceEntry>,
+    keep_bytes: usize,
+    bytes: Vec<Vec<u8>>,
+}
+
 fn send_on(
     net: &mut Net,
-    trace: &mut Vec<TraceEntry>,
-    keep_trace: bool,
+    trace: &mut Tracer,
     drops: &mut FlowDrops,
     now: Duration,
     down: bool,
@@ -962,6 +1027,9 @@ fn send_on(
     data: Vec<u8>,
 ) {
     let size = data.len() as u32;
+    if trace.bytes.len() < trace.keep_bytes {
+        trace.bytes.push(data.clone());
+    }
     let packet = Packet { flow, data };
     let wire = size + IP_UDP_OVERHEAD_BYTES;
     let shaper = net.shapers.get_mut(flow as usize).and_then(Option::as_mut);
@@ -986,8 +1054,8 @@ fn send_on(
             a.is_queued()
         }
     };
-    if keep_trace {
-        trace.push(TraceEntry {
+    if trace.keep_entries {
+        trace.entries.push(TraceEntry {
             at: now,
             down,
             flow,
@@ -997,12 +1065,16 @@ fn send_on(
     }
 }
 
-fn poll_datagram(conn: &mut Connection, at: Instant) -> Option<Vec<u8>> {
-    // quinn writes the datagram straight into the buffer the link will carry: no copy.
-    let mut buf = Vec::with_capacity(usize::from(conn.current_mtu()));
-    let transmit = conn.poll_transmit(at, 1, &mut buf)?;
-    buf.truncate(transmit.size);
-    Some(buf)
+/// The next datagram of `conn`, written by quinn straight into the buffer the link will
+/// carry (no copy). `spare` is that buffer: a poll that finds nothing to send leaves it
+/// for the next one, so only datagrams cost an allocation (most polls, one per arriving
+/// packet, find nothing).
+fn poll_datagram(conn: &mut Connection, at: Instant, spare: &mut Vec<u8>) -> Option<Vec<u8>> {
+    spare.clear();
+    spare.reserve(usize::from(conn.current_mtu()));
+    let transmit = conn.poll_transmit(at, 1, spare)?;
+    spare.truncate(transmit.size);
+    Some(std::mem::take(spare))
 }
 
 /// Timers and endpoint events of one connection. Returns whether anything happened.

@@ -21,7 +21,10 @@
 //! - [`resume`]: resumed runs, a first connection and one that resumes from it (TLS
 //!   session with 0-RTT, address-validation token, Careful Resume's saved parameters);
 //! - [`tls`]: the deterministic endpoint configuration, and why TLS randomness cannot
-//!   reach the record.
+//!   reach the record;
+//! - [`null_cipher`]: [`PacketCipher::Null`], the real handshake with packet keys that
+//!   skip the cipher work (same record, faster run);
+//! - [`stack_qlog`]: quinn-proto's own qlog of every connection, in virtual time.
 //!
 //! What to run and what a run produced (the scenario, the transport builder, the record,
 //! its qlog) are satquic-run's, shared with the real-socket tools of satquic-net; many
@@ -39,7 +42,8 @@
 //!   `WindowUpdate::Quicly` quicly's MAX_DATA policy (satquic-run's scenario); both are off by default
 //!   in the library (`satquic sim` turns the shaper on).
 //!
-//! Limits: the qlog has no per-packet events (it shows what the record keeps); one
+//! Limits: the record's qlog has no per-packet events (it shows what the record keeps;
+//! [`RunOptions::stack_qlog`] adds quinn-proto's own, per connection); one
 //! bottleneck per direction (the link crate's model); the client's own congestion
 //! controller uses the flow's spec but its events are not recorded; quinn's BBR draws
 //! from the thread RNG when built, so `bbr` runs are not reproducible; QUIC retransmits
@@ -47,10 +51,13 @@
 //! "retransmitted packets".
 
 pub mod engine;
+pub mod null_cipher;
 pub mod resume;
+pub mod stack_qlog;
 pub mod tls;
 
 pub use engine::{RunOptions, RunOutput, run, run_with};
+pub use null_cipher::PacketCipher;
 
 /// Why a run could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq)]

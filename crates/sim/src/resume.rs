@@ -52,7 +52,11 @@ pub(crate) fn run_resumed(
             MAX_RESUME_GAP.as_secs()
         )));
     }
-    let shared = Shared::new(scenario.flows.len(), Sessions::Resumable);
+    let shared = Shared::new(
+        scenario.flows.len(),
+        Sessions::Resumable,
+        options.packet_cipher,
+    );
     let first_scenario = Scenario {
         resume_after: None,
         ..scenario.clone()
@@ -60,6 +64,8 @@ pub(crate) fn run_resumed(
     // The first pass keeps no trace and no exporter: they describe the resumed pass.
     let first_options = RunOptions {
         cancel: options.cancel.clone(),
+        packet_cipher: options.packet_cipher,
+        stack_qlog: options.stack_qlog,
         ..RunOptions::default()
     };
     let first = Simulation::run_pass(&first_scenario, &first_options, &shared, &[])?;
@@ -96,6 +102,13 @@ pub(crate) fn run_resumed(
         .collect();
 
     let mut second = Simulation::run_pass(scenario, options, &shared, &resume)?;
+    // The first connections' qlogs come first; the record describes the resumed ones.
+    let mut stack_qlogs = first.output.stack_qlogs;
+    for q in &mut stack_qlogs {
+        q.in_record = false;
+    }
+    stack_qlogs.append(&mut second.output.stack_qlogs);
+    second.output.stack_qlogs = stack_qlogs;
     let record = &mut second.output.record;
     for (i, flow) in record.summary.flows.iter_mut().enumerate() {
         let events = record

@@ -1511,8 +1511,15 @@ impl Connection {
 
         // Avoid DoS from unreasonably huge ack ranges by filtering out just the new acks.
         let mut newly_acked = ArrayRangeSet::new();
+        // satquic patch 3: a range wholly below the oldest packet still tracked cannot
+        // acknowledge anything new, so its B-tree search (which would find nothing) is
+        // skipped. ACK frames repeat up to 64 ranges already processed.
+        let oldest_tracked = self.spaces[space].sent_packets.keys().next().copied();
         for range in ack.iter() {
             self.packet_number_filter.check_ack(space, range.clone())?;
+            if oldest_tracked.is_none_or(|oldest| *range.end() < oldest) {
+                continue;
+            }
             for (&pn, _) in self.spaces[space].sent_packets.range(range) {
                 newly_acked.insert_one(pn);
             }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Simulator speed, old and new binaries side by side on one machine (BENCHMARKS.md,
+# "Simulator speed, side by side"). Each variant is timed ROUNDS times, interleaved
+# (variant 1, 2, ..., then again), and the minimum is kept: other work on the machine
+# only ever adds time. Then the records of the base and the last variant are compared.
+#
+# usage: scripts/sim_speed_side_by_side.sh ROUNDS NAME=CMD[::EXTRA]...
+#   NAME=CMD: a label and a command that runs `satquic` (may start with env assignments
+#   such as LD_PRELOAD=...); EXTRA: arguments appended after SIM_ARGS. Example:
+#   scripts/sim_speed_side_by_side.sh 5 base=/tmp/satquic-main \
+#     "tls=target/campaign/satquic::--packet-cipher tls" null=target/campaign/satquic
+# env: SIM_ARGS (default: the 200 MB GEO run), OUT (default: a temp directory)
+set -euo pipefail
+rounds=${1:?rounds}; shift
+sim_args=${SIM_ARGS:-"sim --link geo-viasat --cc cubic+search -n 200M --jobs 1 -J"}
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+echo "variant,round,wall_s,user_s,sim_s" > "$out/times.csv"
+for round in $(seq 1 "$rounds"); do
+  for spec in "$@"; do
+    name=${spec%%=*}; cmd=${spec#*=}; extra=""
+    if [[ $cmd == *::* ]]; then extra=${cmd#*::}; cmd=${cmd%%::*}; fi
+    # shellcheck disable=SC2086 # word splitting of the command and arguments is wanted
+    /usr/bin/time -f "%e %U" -o "$out/time" env $cmd $sim_args $extra > "$out/$name.json"
+    read -r wall user < "$out/time"
+    sim=$(grep -m1 '"completion_time_s"' "$out/$name.json" | tr -dc '0-9.')
+    echo "$name,$round,$wall,$user,$sim" >> "$out/times.csv"
+  done
+done
+echo "variant  min wall s  min user s  sim s  sim/wall  sim/user"
+for spec in "$@"; do
+  name=${spec%%=*}
+  awk -F, -v n="$name" '$1==n { if (w==""||$3<w) w=$3; if (u==""||$4<u) u=$4; s=$5 }
+    END { printf "%-8s %10.3f %11.3f %6.2f %8.1fx %8.1fx\n", n, w, u, s, s/w, s/u }' "$out/times.csv"
+done
+# The record, apart from wall-clock time, must not change.
+first=${1%%=*}
+for spec in "$@"; do
+  name=${spec%%=*}
+  if diff <(grep -v wall_s "$out/$first.json") <(grep -v wall_s "$out/$name.json") > /dev/null; then
+    echo "$name: -J output identical to $first's (wall_s aside)"
+  else
+    echo "$name: -J output DIFFERS from $first's"
+  fi
+done
+echo "times: $out/times.csv"
