@@ -173,23 +173,6 @@ impl fmt::Display for StartupGrowth {
     }
 }
 
-/// Splits a lower-case spec into the spec without its `+growth[:opts]` part and the
-/// part's options (`Some("")` for a bare `+growth`).
-pub(crate) fn split_spec(spec: &str) -> (String, Option<&str>) {
-    let Some(start) = spec.find("+growth") else {
-        return (spec.to_string(), None);
-    };
-    let rest = &spec[start + "+growth".len()..];
-    let end = rest.find('+').unwrap_or(rest.len());
-    let part = &rest[..end];
-    let opts = part.strip_prefix(':').unwrap_or(part);
-    if !part.is_empty() && !part.starts_with(':') {
-        // `+growthx`: not ours; let the caller's parser name it.
-        return (spec.to_string(), None);
-    }
-    (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,11 +213,11 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            split_spec("cubic+search+growth:x=4+cr"),
+            crate::spec::split_part("cubic+search+growth:x=4+cr", "growth"),
             ("cubic+search+cr".to_string(), Some("x=4"))
         );
         assert_eq!(
-            split_spec("cubic+search"),
+            crate::spec::split_part("cubic+search", "growth"),
             ("cubic+search".to_string(), None)
         );
     }

@@ -200,22 +200,6 @@ impl PeakRate {
     }
 }
 
-/// Splits a lower-case spec into the spec without its `+jump[:opts]` part and the part's
-/// options (`Some("")` for a bare `+jump`).
-pub(crate) fn split_spec(spec: &str) -> (String, Option<&str>) {
-    let Some(start) = spec.find("+jump") else {
-        return (spec.to_string(), None);
-    };
-    let rest = &spec[start + "+jump".len()..];
-    let end = rest.find('+').unwrap_or(rest.len());
-    let part = &rest[..end];
-    if !part.is_empty() && !part.starts_with(':') {
-        return (spec.to_string(), None);
-    }
-    let opts = part.strip_prefix(':').unwrap_or(part);
-    (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,14 +274,14 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            split_spec("cubic+search+growth:x=3+jump+cr:jump-on-confirm"),
+            crate::spec::split_part("cubic+search+growth:x=3+jump+cr:jump-on-confirm", "jump"),
             (
                 "cubic+search+growth:x=3+cr:jump-on-confirm".to_string(),
                 Some("")
             )
         );
         assert_eq!(
-            split_spec("cubic+cr:jump-on-confirm"),
+            crate::spec::split_part("cubic+cr:jump-on-confirm", "jump"),
             ("cubic+cr:jump-on-confirm".to_string(), None)
         );
     }

@@ -167,23 +167,6 @@ impl LossFilter {
     }
 }
 
-/// Splits a lower-case spec into the spec without its `+loss-filter[:opts]` part and the
-/// part's options (`Some("")` for a bare `+loss-filter`).
-pub(crate) fn split_spec(spec: &str) -> (String, Option<&str>) {
-    const PART: &str = "+loss-filter";
-    let Some(start) = spec.find(PART) else {
-        return (spec.to_string(), None);
-    };
-    let rest = &spec[start + PART.len()..];
-    let end = rest.find('+').unwrap_or(rest.len());
-    let part = &rest[..end];
-    if !part.is_empty() && !part.starts_with(':') {
-        return (spec.to_string(), None);
-    }
-    let opts = part.strip_prefix(':').unwrap_or(part);
-    (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +202,7 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            split_spec("cubic+search+loss-filter:threshold=0.2+cr"),
+            crate::spec::split_part("cubic+search+loss-filter:threshold=0.2+cr", "loss-filter"),
             ("cubic+search+cr".to_string(), Some("threshold=0.2"))
         );
     }

@@ -83,21 +83,21 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             format!("empty; expected AVOIDANCE[+SLOWSTART] with avoidance one of {AVOIDANCES}"),
         ));
     }
-    let (lower, growth_part) = crate::growth::split_spec(&lower);
+    let (lower, growth_part) = split_part(&lower, "growth");
     let growth = match growth_part {
         Some(opts) => {
             crate::growth::StartupGrowth::parse_options(opts).map_err(|m| err(spec, m))?
         }
         None => Default::default(),
     };
-    let (lower, filter_part) = crate::loss_filter::split_spec(&lower);
+    let (lower, filter_part) = split_part(&lower, "loss-filter");
     let loss_filter = match filter_part {
         Some(opts) => Some(
             crate::loss_filter::LossFilterConfig::parse_options(opts).map_err(|m| err(spec, m))?,
         ),
         None => None,
     };
-    let (lower, jump_part) = crate::jump::split_spec(&lower);
+    let (lower, jump_part) = split_part(&lower, "jump");
     let jump = match jump_part {
         Some(opts) => Some(crate::jump::BdpJump::parse_options(opts).map_err(|m| err(spec, m))?),
         None => None,
@@ -177,6 +177,24 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         .growth(growth)
         .jump(jump)
         .loss_filter(loss_filter))
+}
+
+/// Splits a lower-case spec into the spec without its `+NAME[:OPTIONS]` part and that
+/// part's options (`Some("")` for a bare `+NAME`, `None` without the part). The part ends
+/// at the next `+`; `+NAMEx...` is not the part (the caller's parser names it).
+pub(crate) fn split_part<'a>(spec: &'a str, name: &str) -> (String, Option<&'a str>) {
+    let marker = format!("+{name}");
+    let Some(start) = spec.find(&marker) else {
+        return (spec.to_string(), None);
+    };
+    let rest = &spec[start + marker.len()..];
+    let end = rest.find('+').unwrap_or(rest.len());
+    let part = &rest[..end];
+    if !part.is_empty() && !part.starts_with(':') {
+        return (spec.to_string(), None);
+    }
+    let opts = part.strip_prefix(':').unwrap_or(part);
+    (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
 }
 
 fn split_opts(part: &str) -> (&str, Vec<&str>) {
