@@ -9,7 +9,11 @@
 //! * an [`Avoidance`]: NewReno (RFC 9002), [`Cubic`] (RFC 9438) or Hybla;
 //! * RFC 9002 recovery and persistent congestion, in [`Controller`];
 //! * Careful Resume (RFC 9959, [`careful_resume`]): a connection given the parameters a
-//!   previous one saved jumps to half its capacity after one RTT.
+//!   previous one saved jumps to half its capacity after one RTT;
+//! * options for long-RTT paths, not from an RFC: start-up growth faster than doubling
+//!   ([`growth`]), picoquic's jump to half the delivery-rate BDP ([`jump`]) and its filter
+//!   that answers repeated losses, not isolated ones ([`loss_filter`]); the `satellite`
+//!   [`profile`] combines them.
 //!
 //! quinn-proto's BBR is available through the same [`CongestionConfig`].
 //!
@@ -28,7 +32,7 @@
 //!
 //! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`]; each algorithm's
 //! options, with their defaults and sources, in its module under [`avoidance`],
-//! [`slow_start`] and [`careful_resume`].
+//! [`slow_start`], [`growth`], [`jump`], [`loss_filter`] and [`careful_resume`].
 //!
 //! The crate does no I/O and reads no clock: every time is handed in. Events
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
