@@ -540,6 +540,21 @@ impl Controller {
         persistent: bool,
         lost_bytes: u64,
     ) {
+        // The loss filter hears every loss once ([`crate::loss_filter`]); with its `cr`
+        // option a loss it lets pass does not reach Careful Resume either.
+        let mut tolerated = false;
+        let mut covers_cr = false;
+        if let Some(filter) = self.loss_filter.as_mut() {
+            // quinn reports an ECN-CE mark as a congestion event with no bytes lost: a
+            // mark is congestion by definition (RFC 9002 Sec. 7.1), as picoquic treats it.
+            if lost_bytes > 0 {
+                tolerated = !filter.on_lost(lost_bytes.div_ceil(self.mss)) && !persistent;
+            }
+            covers_cr = filter.config().careful_resume;
+        }
+        if tolerated && covers_cr {
+            return;
+        }
         let cr = self
             .cr
             .on_congestion(persistent, lost_bytes, self.cr_window());
@@ -555,15 +570,12 @@ impl Controller {
             });
             return;
         }
-        if let Some(filter) = self.loss_filter.as_mut() {
-            let packets = lost_bytes.div_ceil(self.mss).max(1);
-            if !filter.on_lost(packets) && !persistent {
-                // An isolated loss: no reduction ([`crate::loss_filter`]).
-                if let Some(t) = cr {
-                    self.apply_careful_resume(now, t);
-                }
-                return;
+        if tolerated {
+            // An isolated loss: no reduction ([`crate::loss_filter`]).
+            if let Some(t) = cr {
+                self.apply_careful_resume(now, t);
             }
+            return;
         }
         // A drain is a recovery period until it ends ([`Controller::start_drain`]).
         let in_recovery =

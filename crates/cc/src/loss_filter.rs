@@ -22,11 +22,14 @@
 //! tells the controller the bytes lost per ACK batch, not the lost packet numbers, so the
 //! distance since the previous loss is counted in packets acknowledged meanwhile and the
 //! lost packets of one batch count as consecutive. Persistent congestion (RFC 9002
-//! Sec. 7.6) is always answered, as picoquic answers a timeout. Careful Resume still sees
-//! every loss (its Safe Retreat is a safety rule, RFC 9959 Sec. 4.5).
+//! Sec. 7.6) is always answered, as picoquic answers a timeout, and so is an ECN-CE mark. Careful Resume still sees
+//! every loss (its Safe Retreat is a safety rule, RFC 9959 Sec. 4.5), unless the `cr`
+//! option says otherwise: then a loss the filter lets pass is not heard by Careful Resume
+//! either, so one random loss during a jump does not retreat to PipeSize (ours; a burst of
+//! losses, an overloaded path, still retreats).
 //!
 //! This is not RFC 9002 or RFC 9438 behaviour: it is an option (spec part
-//! `+loss-filter[:threshold=F,gain=F,scope=N]`), measured in BENCHMARKS.md.
+//! `+loss-filter[:threshold=F,gain=F,scope=N,cr]`), measured in BENCHMARKS.md.
 
 use std::fmt;
 
@@ -48,6 +51,8 @@ pub struct LossFilterConfig {
     pub gain: f64,
     /// Most packets of decay between losses, at least 1.
     pub scope: u32,
+    /// Whether Careful Resume hears only the losses the filter answers (`cr`).
+    pub careful_resume: bool,
 }
 
 impl Default for LossFilterConfig {
@@ -57,6 +62,7 @@ impl Default for LossFilterConfig {
             threshold: LOSS_FILTER_THRESHOLD,
             gain: LOSS_FILTER_GAIN,
             scope: LOSS_FILTER_SCOPE,
+            careful_resume: false,
         }
     }
 }
@@ -73,6 +79,7 @@ impl LossFilterConfig {
         };
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
+                None if opt == "cr" => out.careful_resume = true,
                 Some(("threshold", v)) => out.threshold = unit("threshold", v)?,
                 Some(("gain", v)) => out.gain = unit("gain", v)?,
                 Some(("scope", v)) => {
@@ -86,7 +93,7 @@ impl LossFilterConfig {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown loss-filter option '{opt}'; valid: threshold=F, gain=F, scope=N"
+                        "unknown loss-filter option '{opt}'; valid: threshold=F, gain=F, scope=N, cr"
                     ));
                 }
             }
@@ -108,6 +115,9 @@ impl fmt::Display for LossFilterConfig {
         }
         if self.scope != d.scope {
             opts.push(format!("scope={}", self.scope));
+        }
+        if self.careful_resume {
+            opts.push("cr".into());
         }
         if opts.is_empty() {
             write!(f, "+loss-filter")
@@ -161,6 +171,11 @@ impl LossFilter {
         self.rate > self.config.threshold
     }
 
+    /// The configuration.
+    pub fn config(&self) -> &LossFilterConfig {
+        &self.config
+    }
+
     /// The smoothed loss rate.
     pub fn rate(&self) -> f64 {
         self.rate
@@ -188,7 +203,13 @@ mod tests {
 
     #[test]
     fn options_parse_and_print_back() {
-        for text in ["", "threshold=0.3", "gain=0.125,scope=8"] {
+        for text in [
+            "",
+            "threshold=0.3",
+            "gain=0.125,scope=8",
+            "cr",
+            "cr,threshold=0.2",
+        ] {
             let c = LossFilterConfig::parse_options(text).unwrap();
             let printed = c.to_string();
             let opts = printed
@@ -197,7 +218,7 @@ mod tests {
                 .trim_start_matches(':');
             assert_eq!(LossFilterConfig::parse_options(opts), Ok(c), "{printed}");
         }
-        for bad in ["threshold=1", "gain=0", "scope=0", "scope=x", "big"] {
+        for bad in ["threshold=1", "gain=0", "scope=0", "scope=x", "big", "cr=1"] {
             let e = LossFilterConfig::parse_options(bad).unwrap_err();
             assert!(!e.contains('\n'), "{e}");
         }

@@ -5,12 +5,12 @@
 //! |---|---|---|
 //! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so x3, x4 and picoquic's RTT-scaled 7x all exit at the chokepoint on geo-viasat and sat-50-10; x3 is kept because 7x still exits late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and x4 and 7x drop more on qir-sat and geo-viasat (BENCHMARKS.md, "SEARCH under faster growth") |
 //! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]) | first connections: sat-250-3 100 MB upload 8.28 -> 7.54 s, qir-sat 10 MiB 8.43 -> 7.59 s with fewer losses, geo-viasat 200 MB 16.01 -> 15.22 s; worse only on thesis-asym-99 (28.9 -> 32.9 s), where ACKs starve on a 200 kbit/s return link (BENCHMARKS.md, "Start-up: a jump to the delivery-rate BDP") |
-//! | loss response | a loss reduces the window only when the smoothed per-packet loss rate exceeds 0.15 (`+loss-filter`, picoquic's rule, [`crate::loss_filter`]; not RFC 9002) | random loss stops capping the window at the Mathis bound: sat-250-3 with 1 loss in 64, 100 MB, and qir-satloss 10 MiB now finish (8.84 s, 7.22 s; not in 60 s before); lossless rows unchanged (BENCHMARKS.md, "Random loss: the loss filter") |
+//! | loss response | a loss reduces the window only when the smoothed per-packet loss rate exceeds 0.15 (`+loss-filter`, picoquic's rule, [`crate::loss_filter`]; not RFC 9002) | random loss stops capping the window at the Mathis bound: sat-250-3 with 1 loss in 64, 100 MB, and qir-satloss 10 MiB now finish (8.84 s, 7.22 s; not in 60 s before); lossless rows unchanged; with `cr` (ours) Careful Resume hears only the losses the filter answers, so one random loss during the jump does not retreat: resumed sat-250-3 with 1/64 loss 17.70 -> 5.87 s, qir-satloss 15.14 -> 6.44 s (BENCHMARKS.md, "Random loss: the loss filter") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | on resumed connections: sat-250-3 100 MB 5.06 s -> 4.71 s; qir-sat 10 MiB without the cap loses ~2,300 packets to slow start doubling past the saved capacity, with it none (BENCHMARKS.md) |
 //! | ACK frequency | an ACK at least every cwnd / [`SATELLITE_WINDOW_DIVISOR`] bytes and every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency; the window-following request is a quinn-proto patch of ours) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 %; dense ACKs while the window is small give the start-up jump its sample (sat-250-3 -R 100 MB with 3 ms jitter, median of 4 seeds 7.87 -> 6.72 s; geo-viasat 200 MB 15.44 -> 13.95 s) |
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
 //!
-//! Everything stays available piece by piece (`cubic+search+growth:x=3+jump+loss-filter+cr:ss-cap=1`,
+//! Everything stays available piece by piece (`cubic+search+growth:x=3+jump+loss-filter:cr+cr:ss-cap=1`,
 //! `--ack-freq 16:25ms:cwnd/4`).
 
 use std::sync::Arc;
@@ -25,7 +25,7 @@ pub const SATELLITE: &str = "satellite";
 
 /// The profile's congestion control as a spec string.
 pub const SATELLITE_CC: &str =
-    "cubic+search+growth:x=3+jump+loss-filter+cr:ss-cap=1,jump-on-confirm";
+    "cubic+search+growth:x=3+jump+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
 
 /// The receiver ACKs at least every this many ack-eliciting packets.
 pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
@@ -102,7 +102,7 @@ mod tests {
         assert_eq!(by_name.to_string(), satellite_cc().to_string());
         assert_eq!(
             satellite_cc().to_string(),
-            "cubic+search:draft+growth:x=3+jump+loss-filter+cr:jump-on-confirm,ss-cap=1"
+            "cubic+search:draft+growth:x=3+jump+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
         );
         assert_eq!(
             satellite_cc().growth_config(),

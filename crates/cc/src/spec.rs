@@ -13,7 +13,7 @@
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
 //! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
-//! | `+loss-filter` (reduce the window only for repeated losses, picoquic's rule; not RFC 9002; see [`crate::loss_filter`]) options | `threshold=F`, `gain=F`, `scope=N` |
+//! | `+loss-filter` (reduce the window only for repeated losses, picoquic's rule; not RFC 9002; see [`crate::loss_filter`]) options | `threshold=F`, `gain=F`, `scope=N`, `cr` (Careful Resume hears only the losses the filter answers) |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
 //!
 //! This module is the grammar. What each option means, its default and its source are

@@ -504,6 +504,41 @@ fn loss_while_unvalidated_enters_safe_retreat_with_half_the_pipesize() {
     assert_eq!(s.cwnd(), pipesize / 2);
 }
 
+/// `+loss-filter:cr` (ours, crates/cc/src/loss_filter.rs): a loss the filter lets pass
+/// (one packet after a clean history) does not reach Careful Resume, so the jump stands;
+/// three lost together, or an ECN-CE mark, still mean Safe Retreat. Without `cr` the
+/// RFC's rule holds: any loss while Unvalidated retreats.
+#[test]
+fn the_loss_filters_cr_option_retreats_for_bursts_and_marks_not_isolated_losses() {
+    let start = |spec: &str| {
+        let cc: CongestionConfig = spec.parse().unwrap();
+        let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
+        s.reconnaissance(RTT);
+        s.fill();
+        assert_eq!(s.phase(), Phase::Unvalidated, "{:?}", s.transitions());
+        s.advance(RTT / 2);
+        s
+    };
+    let mut s = start("cubic+loss-filter:cr");
+    let jump = s.cwnd();
+    s.lose(1, false);
+    assert_eq!(s.phase(), Phase::Unvalidated);
+    assert_eq!(s.cwnd(), jump);
+
+    let mut s = start("cubic+loss-filter:cr");
+    s.lose(3, false);
+    assert_eq!(s.phase(), Phase::SafeRetreat);
+
+    let mut s = start("cubic+loss-filter:cr");
+    s.lose(1, true);
+    assert_eq!(s.phase(), Phase::SafeRetreat);
+    assert_eq!(s.last_transition().2, Some(Trigger::EcnCe));
+
+    let mut s = start("cubic+loss-filter");
+    s.lose(1, false);
+    assert_eq!(s.phase(), Phase::SafeRetreat);
+}
+
 /// Sec. 3.5 (note): the retreat window is floored at QUIC's minimum of two packets.
 #[test]
 fn safe_retreat_window_is_at_least_the_minimum_window() {
