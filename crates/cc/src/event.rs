@@ -171,6 +171,18 @@ impl CcEvent {
             | Self::CarefulResumePhaseUpdated { at, .. } => *at,
         }
     }
+
+    /// When the event happened, to move it to another time base.
+    pub fn at_mut(&mut self) -> &mut Duration {
+        match self {
+            Self::SlowStartExit { at, .. }
+            | Self::SearchEval { at, .. }
+            | Self::HyStartPhase { at, .. }
+            | Self::Congestion { at, .. }
+            | Self::Sample { at, .. }
+            | Self::CarefulResumePhaseUpdated { at, .. } => at,
+        }
+    }
 }
 
 /// Receives the events of the controllers built from one configuration.
