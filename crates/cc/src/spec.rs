@@ -140,35 +140,30 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         },
         Some(ss) => parse_slow_start(spec, ss)?,
     };
-    if matches!(avoidance, AvoidanceConfig::Bbr) && slow_start != SlowStartConfig::Classic {
-        return Err(err(
-            spec,
-            "bbr has its own startup and takes no slow start".into(),
-        ));
-    }
-    if matches!(avoidance, AvoidanceConfig::Bbr) && growth_part.is_some() {
-        return Err(err(
-            spec,
-            "bbr has its own startup and takes no growth".into(),
-        ));
-    }
-    if matches!(avoidance, AvoidanceConfig::Bbr) && filter_part.is_some() {
-        return Err(err(
-            spec,
-            "bbr is quinn's own and takes no loss filter".into(),
-        ));
-    }
-    if matches!(avoidance, AvoidanceConfig::Bbr) && jump_part.is_some() {
-        return Err(err(
-            spec,
-            "bbr has its own startup and takes no jump".into(),
-        ));
-    }
-    if matches!(avoidance, AvoidanceConfig::Bbr) && cr_part.is_some() {
-        return Err(err(
-            spec,
-            "bbr is quinn's own and takes no careful resume".into(),
-        ));
+    if matches!(avoidance, AvoidanceConfig::Bbr) {
+        // quinn's BBR is used as it is: none of the composed controller's parts apply.
+        let refused = [
+            (
+                slow_start != SlowStartConfig::Classic,
+                "has its own startup and takes no slow start",
+            ),
+            (
+                growth_part.is_some(),
+                "has its own startup and takes no growth",
+            ),
+            (
+                filter_part.is_some(),
+                "is quinn's own and takes no loss filter",
+            ),
+            (jump_part.is_some(), "has its own startup and takes no jump"),
+            (
+                cr_part.is_some(),
+                "is quinn's own and takes no careful resume",
+            ),
+        ];
+        if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
+            return Err(err(spec, format!("bbr {why}")));
+        }
     }
     Ok(CongestionConfig::cubic()
         .avoidance(avoidance)
