@@ -82,8 +82,6 @@ pub struct Controller {
     last_sent_pn: Option<u64>,
     /// The round ends when this packet number is acknowledged (RFC 9406 `windowEnd`).
     round_end_pn: Option<u64>,
-    /// Latest RTT sample, for samples.
-    latest_rtt: Duration,
     /// Where events go.
     events: Emitter,
     /// Careful Resume: observing, and resuming from saved parameters.
@@ -100,7 +98,7 @@ pub struct Controller {
     jump: Option<BdpJump>,
     /// The peak delivery rate the jump is sized from.
     peak_rate: PeakRate,
-    /// RTT estimates of the latest acknowledgement.
+    /// RTT estimates of the latest acknowledgement (its sample goes into the samples).
     rtt: RttInfo,
     /// The filter that lets isolated losses pass without a reduction, if enabled.
     loss_filter: Option<LossFilter>,
@@ -159,7 +157,6 @@ impl Controller {
             avoidance,
             last_sent_pn: None,
             round_end_pn: None,
-            latest_rtt: Duration::ZERO,
             events,
             cr: CarefulResume::new(CarefulResumeConfig::default(), None, cwnd),
             growth: StartupGrowth::Double,
@@ -356,12 +353,12 @@ impl Controller {
         app_limited: bool,
         rtt: RttInfo,
     ) {
-        self.latest_rtt = rtt.latest;
         self.rtt = rtt;
         if let Some(filter) = self.loss_filter.as_mut() {
             filter.on_acked();
         }
-        if self.jump.is_some() {
+        // The jump belongs to the initial slow start, which never comes back.
+        if self.jump.is_some() && !self.initial_slow_start_done {
             self.peak_rate.on_ack(sent, bytes);
         }
         let cr = self.cr.on_ack(now, sent, bytes, app_limited, &rtt);
@@ -499,12 +496,9 @@ impl Controller {
     /// the round's end packet.
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
-        if let Some(jump) = self.jump {
+        if let Some(jump) = self.jump.filter(|_| !self.initial_slow_start_done) {
             self.peak_rate.on_end_acks(now, jump.min_interval);
-            if !self.initial_slow_start_done
-                && self.drain.is_none()
-                && self.cr.phase() == CarefulResumePhase::Normal
-            {
+            if self.drain.is_none() && self.cr.phase() == CarefulResumePhase::Normal {
                 let target = jump.target(self.peak_rate.peak(), self.rtt.min, self.rtt.smoothed);
                 if target > self.cwnd {
                     self.set_window(target.min(self.ssthresh) as f64);
@@ -523,7 +517,7 @@ impl Controller {
         if let Some(t) = self.cr.on_end_acks(now, in_flight, largest_acked) {
             self.apply_careful_resume(now, t);
         }
-        let (cwnd, rtt) = (self.cwnd, self.latest_rtt);
+        let (cwnd, rtt) = (self.cwnd, self.rtt.latest);
         self.events.emit(|| CcEvent::Sample {
             at: now,
             cwnd,
