@@ -24,6 +24,12 @@ const SPECS: &[(&str, &str)] = &[
     ("search-v2", "cubic+search:v2,shadow"),
     ("search-v3", "cubic+search:v3,shadow"),
     ("search-draft", "cubic+search:draft,shadow"),
+    // The satellite profile's long-RTT options on top: the jump's peak-rate estimator and
+    // the loss filter run on every ACK.
+    (
+        "search-draft-jump-filter",
+        "cubic+search:draft,shadow+growth:x=3+jump+loss-filter:cr",
+    ),
     ("cubic-avoidance", "cubic"),
 ];
 
