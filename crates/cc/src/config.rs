@@ -24,10 +24,11 @@ use quinn_proto::congestion::{
 };
 
 use crate::avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+use crate::burst::SlowStartBurst;
 use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
 use crate::controller::{Controller, RttInfo};
 use crate::event::{Emitter, EventSink};
-use crate::growth::StartupGrowth;
+use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::LossFilterConfig;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
@@ -81,6 +82,8 @@ pub struct CongestionConfig {
     resume: Option<ResumeTicket>,
     growth: StartupGrowth,
     jump: Option<BdpJump>,
+    burst: Option<SlowStartBurst>,
+    floor: Option<RttWindowFloor>,
     loss_filter: Option<LossFilterConfig>,
 }
 
@@ -97,6 +100,8 @@ impl CongestionConfig {
             resume: None,
             growth: StartupGrowth::Double,
             jump: None,
+            burst: None,
+            floor: None,
             loss_filter: None,
         }
     }
@@ -192,6 +197,31 @@ impl CongestionConfig {
         self.jump
     }
 
+    /// Pacing bursts of a quarter window during the initial slow start on long-RTT paths
+    /// (spec part `+burst[:...]`; see [`crate::burst`]). Default: none, quinn-proto's
+    /// own bursts.
+    pub fn burst(mut self, burst: Option<SlowStartBurst>) -> Self {
+        self.burst = burst;
+        self
+    }
+
+    /// The slow-start bursts, if enabled.
+    pub fn burst_config(&self) -> Option<SlowStartBurst> {
+        self.burst
+    }
+
+    /// picoquic's long-RTT window floor during the initial slow start (spec part
+    /// `+floor[:...]`; see [`RttWindowFloor`]). Default: none.
+    pub fn floor(mut self, floor: Option<RttWindowFloor>) -> Self {
+        self.floor = floor;
+        self
+    }
+
+    /// The long-RTT window floor, if enabled.
+    pub fn floor_config(&self) -> Option<RttWindowFloor> {
+        self.floor
+    }
+
     /// Reduce the window only for repeated losses (spec part `+loss-filter[:...]`; see
     /// [`crate::loss_filter`]). Default: none, every loss is a congestion event (RFC 9002).
     pub fn loss_filter(mut self, filter: Option<LossFilterConfig>) -> Self {
@@ -262,6 +292,8 @@ impl CongestionConfig {
         }
         controller.set_growth(self.growth);
         controller.set_jump(self.jump);
+        controller.set_burst(self.burst);
+        controller.set_floor(self.floor);
         controller.set_loss_filter(self.loss_filter);
         let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
         controller.set_careful_resume(self.careful_resume.clone(), resume);
@@ -296,8 +328,14 @@ impl fmt::Display for CongestionConfig {
             return Ok(());
         }
         write!(f, "{}", self.growth)?;
+        if let Some(floor) = self.floor {
+            write!(f, "{floor}")?;
+        }
         if let Some(jump) = self.jump {
             write!(f, "{jump}")?;
+        }
+        if let Some(burst) = self.burst {
+            write!(f, "{burst}")?;
         }
         if let Some(filter) = self.loss_filter {
             write!(f, "{filter}")?;
@@ -406,6 +444,10 @@ impl QuinnControllerTrait for QuinnController {
 
     fn window(&self) -> u64 {
         self.inner.window()
+    }
+
+    fn pacing_burst(&self) -> Option<u64> {
+        self.inner.pacing_burst()
     }
 
     fn metrics(&self) -> ControllerMetrics {

@@ -21,12 +21,13 @@
 use std::time::Duration;
 
 use crate::avoidance::{Avoidance, CaAck};
+use crate::burst::SlowStartBurst;
 use crate::careful_resume::{
     AckEffect, CarefulResume, CarefulResumeConfig, CarefulResumePhase, Effect, NotObserved,
     Observation, PacingRequirement, ResumeParams, Transition, Window,
 };
 use crate::event::{CcEvent, Emitter, ExitReason};
-use crate::growth::StartupGrowth;
+use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::{BdpJump, PeakRate};
 use crate::loss_filter::{LossFilter, LossFilterConfig};
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
@@ -98,6 +99,10 @@ pub struct Controller {
     jump: Option<BdpJump>,
     /// The peak delivery rate the jump is sized from.
     peak_rate: PeakRate,
+    /// Pacing bursts during the initial slow start, if enabled.
+    burst: Option<SlowStartBurst>,
+    /// The long-RTT window floor of the initial slow start, if enabled.
+    floor: Option<RttWindowFloor>,
     /// RTT estimates of the latest acknowledgement (its sample goes into the samples).
     rtt: RttInfo,
     /// The filter that lets isolated losses pass without a reduction, if enabled.
@@ -165,6 +170,8 @@ impl Controller {
             drain: None,
             jump: None,
             peak_rate: PeakRate::default(),
+            burst: None,
+            floor: None,
             rtt: RttInfo::fixed(Duration::ZERO),
             loss_filter: None,
         }
@@ -180,6 +187,18 @@ impl Controller {
     /// ([`crate::jump`]).
     pub fn set_jump(&mut self, jump: Option<BdpJump>) {
         self.jump = jump;
+    }
+
+    /// Enables pacing bursts of a quarter window during the initial slow start
+    /// ([`crate::burst`]).
+    pub fn set_burst(&mut self, burst: Option<SlowStartBurst>) {
+        self.burst = burst;
+    }
+
+    /// Enables picoquic's long-RTT window floor during the initial slow start
+    /// ([`RttWindowFloor`]).
+    pub fn set_floor(&mut self, floor: Option<RttWindowFloor>) {
+        self.floor = floor;
     }
 
     /// Sets how fast the initial slow start grows ([`crate::growth`]).
@@ -207,6 +226,20 @@ impl Controller {
     /// paces its jump (RFC 9959 Sec. 3.3), when it is released over the RTT.
     pub fn window(&self) -> u64 {
         self.cr.window(self.cwnd).max(self.minimum_window())
+    }
+
+    /// The pacer's burst, bytes, if the controller asks for one: during the initial slow
+    /// start with `+burst` ([`crate::burst`]), unless Careful Resume or a drain controls
+    /// the window.
+    pub fn pacing_burst(&self) -> Option<u64> {
+        let burst = self.burst?;
+        if self.initial_slow_start_done
+            || self.drain.is_some()
+            || self.cr.phase() != CarefulResumePhase::Normal
+        {
+            return None;
+        }
+        burst.burst(self.window(), self.rtt.smoothed)
     }
 
     /// The congestion window (CWND) in bytes.
@@ -384,7 +417,14 @@ impl Controller {
         }
         let hold = !matches!(cr, AckEffect::Normal);
         if !self.initial_slow_start_done {
-            if let Some(floor) = self.growth.window_floor(self.initial_window, rtt.smoothed)
+            let floor = self
+                .growth
+                .window_floor(self.initial_window, rtt.smoothed)
+                .max(
+                    self.floor
+                        .and_then(|f| f.window_floor(self.initial_window, rtt.min)),
+                );
+            if let Some(floor) = floor
                 && floor > self.cwnd
                 && !hold
             {

@@ -173,8 +173,120 @@ impl fmt::Display for StartupGrowth {
     }
 }
 
+/// picoquic's long-RTT window floor on its own, for any growth (spec part
+/// `+floor[:ref=MS,max-rtt=MS]`): during the initial slow start, once an RTT has been
+/// measured, the window is at least the initial window times `min(min_rtt, max_rtt) /
+/// reference` when the minimum RTT exceeds `reference` (picoquic
+/// `picoquic_cc_update_cwin_for_long_rtt` in `cc_common.c`, applied by its CUBIC and
+/// NewReno on every RTT measurement of the initial slow start). At a 600 ms GEO RTT the
+/// 10-packet initial window becomes 60 packets one round trip into the connection, and
+/// the first flight after the handshake is six times larger. `+growth:rtt` includes the
+/// same floor (on the smoothed RTT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RttWindowFloor {
+    /// RTT at which the floor is the initial window (picoquic: 100 ms).
+    pub reference: Duration,
+    /// Largest RTT the floor scales with (picoquic: 610 ms).
+    pub max_rtt: Duration,
+}
+
+impl Default for RttWindowFloor {
+    /// picoquic's constants.
+    fn default() -> Self {
+        Self {
+            reference: RTT_SCALED_REFERENCE,
+            max_rtt: RTT_SCALED_MAX_RTT,
+        }
+    }
+}
+
+impl RttWindowFloor {
+    /// The floor for `initial_window` at minimum RTT `min_rtt`, if it is long.
+    pub fn window_floor(&self, initial_window: u64, min_rtt: Duration) -> Option<u64> {
+        (min_rtt > self.reference && !self.reference.is_zero()).then(|| {
+            let scaled = u128::from(initial_window) * min_rtt.min(self.max_rtt).as_nanos()
+                / self.reference.as_nanos();
+            u64::try_from(scaled).unwrap_or(u64::MAX)
+        })
+    }
+
+    /// Parses the options of a `+floor[:...]` spec part; errors are one line.
+    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+        let mut out = Self::default();
+        for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+            match opt.split_once('=') {
+                Some((key @ ("ref" | "max-rtt"), v)) => {
+                    let ms: f64 = v
+                        .parse()
+                        .ok()
+                        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 60_000.0)
+                        .ok_or_else(|| {
+                            format!("floor option {key}={v} must be milliseconds in (0, 60000]")
+                        })?;
+                    let d = Duration::from_secs_f64(ms / 1000.0);
+                    if key == "ref" {
+                        out.reference = d;
+                    } else {
+                        out.max_rtt = d;
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown floor option '{opt}'; valid: ref=MS, max-rtt=MS"
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl fmt::Display for RttWindowFloor {
+    /// The `+floor[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        write!(f, "+floor")?;
+        let mut opts = Vec::new();
+        if self.reference != RTT_SCALED_REFERENCE {
+            opts.push(format!("ref={}", ms(self.reference)));
+        }
+        if self.max_rtt != RTT_SCALED_MAX_RTT {
+            opts.push(format!("max-rtt={}", ms(self.max_rtt)));
+        }
+        if !opts.is_empty() {
+            write!(f, ":{}", opts.join(","))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_floor_alone_is_picoquics_long_rtt_minimum_window() {
+        let floor = RttWindowFloor::default();
+        assert_eq!(
+            floor.window_floor(12_000, Duration::from_millis(600)),
+            Some(72_000)
+        );
+        assert_eq!(
+            floor.window_floor(12_000, Duration::from_secs(2)),
+            Some(73_200)
+        );
+        assert_eq!(floor.window_floor(12_000, Duration::from_millis(100)), None);
+        let custom = RttWindowFloor::parse_options("ref=200,max-rtt=400").unwrap();
+        assert_eq!(
+            custom.window_floor(10_000, Duration::from_millis(600)),
+            Some(20_000)
+        );
+        assert_eq!(custom.to_string(), "+floor:ref=200,max-rtt=400");
+        assert_eq!(RttWindowFloor::default().to_string(), "+floor");
+        for bad in ["ref=0", "max-rtt=x", "x=3"] {
+            let e = RttWindowFloor::parse_options(bad).unwrap_err();
+            assert!(e.contains("floor option"), "{e}");
+        }
+    }
     use super::*;
 
     #[test]

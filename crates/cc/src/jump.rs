@@ -25,7 +25,10 @@
 //! leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
 //! growth reaches the pipe in one round trip and then relies on SEARCH (or HyStart++) to
 //! stop. quinn-proto paces the larger window at `1.25 x cwnd / smoothed RTT`, so the jump
-//! is spread over a round trip rather than sent as a burst.
+//! is spread over a round trip rather than sent as a burst. Its own bursts are so small on
+//! a long path (10 datagrams at 600 ms) that after the initial window the samples measure
+//! that pacing, not the bottleneck; `+burst` ([`crate::burst`]) paces the initial slow
+//! start in quarter windows, picoquic's way, so that they measure the bottleneck again.
 //!
 //! The rate is a maximum, and a packet train measures the bottleneck's rate, not the
 //! share left by other traffic: on a shared bottleneck the jump can overshoot, which is why

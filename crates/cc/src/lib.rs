@@ -38,6 +38,7 @@
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
 
 pub mod avoidance;
+pub mod burst;
 pub mod careful_resume;
 mod config;
 pub mod controller;
@@ -50,6 +51,7 @@ pub mod slow_start;
 pub mod spec;
 
 pub use avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+pub use burst::SlowStartBurst;
 pub use careful_resume::{
     CarefulResume, CarefulResumeConfig, CarefulResumePhase, CarefulResumeTrigger, NotObserved,
     Observation, PacingRequirement, RemoteEndpoint, ResumeParams, ResumeRejected, SavedCcParams,
@@ -58,7 +60,7 @@ pub use careful_resume::{
 pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
-pub use growth::StartupGrowth;
+pub use growth::{RttWindowFloor, StartupGrowth};
 pub use jump::BdpJump;
 pub use loss_filter::LossFilterConfig;
 pub use slow_start::{

@@ -5,13 +5,15 @@
 //! |---|---|---|
 //! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so x3, x4 and picoquic's RTT-scaled 7x all exit at the chokepoint on geo-viasat and sat-50-10; x3 is kept because 7x still exits late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and x4 and 7x drop more on qir-sat and geo-viasat (BENCHMARKS.md, "SEARCH under faster growth") |
 //! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]) | first connections: sat-250-3 100 MB upload 8.28 -> 7.54 s, qir-sat 10 MiB 8.43 -> 7.59 s with fewer losses, geo-viasat 200 MB 16.01 -> 15.22 s; worse only on thesis-asym-99 (28.9 -> 32.9 s), where ACKs starve on a 200 kbit/s return link (BENCHMARKS.md, "Start-up: a jump to the delivery-rate BDP") |
+//! | long-RTT start | picoquic's window floor (`+floor`: the initial window times min RTT / 100 ms, 60 packets at 600 ms, [`crate::growth::RttWindowFloor`]) and slow-start pacing bursts of a quarter window, at least 64 KiB (`+burst:min=65536`, picoquic's quanta with a larger minimum, [`crate::burst`]), so the first flights cross the bottleneck back to back and the jump measures the bottleneck, not our pacing | first connections (PLPMTUD on, 3 seeds): sat-250-3 100 MB upload 6.64 -> 5.26-5.29 s, with 1/64 loss 7.87 -> 6.45 s, geo-viasat 100 MB 10.9 -> 8.05 s, geo-viasat-bod 26.1 -> 18.6 s; SEARCH's exit classes unchanged except thesis-asym-99, late instead of at the chokepoint (200 kbit/s of ACKs; BENCHMARKS.md, "Start-up: slow-start bursts and the long-RTT floor") |
 //! | loss response | a loss reduces the window only when the smoothed per-packet loss rate exceeds 0.15 (`+loss-filter`, picoquic's rule, [`crate::loss_filter`]; not RFC 9002) | random loss stops capping the window at the Mathis bound: sat-250-3 with 1 loss in 64, 100 MB, and qir-satloss 10 MiB now finish (8.84 s, 7.22 s; not in 60 s before); lossless rows unchanged; with `cr` (ours) Careful Resume hears only the losses the filter answers, so one random loss during the jump does not retreat: resumed sat-250-3 with 1/64 loss 17.70 -> 5.87 s, qir-satloss 15.14 -> 6.44 s (BENCHMARKS.md, "Random loss: the loss filter") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | on resumed connections: sat-250-3 100 MB 5.06 s -> 4.71 s; qir-sat 10 MiB without the cap loses ~2,300 packets to slow start doubling past the saved capacity, with it none (BENCHMARKS.md) |
 //! | ACK frequency | an ACK at least every cwnd / [`SATELLITE_WINDOW_DIVISOR`] bytes and every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency; the window-following request is a quinn-proto patch of ours) | a 250/3 Mbit/s link spends about half its return link on every-2nd-packet ACKs; 16 brings it to ~15 %; dense ACKs while the window is small give the start-up jump its sample (sat-250-3 -R 100 MB with 3 ms jitter, median of 4 seeds 7.87 -> 6.72 s; geo-viasat 200 MB 15.44 -> 13.95 s) |
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
 //!
-//! Everything stays available piece by piece (`cubic+search+growth:x=3+jump+loss-filter:cr+cr:ss-cap=1`,
-//! `--ack-freq 16:25ms:cwnd/4`).
+//! Everything stays available piece by piece
+//! (`cubic+search+growth:x=3+floor+jump+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm`,
+//! `--ack-freq 16:25ms:cwnd/8`, `mtu_discovery = true` in a campaign variant).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +27,7 @@ pub const SATELLITE: &str = "satellite";
 
 /// The profile's congestion control as a spec string.
 pub const SATELLITE_CC: &str =
-    "cubic+search+growth:x=3+jump+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
+    "cubic+search+growth:x=3+floor+jump+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
 
 /// The receiver ACKs at least every this many ack-eliciting packets.
 pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
@@ -43,10 +45,11 @@ pub const REORDERING_THRESHOLD: u32 = 2;
 /// [`SATELLITE_PACKETS_PER_ACK`] from a window of 64 packets on (draft-ietf-quic-ack-frequency
 /// leaves the policy to the sender). Dense ACKs at the start give the start-up jump
 /// (`+jump`) a rate sample from the initial window's train and SEARCH its first bins; thin
-/// ones later spare the return link. 4 rather than 8: equal on picoquic's rows with
-/// jitter, and geo-viasat 200 MB takes 13.95 s instead of 16.21 s (BENCHMARKS.md, "Start-up:
-/// an ACK frequency that follows the window").
-pub const SATELLITE_WINDOW_DIVISOR: u32 = 4;
+/// ones later spare the return link. 8 rather than 4 since the slow-start bursts
+/// (`+burst`, a quarter window each): two ACKs or more per burst give the jump a rate
+/// sample inside the burst; with 4, sat-250-3's 100 MB upload takes 5.76 s instead of
+/// 5.26-5.29 s (BENCHMARKS.md, "Start-up: slow-start bursts and the long-RTT floor").
+pub const SATELLITE_WINDOW_DIVISOR: u32 = 8;
 
 /// quinn's ACK_FREQUENCY request: an ACK at least every `packets_per_ack` (>= 1)
 /// ack-eliciting packets, at most `max_ack_delay` late, at once after
@@ -77,8 +80,20 @@ pub fn satellite_cc() -> CongestionConfig {
     SATELLITE_CC.parse().expect("the profile's spec parses")
 }
 
+/// Largest stream receive window [`apply_satellite`] lets auto-tuning reach: 256 MiB,
+/// satquic's own fixed window, above the bandwidth-delay product of any preset.
+pub const SATELLITE_MAX_STREAM_WINDOW: u32 = 256 * 1024 * 1024;
+
 /// Applies the whole profile to a quinn transport configuration: controller, ACK
-/// frequency and path MTU discovery. Windows and timeouts are left to the caller.
+/// frequency, path MTU discovery, and a stream receive window that auto-tunes from the
+/// one configured (quinn's default: 1.25 MB, 16.7 Mbit/s at a 600 ms RTT) up to
+/// [`SATELLITE_MAX_STREAM_WINDOW`] while the application keeps reading faster than the
+/// window lets the peer send (quinn-proto patch 5). Auto-tuning bounds what a stream
+/// can make the receiver buffer by how fast the application reads; a bulk transfer on a
+/// fast GEO path that can afford fixed BDP-sized windows starts about a second sooner
+/// with them (`stream_receive_window` set to the cap, as satquic's commands do;
+/// BENCHMARKS.md, "Receive windows: auto-tuning"). The connection window (quinn's
+/// default: unlimited) and timeouts are left to the caller.
 pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig {
     let ack = ack_frequency_config(
         SATELLITE_PACKETS_PER_ACK,
@@ -90,6 +105,7 @@ pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig 
         .congestion_controller_factory(Arc::new(satellite_cc()))
         .ack_frequency_config(Some(ack))
         .mtu_discovery_config(Some(Default::default()))
+        .stream_receive_window_max(Some(VarInt::from_u32(SATELLITE_MAX_STREAM_WINDOW)))
 }
 
 #[cfg(test)]
@@ -97,12 +113,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_quinn_call_sets_every_transport_part() {
+        let mut transport = TransportConfig::default();
+        apply_satellite(&mut transport);
+        let debug = format!("{transport:?}");
+        for part in [
+            "stream_receive_window_max: Some(268435456)",
+            "mtu_discovery_config: Some(",
+            "ack_frequency_config: Some(",
+        ] {
+            assert!(debug.contains(part), "{part} not in {debug}");
+        }
+    }
+
+    #[test]
     fn the_profile_name_parses_to_its_controller() {
         let by_name: CongestionConfig = "Satellite".parse().unwrap();
         assert_eq!(by_name.to_string(), satellite_cc().to_string());
         assert_eq!(
             satellite_cc().to_string(),
-            "cubic+search:draft+growth:x=3+jump+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
+            "cubic+search:draft+growth:x=3+floor+jump+burst:min=65536+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
         );
         assert_eq!(
             satellite_cc().growth_config(),
@@ -112,5 +142,10 @@ mod tests {
             satellite_cc().jump_config(),
             Some(crate::BdpJump::default())
         );
+        assert_eq!(
+            satellite_cc().floor_config(),
+            Some(crate::RttWindowFloor::default())
+        );
+        assert_eq!(satellite_cc().burst_config().map(|b| b.min), Some(65_536));
     }
 }

@@ -1,6 +1,6 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+jump[:OPTION,...]][+loss-filter[:OPTION,...]][+cr[:OPTION,...]]`,
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+floor[:OPTION,...]][+jump[:OPTION,...]][+burst[:OPTION,...]][+loss-filter[:OPTION,...]][+cr[:OPTION,...]]`,
 //! case-insensitive.
 //!
 //! | part | values |
@@ -12,13 +12,15 @@
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
+//! | `+floor` (the window at least the initial window x min RTT / 100 ms in the initial slow start, picoquic's long-RTT rule; see [`crate::growth::RttWindowFloor`]) options | `ref=MS`, `max-rtt=MS` |
 //! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
+//! | `+burst` (pacing bursts of a quarter window in the initial slow start on long paths, picoquic's quanta; see [`crate::burst`]) options | `divisor=D`, `min=BYTES`, `min-rtt=MS` |
 //! | `+loss-filter` (reduce the window only for repeated losses, picoquic's rule; not RFC 9002; see [`crate::loss_filter`]) options | `threshold=F`, `gain=F`, `scope=N`, `cr` (Careful Resume hears only the losses the filter answers) |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
 //!
 //! This module is the grammar. What each option means, its default and its source are
 //! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`],
-//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::loss_filter`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
+//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
@@ -102,6 +104,20 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         Some(opts) => Some(crate::jump::BdpJump::parse_options(opts).map_err(|m| err(spec, m))?),
         None => None,
     };
+    let (lower, floor_part) = split_part(&lower, "floor");
+    let floor = match floor_part {
+        Some(opts) => {
+            Some(crate::growth::RttWindowFloor::parse_options(opts).map_err(|m| err(spec, m))?)
+        }
+        None => None,
+    };
+    let (lower, burst_part) = split_part(&lower, "burst");
+    let burst = match burst_part {
+        Some(opts) => {
+            Some(crate::burst::SlowStartBurst::parse_options(opts).map_err(|m| err(spec, m))?)
+        }
+        None => None,
+    };
     let (lower, cr_part) = crate::careful_resume::split_spec(&lower);
     let careful_resume = match cr_part {
         Some(opts) => crate::careful_resume::parse_spec_options(opts).map_err(|m| err(spec, m))?,
@@ -157,6 +173,14 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             ),
             (jump_part.is_some(), "has its own startup and takes no jump"),
             (
+                floor_part.is_some(),
+                "has its own startup and takes no floor",
+            ),
+            (
+                burst_part.is_some(),
+                "is paced by its own rule and takes no burst",
+            ),
+            (
                 cr_part.is_some(),
                 "is quinn's own and takes no careful resume",
             ),
@@ -171,6 +195,8 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         .careful_resume(careful_resume)
         .growth(growth)
         .jump(jump)
+        .burst(burst)
+        .floor(floor)
         .loss_filter(loss_filter))
 }
 

@@ -173,6 +173,72 @@ fn no_jump_while_careful_resume_decides() {
     );
 }
 
+/// `+burst` (picoquic's slow-start pacing quanta, crates/cc/src/burst.rs): during the
+/// initial slow start on a long path the controller asks quinn-proto's pacer for bursts
+/// of a quarter window, at least 32 KiB; nothing before an RTT is known, on a short path
+/// or after the initial slow start, and nothing without the option.
+#[test]
+fn slow_start_bursts_are_a_quarter_window_on_long_paths_only() {
+    let plain: CongestionConfig = "cubic+search+jump".parse().unwrap();
+    let mut ctl = plain.build_controller(1250).unwrap();
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert_eq!(ctl.pacing_burst(), None);
+
+    let bursting: CongestionConfig = "cubic+search+jump+burst".parse().unwrap();
+    let mut ctl = bursting.build_controller(1250).unwrap();
+    assert_eq!(ctl.pacing_burst(), None, "no RTT yet");
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert_eq!(ctl.window(), 382_500);
+    assert_eq!(ctl.pacing_burst(), Some(382_500 / 4));
+    ctl.on_congestion_event(
+        Duration::from_millis(1300),
+        Duration::from_millis(1250),
+        false,
+        1250,
+    );
+    assert!(!ctl.in_slow_start());
+    assert_eq!(ctl.pacing_burst(), None, "after the initial slow start");
+
+    let mut short = bursting.build_controller(1250).unwrap();
+    let rtt = satquic_cc::RttInfo::fixed(Duration::from_millis(20));
+    short.on_sent(Duration::ZERO, 1250, 0);
+    short.on_ack(Duration::from_millis(20), Duration::ZERO, 1250, false, rtt);
+    short.on_end_acks(Duration::from_millis(20), 0, Some(0));
+    assert_eq!(short.pacing_burst(), None, "20 ms is not a long path");
+
+    let small: CongestionConfig = "cubic+search+burst".parse().unwrap();
+    let mut ctl = small.build_controller(1250).unwrap();
+    ack_the_initial_window_as_a_train(&mut ctl, Duration::from_millis(600));
+    assert_eq!(ctl.window(), 25_000);
+    assert_eq!(ctl.pacing_burst(), Some(32_768), "at least 32 KiB");
+}
+
+/// `+floor` (picoquic's `picoquic_cc_update_cwin_for_long_rtt`): once the first RTT is
+/// measured, a 600 ms path starts from six initial windows (IW x 600 ms / 100 ms); a
+/// 50 ms path keeps the initial window.
+#[test]
+fn the_long_rtt_floor_starts_a_600_ms_path_from_six_initial_windows() {
+    let floor: CongestionConfig = "cubic+search+floor".parse().unwrap();
+    let first_ack = |rtt_ms: u64| {
+        let mut ctl = floor.build_controller(1250).unwrap();
+        let iw = ctl.window();
+        let rtt = Duration::from_millis(rtt_ms);
+        ctl.on_sent(Duration::ZERO, 1250, 0);
+        ctl.on_ack(
+            rtt,
+            Duration::ZERO,
+            1250,
+            false,
+            satquic_cc::RttInfo::fixed(rtt),
+        );
+        (iw, ctl.window())
+    };
+    let (iw, geo) = first_ack(600);
+    assert_eq!(geo, 6 * iw + 1250);
+    let (iw, short) = first_ack(50);
+    assert_eq!(short, iw + 1250);
+}
+
 /// `+loss-filter` (picoquic's rule, crates/cc/src/loss_filter.rs): one packet lost in 64
 /// keeps the window; three lost together (a queue overflowing) are congestion and cut it
 /// by CUBIC's beta; persistent congestion always collapses it.

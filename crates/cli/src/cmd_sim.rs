@@ -319,6 +319,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 initial_rtt: None,
                 mtu: Some(mtu),
                 mtu_discovery: None,
+                receive_window_autotune: None,
                 sender_cap: None,
                 ack_frequency: args.ack_frequency.clone(),
             })

@@ -34,7 +34,9 @@
 //! label = "baseline"                  # optional; default: the cc string
 //! cc = "cubic"                        # a satquic-cc spec string (required)
 //! # initial_window, receive_window, stream_receive_window, send_window (bytes or "256MB"),
-//! # initial_rtt ("600ms"), mtu (bytes), mtu_discovery (bool), sender_cap ("200M:1.5s" or
+//! # initial_rtt ("600ms"), mtu (bytes), mtu_discovery (bool), receive_window_autotune
+//! # (bool: the stream window starts at 1.25 MB and grows up to stream_receive_window while
+//! # the application keeps up), sender_cap ("200M:1.5s" or
 //! # "none"): optional, satquic-sim defaults
 //!
 //! [[variant]]
@@ -202,6 +204,10 @@ pub struct VariantEntry {
     pub mtu: Option<u16>,
     #[serde(default)]
     pub mtu_discovery: Option<bool>,
+    /// Auto-tune the stream receive window up to `stream_receive_window`
+    /// (`TransportSpec::receive_window_autotune`).
+    #[serde(default)]
+    pub receive_window_autotune: Option<bool>,
     /// Rate cap at the server (`RATE[:LATENCY]` or `none`); overrides the campaign's.
     #[serde(default)]
     pub sender_cap: Option<String>,
@@ -548,6 +554,9 @@ impl CampaignSpec {
             }
             if let Some(d) = v.mtu_discovery {
                 t.mtu_discovery = d;
+            }
+            if let Some(a) = v.receive_window_autotune {
+                t.receive_window_autotune = a;
             }
             if let Some(a) = &v.ack_frequency {
                 t.ack_frequency = satquic_run::scenario::AckFrequencySpec::parse(a)

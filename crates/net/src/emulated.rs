@@ -261,6 +261,7 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         busy_since_at_shadow_exit: None,
         events: events.clone(),
         drops,
+        stream_receive_window_end: None,
     };
     let link = LinkObservation {
         truth: &truth,

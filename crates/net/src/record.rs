@@ -99,6 +99,7 @@ pub fn flow_summary(
         shadow_exit_to_loss_ratio: None,
         first_connection: None,
         resumption: None,
+        stream_receive_window_end: None,
         slow_start_exit: exit,
         shadow_exit: shadow,
         capacity_at_s: capacity.map(|(c, _)| c),

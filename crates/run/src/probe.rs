@@ -232,6 +232,10 @@ impl Controller for ProbeController {
         self.inner.window()
     }
 
+    fn pacing_burst(&self) -> Option<u64> {
+        self.inner.pacing_burst()
+    }
+
     fn metrics(&self) -> ControllerMetrics {
         self.inner.metrics()
     }

@@ -252,6 +252,10 @@ pub struct FlowSummary {
     /// A resumed run: what the resumed connection started from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumption: Option<Resumption>,
+    /// With an auto-tuned receive window (`TransportSpec::receive_window_autotune`): the
+    /// data receiver's stream receive window when the flow ended, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_receive_window_end: Option<u64>,
 }
 
 /// The first connection of a resumed run's flow (the figures of [`FlowSummary`] that
@@ -411,6 +415,8 @@ pub struct FlowInput {
     pub busy_since_at_exit: Option<Duration>,
     pub busy_since_at_shadow_exit: Option<Duration>,
     pub drops: FlowDrops,
+    /// The receiver's auto-tuned stream receive window at the end, if it auto-tunes.
+    pub stream_receive_window_end: Option<u64>,
 }
 
 /// The down-link bottleneck as a run saw it: ground truth and counters on the link
@@ -608,6 +614,7 @@ pub fn summarize(
             shadow_exit_to_loss_ratio: ratio(&shadow, f.rtt_at_shadow_exit),
             first_connection: None,
             resumption: None,
+            stream_receive_window_end: f.stream_receive_window_end,
             slow_start_exit: exit.map(|e| e.0),
             shadow_exit: shadow.map(|e| e.0),
             capacity_at_s: capacity.map(secs),

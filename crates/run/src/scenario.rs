@@ -257,7 +257,18 @@ pub struct TransportSpec {
     /// `None`: RFC 9000's default, an ACK every 2nd ack-eliciting packet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_frequency: Option<AckFrequencySpec>,
+    /// Auto-tune the stream receive window (quinn-proto patch 5): it starts at
+    /// [`AUTOTUNE_START_WINDOW`] (quinn's default, or `stream_receive_window` if smaller)
+    /// and doubles while the application reads a window faster than the path delivers
+    /// it, up to `stream_receive_window`. Off: the window is `stream_receive_window`
+    /// from the start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub receive_window_autotune: bool,
 }
+
+/// Where an auto-tuned stream receive window starts: quinn's default stream window
+/// (1.25 MB, 100 Mbit/s x 100 ms), enough for 16.7 Mbit/s at a 600 ms RTT.
+pub const AUTOTUNE_START_WINDOW: u64 = 1_250_000;
 
 /// An ACK_FREQUENCY request (draft-ietf-quic-ack-frequency; quinn-proto 0.11 implements
 /// the draft-04 wire format and both ends of it). The data sender asks at the start of
@@ -394,6 +405,7 @@ impl Default for TransportSpec {
             window_update: WindowUpdate::Quinn,
             sender_shaper: None,
             ack_frequency: None,
+            receive_window_autotune: false,
         }
     }
 }
@@ -401,7 +413,10 @@ impl Default for TransportSpec {
 impl TransportSpec {
     /// The settings a run uses: for the `satellite` profile ([`satquic_cc::profile`]) its
     /// transport parts fill what the spec leaves at the default (ACK frequency, path MTU
-    /// discovery); any other spec is returned as it is.
+    /// discovery); any other spec is returned as it is. The windows stay the spec's:
+    /// satquic's own are BDP-sized for any path (256 MiB), and an auto-tuned window
+    /// (`receive_window_autotune`) costs first connections on fast GEO paths about a
+    /// second (BENCHMARKS.md, "Receive windows: auto-tuning").
     pub fn effective(&self) -> TransportSpec {
         let mut t = self.clone();
         if satquic_cc::profile::is_satellite(&t.cc) {

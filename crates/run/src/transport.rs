@@ -108,7 +108,15 @@ pub fn transport_config(
     let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
     let mut t = TransportConfig::default();
     t.receive_window(varint(spec.receive_window));
-    t.stream_receive_window(varint(spec.stream_receive_window));
+    if spec.receive_window_autotune {
+        let start = spec
+            .stream_receive_window
+            .min(crate::scenario::AUTOTUNE_START_WINDOW);
+        t.stream_receive_window(varint(start));
+        t.stream_receive_window_max(Some(varint(spec.stream_receive_window)));
+    } else {
+        t.stream_receive_window(varint(spec.stream_receive_window));
+    }
     t.send_window(spec.send_window);
     if let Some(rtt) = spec.initial_rtt {
         t.initial_rtt(rtt);

@@ -324,6 +324,8 @@ struct FlowRt {
     acked_history: std::collections::VecDeque<(Duration, u64)>,
     /// Stats snapshot taken when the flow ended.
     final_stats: Option<quinn_proto::ConnectionStats>,
+    /// The receiver's auto-tuned stream window when the flow ended (auto-tuning only).
+    final_receive_window: Option<u64>,
     final_probe: Option<ProbeState>,
     drops: FlowDrops,
     exporter: Option<[u8; 32]>,
@@ -541,7 +543,9 @@ impl Simulation {
                     let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     Box::new(SeededCidGenerator::new(sub_seed(cid_seed, n)))
                 });
-                Endpoint::new(Arc::new(cfg), server, false, None)
+                // PLPMTUD where the transport asks for it (`mtu_discovery`); the link
+                // carries any datagram size.
+                Endpoint::new(Arc::new(cfg), server, true, None)
             };
             let client_ep = endpoint(SEED_CLIENT_ENDPOINT, SEED_CLIENT_CIDS, None);
             let server_ep = endpoint(
@@ -583,6 +587,7 @@ impl Simulation {
                 busy_since_at_shadow_exit: None,
                 acked_history: Default::default(),
                 final_stats: None,
+                final_receive_window: None,
                 final_probe: None,
                 drops: FlowDrops::default(),
                 exporter: None,
@@ -983,6 +988,7 @@ impl Simulation {
                 busy_since_at_exit: f.busy_since_at_exit,
                 busy_since_at_shadow_exit: f.busy_since_at_shadow_exit,
                 drops: f.drops.clone(),
+                stream_receive_window_end: f.final_receive_window,
             });
         }
         let link = LinkObservation {
@@ -1097,8 +1103,15 @@ fn service_connection(c: &mut Conn, ep: &mut Endpoint, at: Instant) -> bool {
 /// Ends a flow: keeps the sender's stats and drops both connections (their remaining
 /// packets in the link are discarded on arrival).
 fn end_flow(f: &mut FlowRt, now: Duration) {
-    let sender = if f.upload { &f.client } else { &f.server };
+    let (sender, receiver) = if f.upload {
+        (&f.client, &f.server)
+    } else {
+        (&f.server, &f.client)
+    };
     f.final_stats = sender.as_ref().map(|c| c.conn.stats());
+    if f.transport.effective().receive_window_autotune {
+        f.final_receive_window = receiver.as_ref().map(|c| c.conn.stream_receive_window());
+    }
     if f.observe {
         f.observation = Some(match sender {
             Some(c) => careful_resume_observation(c.conn.congestion_state().clone_box()),

@@ -152,6 +152,65 @@ fn faster_start_up_growth_fills_the_pipe_sooner_and_search_still_exits() {
     assert_eq!(f.packets_lost, 0);
 }
 
+/// Path MTU discovery (RFC 8899, quinn's PLPMTUD) runs in the simulator when the
+/// transport asks for it: the datagrams grow from 1,200 bytes towards quinn's 1,452.
+#[test]
+fn path_mtu_discovery_grows_the_datagrams_in_the_simulator() {
+    let datagram = |mtu_discovery: bool| {
+        let r = upload(
+            "sat-50-10",
+            TransportSpec {
+                mtu_discovery,
+                ..TransportSpec::with_cc("cubic")
+            },
+            5 * MB,
+        );
+        let f = &r.summary.flows[0];
+        assert_eq!(f.status, "completed", "{:?}", f.error);
+        f.udp_bytes_sent as f64 / f.udp_datagrams_sent as f64
+    };
+    let fixed = datagram(false);
+    let discovered = datagram(true);
+    assert!(fixed <= 1200.0, "{fixed}");
+    assert!(discovered > 1350.0, "{discovered}");
+}
+
+/// `+burst` (crates/cc/src/burst.rs, through quinn-proto patch 4): quinn-proto's own
+/// bursts (10 datagrams at a 600 ms RTT) spread the window over the round trip, so the
+/// jump's rate samples measure the sender; bursts of a quarter window cross the
+/// 250 Mbit/s bottleneck back to back and the jump sees more of it: two round trips
+/// after the handshake the window is more than twice as large (10 MB against 4 MB).
+#[test]
+fn slow_start_bursts_let_the_jump_see_the_bottleneck() {
+    let window_at_2s = |cc: &str| {
+        let r = upload(
+            "sat-250-3",
+            TransportSpec {
+                ack_frequency: AckFrequencySpec::parse("16:25ms:cwnd/8").unwrap(),
+                ..TransportSpec::with_cc(cc)
+            },
+            30 * MB,
+        );
+        let f = &r.summary.flows[0];
+        assert_eq!(f.status, "completed", "{:?}", f.error);
+        assert_eq!(f.packets_lost, 0);
+        let window = r
+            .series
+            .iter()
+            .filter(|row| row.time_s <= 2.0)
+            .map(|row| row.cwnd_bytes)
+            .max()
+            .unwrap();
+        (window, r.time_to_mb(0, 20).unwrap())
+    };
+    let (paced, paced_20mb) = window_at_2s("cubic+search+growth:x=3+jump");
+    let (bursts, bursts_20mb) = window_at_2s("cubic+search+growth:x=3+jump+burst");
+    assert!(
+        bursts > 2 * paced && bursts > 5 * MB && bursts_20mb < paced_20mb,
+        "window at 2 s: paced {paced}, bursts {bursts}; 20 MB at {paced_20mb} and {bursts_20mb} s"
+    );
+}
+
 #[test]
 fn mixing_uploads_and_downloads_in_one_run_is_refused() {
     let mut scenario = Scenario::download(

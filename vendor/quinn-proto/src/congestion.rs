@@ -80,6 +80,13 @@ pub trait Controller: Send + Sync {
     /// Initial congestion window
     fn initial_window(&self) -> u64;
 
+    /// The largest burst, in bytes, the pacer may release at once, if the controller wants
+    /// one other than the pacer's own (the window times 2 ms over the smoothed RTT, 10 to
+    /// 256 datagrams). The pacer's rate is unchanged. (satquic patch 4, SATQUIC-PATCH.md)
+    fn pacing_burst(&self) -> Option<u64> {
+        None
+    }
+
     /// Returns Self for use in down-casting to extract implementation details
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }

@@ -29,6 +29,7 @@ pub struct TransportConfig {
     pub(crate) max_concurrent_uni_streams: VarInt,
     pub(crate) max_idle_timeout: Option<VarInt>,
     pub(crate) stream_receive_window: VarInt,
+    pub(crate) stream_receive_window_max: Option<VarInt>,
     pub(crate) receive_window: VarInt,
     pub(crate) send_window: u64,
     pub(crate) send_fairness: bool,
@@ -113,6 +114,17 @@ impl TransportConfig {
     /// streams.
     pub fn stream_receive_window(&mut self, value: VarInt) -> &mut Self {
         self.stream_receive_window = value;
+        self
+    }
+
+    /// Lets the stream receive window grow from `stream_receive_window` up to `max` while
+    /// the application reads faster than the window allows (satquic patch 5,
+    /// SATQUIC-PATCH.md): whenever more than half the window was read within 4 x (the
+    /// share of the window read) smoothed RTTs of the epoch's start, the window doubles, at most to `max` (the auto-tuning of Chromium's QUIC and
+    /// quic-go). The window is the connection's, shared by its streams; the connection
+    /// window (`receive_window`) should allow it. `None` (the default): a fixed window.
+    pub fn stream_receive_window_max(&mut self, max: Option<VarInt>) -> &mut Self {
+        self.stream_receive_window_max = max;
         self
     }
 
@@ -375,6 +387,7 @@ impl Default for TransportConfig {
             // 30 second default recommended by RFC 9308 § 3.2
             max_idle_timeout: Some(VarInt(30_000)),
             stream_receive_window: STREAM_RWND.into(),
+            stream_receive_window_max: None,
             receive_window: VarInt::MAX,
             send_window: (8 * STREAM_RWND).into(),
             send_fairness: true,
@@ -413,6 +426,7 @@ impl fmt::Debug for TransportConfig {
             max_concurrent_uni_streams,
             max_idle_timeout,
             stream_receive_window,
+            stream_receive_window_max,
             receive_window,
             send_window,
             send_fairness,
@@ -442,6 +456,7 @@ impl fmt::Debug for TransportConfig {
             .field("max_concurrent_uni_streams", max_concurrent_uni_streams)
             .field("max_idle_timeout", max_idle_timeout)
             .field("stream_receive_window", stream_receive_window)
+            .field("stream_receive_window_max", stream_receive_window_max)
             .field("receive_window", receive_window)
             .field("send_window", send_window)
             .field("send_fairness", send_fairness)

@@ -349,14 +349,20 @@ impl Connection {
             receiving_ecn: false,
             total_authed_packets: 0,
 
-            streams: StreamsState::new(
-                side,
-                config.max_concurrent_uni_streams,
-                config.max_concurrent_bidi_streams,
-                config.send_window,
-                config.receive_window,
-                config.stream_receive_window,
-            ),
+            streams: {
+                let mut streams = StreamsState::new(
+                    side,
+                    config.max_concurrent_uni_streams,
+                    config.max_concurrent_bidi_streams,
+                    config.send_window,
+                    config.receive_window,
+                    config.stream_receive_window,
+                );
+                streams.set_stream_receive_window_max(
+                    config.stream_receive_window_max.map(u64::from),
+                );
+                streams
+            },
             datagrams: DatagramState::default(),
             config,
             rem_cids: CidQueue::new(rem_cid),
@@ -643,6 +649,7 @@ impl Connection {
                         bytes_to_send,
                         self.path.current_mtu(),
                         self.path.congestion.window(),
+                        self.path.congestion.pacing_burst(),
                         now,
                     ) {
                         self.timers.set(Timer::Pacing, delay);
@@ -1475,6 +1482,12 @@ impl Connection {
     /// See [`TransportConfig::send_window()`]
     pub fn set_send_window(&mut self, send_window: u64) {
         self.streams.set_send_window(send_window);
+    }
+
+    /// The stream receive window in use: `TransportConfig::stream_receive_window`, or what
+    /// auto-tuning grew it to (`TransportConfig::stream_receive_window_max`; satquic patch 5)
+    pub fn stream_receive_window(&self) -> u64 {
+        self.streams.stream_receive_window()
     }
 
     /// See [`TransportConfig::receive_window()`]
@@ -3344,6 +3357,8 @@ impl Connection {
                 &mut sent.retransmits,
                 &mut self.stats.frame_tx,
                 max_size,
+                now,
+                self.path.rtt.get(),
             );
         }
 

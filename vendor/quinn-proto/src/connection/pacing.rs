@@ -16,6 +16,7 @@ pub(super) struct Pacer {
     capacity: u64,
     last_window: u64,
     last_mtu: u16,
+    last_burst: Option<u64>,
     tokens: u64,
     prev: Instant,
 }
@@ -28,6 +29,7 @@ impl Pacer {
             capacity,
             last_window: window,
             last_mtu: mtu,
+            last_burst: None,
             tokens: capacity,
             prev: now,
         }
@@ -45,12 +47,16 @@ impl Pacer {
     ///
     /// The 5/4 ratio used here comes from the suggestion that N = 1.25 in the draft IETF RFC for
     /// QUIC.
+    ///
+    /// `burst` is the controller's burst size, if it asks for one
+    /// (`Controller::pacing_burst`); otherwise the capacity follows [`optimal_capacity`].
     pub(super) fn delay(
         &mut self,
         smoothed_rtt: Duration,
         bytes_to_send: u64,
         mtu: u16,
         window: u64,
+        burst: Option<u64>,
         now: Instant,
     ) -> Option<Instant> {
         debug_assert_ne!(
@@ -58,13 +64,17 @@ impl Pacer {
             "zero-sized congestion control window is nonsense"
         );
 
-        if window != self.last_window || mtu != self.last_mtu {
-            self.capacity = optimal_capacity(smoothed_rtt, window, mtu);
+        if window != self.last_window || mtu != self.last_mtu || burst != self.last_burst {
+            self.capacity = match burst {
+                Some(burst) => burst.max(mtu as u64),
+                None => optimal_capacity(smoothed_rtt, window, mtu),
+            };
 
             // Clamp the tokens
             self.tokens = self.capacity.min(self.tokens);
             self.last_window = window;
             self.last_mtu = mtu;
+            self.last_burst = burst;
         }
 
         // if we can already send a packet, there is no need for delay
@@ -162,17 +172,17 @@ mod tests {
 
         assert!(
             Pacer::new(rtt, 30000, 1500, new_instant)
-                .delay(Duration::from_micros(0), 0, 1500, 1, old_instant)
+                .delay(Duration::from_micros(0), 0, 1500, 1, None, old_instant)
                 .is_none()
         );
         assert!(
             Pacer::new(rtt, 30000, 1500, new_instant)
-                .delay(Duration::from_micros(0), 1600, 1500, 1, old_instant)
+                .delay(Duration::from_micros(0), 1600, 1500, 1, None, old_instant)
                 .is_none()
         );
         assert!(
             Pacer::new(rtt, 30000, 1500, new_instant)
-                .delay(Duration::from_micros(0), 1500, 1500, 3000, old_instant)
+                .delay(Duration::from_micros(0), 1500, 1500, 3000, None, old_instant)
                 .is_none()
         );
     }
@@ -215,27 +225,27 @@ mod tests {
         assert_eq!(pacer.tokens, pacer.capacity);
         let initial_tokens = pacer.tokens;
 
-        pacer.delay(rtt, mtu as u64, mtu, window * 2, now);
+        pacer.delay(rtt, mtu as u64, mtu, window * 2, None, now);
         assert_eq!(
             pacer.capacity,
             (2 * window as u128 * BURST_INTERVAL_NANOS / rtt.as_nanos()) as u64
         );
         assert_eq!(pacer.tokens, initial_tokens);
 
-        pacer.delay(rtt, mtu as u64, mtu, window / 2, now);
+        pacer.delay(rtt, mtu as u64, mtu, window / 2, None, now);
         assert_eq!(
             pacer.capacity,
             (window as u128 / 2 * BURST_INTERVAL_NANOS / rtt.as_nanos()) as u64
         );
         assert_eq!(pacer.tokens, initial_tokens / 2);
 
-        pacer.delay(rtt, mtu as u64, mtu * 2, window, now);
+        pacer.delay(rtt, mtu as u64, mtu * 2, window, None, now);
         assert_eq!(
             pacer.capacity,
             (window as u128 * BURST_INTERVAL_NANOS / rtt.as_nanos()) as u64
         );
 
-        pacer.delay(rtt, mtu as u64, 20_000, window, now);
+        pacer.delay(rtt, mtu as u64, 20_000, window, None, now);
         assert_eq!(pacer.capacity, 20_000_u64 * MIN_BURST_SIZE);
     }
 
@@ -251,7 +261,7 @@ mod tests {
 
         for _ in 0..packet_capacity {
             assert_eq!(
-                pacer.delay(rtt, mtu as u64, mtu, window, old_instant),
+                pacer.delay(rtt, mtu as u64, mtu, window, None, old_instant),
                 None,
                 "When capacity is available packets should be sent immediately"
             );
@@ -263,7 +273,7 @@ mod tests {
 
         assert_eq!(
             pacer
-                .delay(rtt, mtu as u64, mtu, window, old_instant)
+                .delay(rtt, mtu as u64, mtu, window, None, old_instant)
                 .expect("Send must be delayed")
                 .duration_since(old_instant),
             pace_duration
@@ -276,6 +286,7 @@ mod tests {
                 mtu as u64,
                 mtu,
                 window,
+                None,
                 old_instant + pace_duration / 2
             ),
             None
@@ -284,7 +295,7 @@ mod tests {
 
         for _ in 0..packet_capacity / 2 {
             assert_eq!(
-                pacer.delay(rtt, mtu as u64, mtu, window, old_instant),
+                pacer.delay(rtt, mtu as u64, mtu, window, None, old_instant),
                 None,
                 "When capacity is available packets should be sent immediately"
             );
@@ -299,10 +310,31 @@ mod tests {
                 mtu as u64,
                 mtu,
                 window,
+                None,
                 old_instant + pace_duration * 3 / 2
             ),
             None
         );
         assert_eq!(pacer.tokens, pacer.capacity);
+    }
+
+    #[test]
+    fn a_controller_burst_replaces_the_capacity() {
+        let window = 2_000_000;
+        let mtu = 1500;
+        let rtt = Duration::from_millis(600);
+        let now = Instant::now();
+        let mut pacer = Pacer::new(rtt, window, mtu, now);
+        // Without an override: window x 2 ms / RTT, at least 10 datagrams.
+        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, None, now), None);
+        assert_eq!(pacer.capacity, 10 * mtu as u64);
+        // A quarter of the window, then back to the pacer's own when the override ends.
+        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, Some(window / 4), now), None);
+        assert_eq!(pacer.capacity, window / 4);
+        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, None, now), None);
+        assert_eq!(pacer.capacity, 10 * mtu as u64);
+        // Never below one datagram.
+        pacer.delay(rtt, mtu as u64, mtu, window, Some(1), now);
+        assert_eq!(pacer.capacity, mtu as u64);
     }
 }

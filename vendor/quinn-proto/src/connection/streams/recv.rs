@@ -4,6 +4,8 @@ use std::mem;
 use thiserror::Error;
 use tracing::debug;
 
+use crate::{Duration, Instant};
+
 use super::state::get_or_insert_recv;
 use super::{ClosedStream, Retransmits, ShouldTransmit, StreamId, StreamsState};
 use crate::connection::assembler::{Assembler, Chunk, IllegalOrderedRead};
@@ -18,7 +20,14 @@ pub(super) struct Recv {
     sent_max_stream_data: u64,
     pub(super) end: u64,
     pub(super) stopped: bool,
+    /// Receive-window auto-tuning (satquic patch 5): when the current epoch started, and
+    /// how many bytes had been read and received (the highest offset) then.
+    autotune_epoch: Option<(Instant, u64, u64)>,
 }
+
+/// An epoch's window was read too fast when it took less than this many smoothed RTTs
+/// per window (Chromium's QUIC and quic-go: `4 * fraction * rtt`).
+pub(super) const AUTOTUNE_RTTS: f64 = 4.0;
 
 impl Recv {
     pub(super) fn new(initial_max_data: u64) -> Box<Self> {
@@ -28,6 +37,7 @@ impl Recv {
             sent_max_stream_data: initial_max_data,
             end: 0,
             stopped: false,
+            autotune_epoch: None,
         })
     }
 
@@ -38,6 +48,35 @@ impl Recv {
         self.sent_max_stream_data = initial_max_data;
         self.end = 0;
         self.stopped = false;
+        self.autotune_epoch = None;
+    }
+
+    /// Receive-window auto-tuning (satquic patch 5), called when a `MAX_STREAM_DATA` is
+    /// written at `now`. The epoch's progress is the smaller of the bytes read and the
+    /// bytes received (highest offset) since it began: the application must keep up, and
+    /// a retransmission that fills a hole, making much data readable at once, is not a
+    /// fast path. Once the progress passes half of `window` the epoch ends, and if it took
+    /// less than [`AUTOTUNE_RTTS`] x (progress / window) x `rtt` the window doubles, up to
+    /// `max`. Returns the window to use.
+    pub(super) fn autotune(&mut self, now: Instant, rtt: Duration, window: u64, max: u64) -> u64 {
+        let (read, received) = (self.assembler.bytes_read(), self.end);
+        let Some((start, read_at_start, received_at_start)) = self.autotune_epoch else {
+            self.autotune_epoch = Some((now, read, received));
+            return window;
+        };
+        let in_epoch = read
+            .saturating_sub(read_at_start)
+            .min(received.saturating_sub(received_at_start));
+        if in_epoch <= window / 2 || rtt.is_zero() {
+            return window;
+        }
+        self.autotune_epoch = Some((now, read, received));
+        let fraction = in_epoch as f64 / window as f64;
+        if now.saturating_duration_since(start) < rtt.mul_f64(AUTOTUNE_RTTS * fraction) {
+            window.saturating_mul(2).min(max).max(window)
+        } else {
+            window
+        }
     }
 
     /// Process a STREAM frame
@@ -449,6 +488,34 @@ mod tests {
     use crate::{Dir, Side};
 
     use super::*;
+
+    /// Satquic patch 5: the window doubles when more than half of it was read within
+    /// 4 x (share read) RTTs, not when the reading was slower, and never beyond the cap.
+    #[test]
+    fn autotune_doubles_the_window_only_when_it_is_read_fast() {
+        let rtt = Duration::from_millis(600);
+        let read = |s: &mut Recv, n: u64| {
+            let at = s.assembler.bytes_read();
+            s.assembler
+                .insert(at, Bytes::from(vec![0u8; n as usize]), n as usize)
+                .unwrap();
+            s.end = at + n;
+            while s.assembler.read(usize::MAX, true).is_some() {}
+        };
+        let t0 = Instant::now();
+        let mut s = Recv::new(1000);
+        assert_eq!(s.autotune(t0, rtt, 1000, 8000), 1000, "the first call starts an epoch");
+        read(&mut s, 400);
+        assert_eq!(s.autotune(t0 + rtt, rtt, 1000, 8000), 1000, "less than half read");
+        read(&mut s, 400);
+        // 800 of 1000 bytes in one RTT: faster than 4 x 0.8 RTTs.
+        assert_eq!(s.autotune(t0 + rtt, rtt, 1000, 8000), 2000);
+        read(&mut s, 1200);
+        // 1200 of 2000 bytes in 3 RTTs: slower than 4 x 0.6 = 2.4 RTTs.
+        assert_eq!(s.autotune(t0 + rtt * 4, rtt, 2000, 8000), 2000);
+        read(&mut s, 1600);
+        assert_eq!(s.autotune(t0 + rtt * 5, rtt, 2000, 3000), 3000, "capped");
+    }
 
     #[test]
     fn reordered_frames_while_stopped() {

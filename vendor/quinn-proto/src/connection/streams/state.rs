@@ -13,7 +13,7 @@ use super::{
     StreamHalf, ThinRetransmits,
 };
 use crate::{
-    Dir, MAX_STREAM_COUNT, Side, StreamId, TransportError, VarInt,
+    Dir, Duration, Instant, MAX_STREAM_COUNT, Side, StreamId, TransportError, VarInt,
     coding::BufMutExt,
     connection::stats::FrameStats,
     frame::{self, FrameStruct, StreamMetaVec},
@@ -129,6 +129,8 @@ pub struct StreamsState {
     pub(super) send_window: u64,
     /// Configured upper bound for how much unacked data the peer can send us per stream
     pub(super) stream_receive_window: u64,
+    /// Largest `stream_receive_window` auto-tuning may grow it to (satquic patch 5)
+    stream_receive_window_max: Option<u64>,
 
     // Pertinent state from the TransportParameters supplied by the peer
     initial_max_stream_data_uni: VarInt,
@@ -181,6 +183,7 @@ impl StreamsState {
             buffered_data: 0,
             send_window,
             stream_receive_window: stream_receive_window.into(),
+            stream_receive_window_max: None,
             initial_max_stream_data_uni: 0u32.into(),
             initial_max_stream_data_bidi_local: 0u32.into(),
             initial_max_stream_data_bidi_remote: 0u32.into(),
@@ -441,6 +444,8 @@ impl StreamsState {
         retransmits: &mut ThinRetransmits,
         stats: &mut FrameStats,
         max_size: usize,
+        now: Instant,
+        rtt: Duration,
     ) {
         // RESET_STREAM
         while buf.len() + frame::ResetStream::SIZE_BOUND < max_size {
@@ -529,6 +534,10 @@ impl StreamsState {
             }
             retransmits.get_or_create().max_stream_data.insert(id);
 
+            if let Some(cap) = self.stream_receive_window_max {
+                self.stream_receive_window =
+                    rs.autotune(now, rtt, self.stream_receive_window, cap);
+            }
             let (max, _) = rs.max_stream_data(self.stream_receive_window);
             rs.record_sent_max_stream_data(max);
 
@@ -928,6 +937,16 @@ impl StreamsState {
 
     pub(crate) fn max_concurrent(&self, dir: Dir) -> u64 {
         self.allocated_remote_count[dir as usize]
+    }
+
+    /// Enables receive-window auto-tuning up to `max` (satquic patch 5)
+    pub(crate) fn set_stream_receive_window_max(&mut self, max: Option<u64>) {
+        self.stream_receive_window_max = max;
+    }
+
+    /// The stream receive window now (grown by auto-tuning, if enabled)
+    pub(crate) fn stream_receive_window(&self) -> u64 {
+        self.stream_receive_window
     }
 
     pub(crate) fn set_send_window(&mut self, send_window: u64) {

@@ -1,0 +1,163 @@
+//! Pacing bursts of a quarter window during the initial slow start on long-RTT paths.
+//!
+//! quinn-proto's pacer sends at `1.25 x cwnd / smoothed RTT` in bursts of the window times
+//! 2 ms over the RTT, at least 10 and at most 256 datagrams: at a 600 ms RTT that is 10
+//! datagrams until the window reaches about 4 MB. Spread that thin, the acknowledgements
+//! come back at the sender's own rate, and a delivery-rate sample (the start-up jump's,
+//! [`crate::jump`]) measures the sender, not the bottleneck. picoquic paces the initial
+//! slow start of a long-RTT path with bursts ("quanta") of a quarter of the window, at least
+//! 32 KiB (`picoquic_update_pacing_window` in `pacing.c`); each burst crosses the
+//! bottleneck back to back, and its acknowledgements are spaced by the bottleneck's rate.
+//! The pacing rate stays quinn-proto's.
+//!
+//! | constant | value | picoquic (`pacing.c`, `picoquic_internal.h`) |
+//! |---|---|---|
+//! | [`BURST_DIVISOR`] | 4 | `quantum = cwin / 4` |
+//! | [`BURST_MIN`] | 32 KiB | `quantum_min = 0x8000` |
+//! | [`BURST_MIN_RTT`] | 60 ms | `smoothed_rtt > 4 * PICOQUIC_MAX_BANDWIDTH_TIME_INTERVAL_MAX` (15 ms) |
+//!
+//! picoquic also takes the pacing rate times 15 ms when that is larger; above its 60 ms
+//! RTT floor that is at most a fifteenth of the window divided by 4, never larger, so it
+//! is left out. Outside the initial slow start, and while Careful Resume or a drain
+//! controls the window, quinn-proto's own bursts apply.
+//!
+//! Spec part `+burst[:divisor=D,min=BYTES,min-rtt=MS]`. Needs quinn-proto's
+//! `Controller::pacing_burst` (patch 4, vendor/quinn-proto/SATQUIC-PATCH.md). Bursts load
+//! the bottleneck's queue by up to a quarter window at once, which is why it is an option,
+//! measured in BENCHMARKS.md ("Start-up: slow-start bursts").
+
+use std::fmt;
+use std::time::Duration;
+
+/// Share of the window a burst carries: one over this (picoquic: `cwin / 4`).
+pub const BURST_DIVISOR: u64 = 4;
+
+/// Smallest burst in bytes (picoquic's `quantum_min`, `0x8000`).
+pub const BURST_MIN: u64 = 0x8000;
+
+/// Smoothed RTT above which the bursts apply (picoquic: four times its 15 ms
+/// `PICOQUIC_MAX_BANDWIDTH_TIME_INTERVAL_MAX`).
+pub const BURST_MIN_RTT: Duration = Duration::from_millis(60);
+
+/// Slow-start pacing bursts. See the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlowStartBurst {
+    /// A burst is the window over this.
+    pub divisor: u64,
+    /// Smallest burst, bytes.
+    pub min: u64,
+    /// Smoothed RTT above which the bursts apply.
+    pub min_rtt: Duration,
+}
+
+impl Default for SlowStartBurst {
+    /// picoquic's constants.
+    fn default() -> Self {
+        Self {
+            divisor: BURST_DIVISOR,
+            min: BURST_MIN,
+            min_rtt: BURST_MIN_RTT,
+        }
+    }
+}
+
+impl SlowStartBurst {
+    /// The burst for window `cwnd` at smoothed RTT `smoothed`, if the path is long enough.
+    pub fn burst(&self, cwnd: u64, smoothed: Duration) -> Option<u64> {
+        (smoothed > self.min_rtt).then(|| (cwnd / self.divisor).max(self.min))
+    }
+
+    /// Parses the options of a `+burst[:...]` spec part; errors are one line.
+    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+        let mut out = Self::default();
+        for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+            match opt.split_once('=') {
+                Some(("divisor", v)) => {
+                    out.divisor = v
+                        .parse()
+                        .ok()
+                        .filter(|d: &u64| (1..=64).contains(d))
+                        .ok_or_else(|| {
+                            format!("burst option divisor={v} must be a whole number in 1..=64")
+                        })?;
+                }
+                Some(("min", v)) => {
+                    out.min = v
+                        .parse()
+                        .ok()
+                        .filter(|b: &u64| (1..=1 << 30).contains(b))
+                        .ok_or_else(|| {
+                            format!("burst option min={v} must be bytes in 1..=1073741824")
+                        })?;
+                }
+                Some(("min-rtt", v)) => {
+                    let ms: f64 = v
+                        .parse()
+                        .ok()
+                        .filter(|ms: &f64| ms.is_finite() && *ms >= 0.0 && *ms <= 60_000.0)
+                        .ok_or_else(|| {
+                            format!("burst option min-rtt={v} must be milliseconds in [0, 60000]")
+                        })?;
+                    out.min_rtt = Duration::from_secs_f64(ms / 1000.0);
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown burst option '{opt}'; valid: divisor=D, min=BYTES, min-rtt=MS"
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl fmt::Display for SlowStartBurst {
+    /// The `+burst[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut opts = Vec::new();
+        if self.divisor != BURST_DIVISOR {
+            opts.push(format!("divisor={}", self.divisor));
+        }
+        if self.min != BURST_MIN {
+            opts.push(format!("min={}", self.min));
+        }
+        if self.min_rtt != BURST_MIN_RTT {
+            opts.push(format!("min-rtt={}", self.min_rtt.as_secs_f64() * 1000.0));
+        }
+        if opts.is_empty() {
+            write!(f, "+burst")
+        } else {
+            write!(f, "+burst:{}", opts.join(","))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quarter_window_at_least_32_kib_on_long_paths_only() {
+        let b = SlowStartBurst::default();
+        let geo = Duration::from_millis(600);
+        assert_eq!(b.burst(12_000, geo), Some(BURST_MIN));
+        assert_eq!(b.burst(1_000_000, geo), Some(250_000));
+        assert_eq!(b.burst(1_000_000, Duration::from_millis(60)), None);
+        assert_eq!(b.burst(1_000_000, Duration::from_millis(20)), None);
+    }
+
+    #[test]
+    fn options_round_trip_and_bad_ones_are_refused() {
+        let b = SlowStartBurst::parse_options("divisor=8,min=20000,min-rtt=100").unwrap();
+        assert_eq!(b.divisor, 8);
+        assert_eq!(b.min, 20_000);
+        assert_eq!(b.min_rtt, Duration::from_millis(100));
+        assert_eq!(b.to_string(), "+burst:divisor=8,min=20000,min-rtt=100");
+        assert_eq!(SlowStartBurst::default().to_string(), "+burst");
+        for bad in ["divisor=0", "divisor=x", "min=0", "min-rtt=-1", "rate=2"] {
+            let e = SlowStartBurst::parse_options(bad).unwrap_err();
+            assert!(e.contains("burst option"), "{e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+}
