@@ -267,8 +267,10 @@ pub struct Args {
     /// Trust these CA certificates (PEM) instead of the system's.
     #[arg(long, value_name = "FILE")]
     ca: Option<std::path::PathBuf>,
-    /// Write a qlog (JSON-SEQ) file into DIR.
-    #[arg(long, value_name = "DIR")]
+    /// Write a qlog (JSON-SEQ) file into DIR, `<odcid>_client.sqlog`: quinn's packet events
+    /// merged with satquic's (the QUIC interop runner's QLOGDIR environment variable sets
+    /// it too).
+    #[arg(long, value_name = "DIR", env = "QLOGDIR")]
     qlog: Option<std::path::PathBuf>,
     /// Give up after this long (default: no limit with -n, -t + 30 s with -t).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]

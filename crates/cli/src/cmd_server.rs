@@ -20,6 +20,11 @@ pub struct Args {
     /// Serve files from this directory over hq-interop and h3.
     #[arg(long, value_name = "DIR")]
     www: Option<PathBuf>,
+    /// Write each connection's qlog into DIR when it ends, `<odcid>_server.sqlog`: quinn's
+    /// packet events merged with satquic's (the QUIC interop runner's QLOGDIR environment
+    /// variable sets it too).
+    #[arg(long, value_name = "DIR", env = "QLOGDIR")]
+    qlog: Option<PathBuf>,
     /// PEM certificate chain (default: a fresh self-signed certificate).
     #[arg(long, value_name = "FILE", requires = "key")]
     cert: Option<PathBuf>,
@@ -89,6 +94,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         retry: !args.no_retry,
         handshake_timeout,
         keep_connections: 0,
+        qlog_dir: args.qlog.clone(),
     };
     satquic_net::install_crypto_provider();
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -19,9 +19,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use quinn::crypto::rustls::QuicClientConfig;
 use quinn::{ClientConfig, Connection, Endpoint, VarInt};
+use quinn_proto::{ConnectionIdGenerator, RandomConnectionIdGenerator};
 use satquic_cc::EventSink;
 use satquic_run::Workload;
 use satquic_run::probe::{ProbeHandle, read_probe};
+use satquic_run::qlog::QlogBuffer;
 use serde::Serialize;
 
 use crate::NetError;
@@ -118,6 +120,10 @@ impl ClientOptions {
         }
     }
 }
+
+/// Length of the client's first destination connection ID: quinn's default (its
+/// `MAX_CID_SIZE`), at least the 8 bytes RFC 9000 Sec. 7.2 asks for.
+const ODCID_LEN: usize = 20;
 
 /// How long the client waits for its CONNECTION_CLOSE to leave (not the whole draining
 /// period of RFC 9000 Sec. 10.2: the process is about to end).
@@ -275,15 +281,31 @@ pub async fn run_client(
     } else {
         EventStore::for_report()
     });
-    let (transport, probe) = options
+    let (mut transport, probe) = options
         .transport
         .build(Some(events.clone() as Arc<dyn EventSink>), start)?;
+    // quinn-proto's own qlog (packets sent, received and lost, recovery metrics), timed
+    // from the flow's start like satquic's events, merged with them at the end.
+    let stack_qlog = options.qlog_dir.as_ref().map(|_| {
+        let buffer = QlogBuffer::default();
+        transport.qlog_stream(crate::qlog::stack_stream(&buffer, "satquic client", start));
+        buffer
+    });
+    // The original destination connection ID names the qlog file (the QUIC interop
+    // runner's `<odcid>_client.sqlog`): quinn's own random choice, noted on the way.
+    let odcid: Arc<Mutex<Option<quinn_proto::ConnectionId>>> = Arc::default();
     let verifier = ServerVerifier::new(options.verify.clone())?;
     let crypto = crate::tls::client_crypto(verifier.clone(), options.alpn.id())?;
     let mut config = ClientConfig::new(Arc::new(
         QuicClientConfig::try_from(crypto).map_err(|e| NetError::Setup(e.to_string()))?,
     ));
     config.transport_config(Arc::new(transport));
+    let odcid_slot = odcid.clone();
+    config.initial_dst_cid_provider(Arc::new(move || {
+        let cid = RandomConnectionIdGenerator::new(ODCID_LEN).generate_cid();
+        lock(&odcid_slot).get_or_insert(cid);
+        cid
+    }));
     let bind: SocketAddr = if options.server.is_ipv4() {
         SocketAddr::from(([0, 0, 0, 0], 0))
     } else {
@@ -447,11 +469,19 @@ pub async fn run_client(
         qlog_file: None,
     };
     if let Some(dir) = &options.qlog_dir {
+        let stack = stack_qlog
+            .as_ref()
+            .map(QlogBuffer::take)
+            .unwrap_or_default();
+        let odcid =
+            lock(&odcid).map(|cid| cid.iter().map(|b| format!("{b:02x}")).collect::<String>());
         result.qlog_file = Some(crate::qlog::write_client_qlog(
             dir,
             &options,
             &result,
             &events.events(),
+            &stack,
+            odcid.as_deref(),
         )?);
     }
     Ok(result)

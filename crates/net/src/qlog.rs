@@ -1,10 +1,13 @@
-//! qlog output (JSON-SEQ, draft-ietf-quic-qlog-main-schema 0.3 framing) for the client.
+//! qlog output (JSON-SEQ, draft-ietf-quic-qlog-main-schema 0.3 framing) for the client
+//! and the server, one file per connection and vantage point named as the QUIC interop
+//! runner's `QLOGDIR` convention has it (`<odcid>_client.sqlog`, `<odcid>_server.sqlog`).
 //!
-//! quinn's own qlog support needs an extra crate, so this writes what satquic knows:
-//! connection start and end, one `recovery:metrics_updated` per interval row, and
-//! satquic's own events in a `satquic:` category (`satquic:interval`, the client's
-//! congestion-control events, the server's report of its own). Times are milliseconds
-//! since the flow's start.
+//! quinn-proto's own events (its `qlog` feature: `transport:packet_sent`,
+//! `transport:packet_received`, `recovery:packet_lost`, `recovery:metrics_updated`, ...)
+//! merged in time order with what satquic knows: connection start and end, one
+//! `recovery:metrics_updated` per interval row, and satquic's own events in a `satquic:`
+//! category (`satquic:interval`, the client's congestion-control events, the server's
+//! report of its own). Times are milliseconds since the flow's start.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -27,44 +30,49 @@ fn event_name(event: &Value) -> String {
     format!("satquic:{kind}")
 }
 
-/// Writes `<dir>/client-<unix ms>-<port>.sqlog` and returns its path.
+/// Writes the client's qlog into `dir` and returns its path: `<odcid>_client.sqlog`, the
+/// QUIC interop runner's `QLOGDIR` name, when the connection's original destination
+/// connection ID is known, else `client-<unix ms>-<port>.sqlog`. `stack` is quinn-proto's
+/// own JSON-SEQ for the connection (packets sent, received and lost, recovery metrics),
+/// merged in time order with satquic's events.
 pub fn write_client_qlog(
     dir: &Path,
     options: &ClientOptions,
     result: &ClientResult,
     client_events: &[CcEvent],
+    stack: &[u8],
+    odcid: Option<&str>,
 ) -> Result<PathBuf, NetError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| NetError::Usage(format!("--qlog {}: {e}", dir.display())))?;
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let reference_ms = now_ms.saturating_sub(result.ended_at.as_millis());
-    let mut out = Vec::new();
-    record(
-        &mut out,
-        &json!({
-            "qlog_version": "0.3",
-            "qlog_format": "JSON-SEQ",
-            "title": "satquic client",
-            "trace": {
-                "vantage_point": {"type": "client"},
-                "common_fields": {"time_format": "relative", "reference_time": reference_ms as u64},
-            }
-        }),
-    );
-    record(
-        &mut out,
-        &json!({"time": 0.0, "name": "transport:connection_started",
+    let mut header = json!({
+        "qlog_version": "0.3",
+        "qlog_format": "JSON-SEQ",
+        "title": "satquic client",
+        "trace": {
+            "vantage_point": {"type": "client"},
+            "common_fields": {"time_format": "relative", "reference_time": reference_ms as u64},
+        }
+    });
+    if let Some(odcid) = odcid {
+        header["trace"]["common_fields"]["ODCID"] = json!(odcid);
+    }
+    let mut events: Vec<(f64, Value)> = Vec::new();
+    events.push((
+        0.0,
+        json!({"time": 0.0, "name": "transport:connection_started",
             "data": {"dst_ip": options.server.ip().to_string(), "dst_port": options.server.port(),
                      "protocol": "QUIC"}}),
-    );
+    ));
     if let Some(t) = result.connected_at {
-        record(
-            &mut out,
-            &json!({"time": t.as_secs_f64() * 1e3, "name": "satquic:handshake_done", "data": {}}),
-        );
+        let t = t.as_secs_f64() * 1e3;
+        events.push((
+            t,
+            json!({"time": t, "name": "satquic:handshake_done", "data": {}}),
+        ));
     }
     for row in &result.intervals {
         let t = row.end_s * 1e3;
@@ -75,44 +83,114 @@ pub fn write_client_qlog(
         if let Some(cwnd) = row.cwnd_bytes {
             metrics.insert("congestion_window".into(), json!(cwnd));
         }
-        record(
-            &mut out,
-            &json!({"time": t, "name": "recovery:metrics_updated", "data": metrics}),
-        );
-        record(
-            &mut out,
-            &json!({"time": t, "name": "satquic:interval", "data": row}),
-        );
+        events.push((
+            t,
+            json!({"time": t, "name": "recovery:metrics_updated", "data": metrics}),
+        ));
+        events.push((
+            t,
+            json!({"time": t, "name": "satquic:interval", "data": row}),
+        ));
     }
-    for event in client_events {
-        let value = satquic_run::record::FlowEvent {
-            flow: 0,
-            event: event.clone(),
-        }
-        .to_json();
-        let t = value.get("at").and_then(Value::as_f64).unwrap_or(0.0) * 1e3;
-        record(
-            &mut out,
-            &json!({"time": t, "name": event_name(&value), "data": value}),
-        );
-    }
+    events.extend(cc_events(client_events));
     if let Some(report) = &result.server_report {
         for event in &report.events {
             let t = event.get("at").and_then(Value::as_f64).unwrap_or(0.0) * 1e3;
-            record(
-                &mut out,
-                &json!({"time": t, "name": format!("{}:server", event_name(event)), "data": event}),
-            );
+            events.push((
+                t,
+                json!({"time": t, "name": format!("{}:server", event_name(event)), "data": event}),
+            ));
         }
     }
-    record(
-        &mut out,
-        &json!({"time": result.ended_at.as_secs_f64() * 1e3, "name": "satquic:transfer_ended",
+    let end = result.ended_at.as_secs_f64() * 1e3;
+    events.push((
+        end,
+        json!({"time": end, "name": "satquic:transfer_ended",
             "data": {"status": result.status, "bytes": result.bytes,
                      "error": result.error}}),
-    );
-    let path = dir.join(format!("client-{now_ms}-{}.sqlog", options.server.port()));
-    let tmp = dir.join(format!(".client-{now_ms}.sqlog.tmp"));
+    ));
+    let name = match odcid {
+        Some(odcid) => format!("{odcid}_client.sqlog"),
+        None => format!("client-{now_ms}-{}.sqlog", options.server.port()),
+    };
+    write_qlog(dir, &name, &header, events, stack)
+}
+
+/// Writes the server's qlog of one connection, `<odcid>_server.sqlog` in `dir`: quinn's
+/// own events (`stack`) merged with the connection's congestion-control events
+/// (`events`, times since `accepted`, as quinn's are). `remote` is the client.
+pub fn write_server_qlog(
+    dir: &Path,
+    odcid: &str,
+    remote: std::net::SocketAddr,
+    events: &[CcEvent],
+    stack: &[u8],
+    ended_at: std::time::Duration,
+) -> Result<PathBuf, NetError> {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let header = json!({
+        "qlog_version": "0.3",
+        "qlog_format": "JSON-SEQ",
+        "title": "satquic server",
+        "trace": {
+            "vantage_point": {"type": "server"},
+            "common_fields": {"time_format": "relative",
+                              "reference_time": now_ms.saturating_sub(ended_at.as_millis()) as u64,
+                              "ODCID": odcid},
+        }
+    });
+    let mut all = vec![(
+        0.0,
+        json!({"time": 0.0, "name": "transport:connection_started",
+            "data": {"src_ip": remote.ip().to_string(), "src_port": remote.port(),
+                     "protocol": "QUIC"}}),
+    )];
+    all.extend(cc_events(events));
+    write_qlog(dir, &format!("{odcid}_server.sqlog"), &header, all, stack)
+}
+
+/// satquic's congestion-control events as qlog events (`satquic:<type>`), times in ms.
+fn cc_events(events: &[CcEvent]) -> Vec<(f64, Value)> {
+    events
+        .iter()
+        .map(|event| {
+            let value = satquic_run::record::FlowEvent {
+                flow: 0,
+                event: event.clone(),
+            }
+            .to_json();
+            let t = value.get("at").and_then(Value::as_f64).unwrap_or(0.0) * 1e3;
+            (
+                t,
+                json!({"time": t, "name": event_name(&value), "data": value}),
+            )
+        })
+        .collect()
+}
+
+/// Writes `header`, then `events` and quinn's own (`stack`, JSON-SEQ) in time order
+/// (stable: at one time, satquic's first), to `dir/name`, through a temporary file.
+fn write_qlog(
+    dir: &Path,
+    name: &str,
+    header: &Value,
+    mut events: Vec<(f64, Value)>,
+    stack: &[u8],
+) -> Result<PathBuf, NetError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| NetError::Usage(format!("qlog directory {}: {e}", dir.display())))?;
+    events.extend(satquic_run::qlog::json_seq_events(stack));
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out = Vec::new();
+    record(&mut out, header);
+    for (_, event) in &events {
+        record(&mut out, event);
+    }
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp"));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&out)?;
@@ -120,4 +198,18 @@ pub fn write_client_qlog(
     };
     write().map_err(|e| NetError::Setup(format!("cannot write qlog in {}: {e}", dir.display())))?;
     Ok(path)
+}
+
+/// quinn-proto's qlog stream for a connection's `TransportConfig`, written into `buffer`
+/// and timed from `start`.
+pub fn stack_stream(
+    buffer: &satquic_run::qlog::QlogBuffer,
+    title: &str,
+    start: std::time::Instant,
+) -> Option<quinn_proto::QlogStream> {
+    let mut qlog = quinn_proto::QlogConfig::default();
+    qlog.writer(Box::new(buffer.clone()))
+        .title(Some(title.into()))
+        .start_time(start);
+    qlog.into_stream()
 }

@@ -100,6 +100,9 @@ pub struct ServerOptions {
     /// Keep the state of this many recent connections for in-process callers
     /// ([`Server::connections`]); 0 keeps none.
     pub keep_connections: usize,
+    /// Write each connection's qlog into this directory when it ends
+    /// (`<odcid>_server.sqlog`: quinn-proto's events merged with satquic's).
+    pub qlog_dir: Option<PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -115,6 +118,7 @@ impl Default for ServerOptions {
             retry: true,
             handshake_timeout: Duration::from_secs(10),
             keep_connections: 0,
+            qlog_dir: None,
         }
     }
 }
@@ -407,14 +411,16 @@ impl Server {
         }
         let accepted_at = Instant::now();
         // Only in-process callers that keep connections read their per-ACK events.
-        let events = Arc::new(if state.options.keep_connections > 0 {
-            EventStore::default()
-        } else {
-            EventStore::for_report()
-        });
+        let events = Arc::new(
+            if state.options.keep_connections > 0 || state.options.qlog_dir.is_some() {
+                EventStore::default()
+            } else {
+                EventStore::for_report()
+            },
+        );
         let endpoint = RemoteEndpoint::new(incoming.local_ip(), incoming.remote_address().ip());
         let resume = lock(&state.saved).take(&endpoint, SystemTime::now()).ok();
-        let (transport, probe) = match state.options.transport.build_resuming(
+        let (mut transport, probe) = match state.options.transport.build_resuming(
             Some(events.clone() as Arc<dyn EventSink>),
             accepted_at,
             resume,
@@ -425,6 +431,20 @@ impl Server {
                 return;
             }
         };
+        let stack_qlog = state.options.qlog_dir.as_ref().map(|_| {
+            let buffer = satquic_run::qlog::QlogBuffer::default();
+            transport.qlog_stream(crate::qlog::stack_stream(
+                &buffer,
+                "satquic server",
+                accepted_at,
+            ));
+            buffer
+        });
+        let odcid: String = incoming
+            .orig_dst_cid()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         let mut config = state.base_config.clone();
         config.transport_config(Arc::new(transport));
         let remote = incoming.remote_address();
@@ -498,6 +518,20 @@ impl Server {
             }
             *lock(&info.final_stats) = Some(conn.stats());
             *lock(&info.connection) = None;
+            if let (Some(dir), Some(stack)) = (&state.options.qlog_dir, &stack_qlog) {
+                // Closed: quinn wrote its last events. A qlog that cannot be written is
+                // logged, never fatal for the server.
+                if let Err(e) = crate::qlog::write_server_qlog(
+                    dir,
+                    &odcid,
+                    remote,
+                    &info.events.events(),
+                    &stack.take(),
+                    accepted_at.elapsed(),
+                ) {
+                    tracing::warn!("{e}");
+                }
+            }
         });
     }
 }

@@ -480,3 +480,101 @@ fn the_server_resumes_a_returning_client_from_its_saved_parameters() {
         serve.abort();
     });
 }
+
+/// Reads a JSON-SEQ qlog: its header and its events.
+fn read_qlog(path: &std::path::Path) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut records: Vec<serde_json::Value> = bytes
+        .split(|b| *b == 0x1e)
+        .filter(|r| !r.iter().all(u8::is_ascii_whitespace))
+        .map(|r| serde_json::from_slice(r).unwrap())
+        .collect();
+    let events = records.split_off(1);
+    (records.remove(0), events)
+}
+
+/// The qlogs of client and server (`--qlog DIR` or `QLOGDIR`) are quinn-proto's own qlog
+/// of the connection merged with satquic's events: one JSON-SEQ file per end, named after
+/// the original destination connection ID (`<odcid>_client.sqlog`, `<odcid>_server.sqlog`:
+/// the QUIC interop runner's convention), events in time order, with the packet events and
+/// fields qvis reads, and the server's with its congestion controller's events.
+#[test]
+fn the_qlogs_are_quinns_own_merged_with_satquics_events() {
+    let rt = runtime();
+    rt.block_on(async {
+        let dir = std::env::temp_dir().join(format!("satquic-qlog-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut options = server_options();
+        options.qlog_dir = Some(dir.clone());
+        let server = std::sync::Arc::new(Server::bind(options).unwrap());
+        let addr = server.local_addr();
+        let serving = server.clone();
+        let serve = tokio::spawn(async move { serving.serve().await });
+        let mut client = ClientOptions::download(addr, 1_000_000);
+        client.qlog_dir = Some(dir.clone());
+        let result = run_client(client, None).await.unwrap();
+        assert_eq!(result.status, "completed");
+        let path = result.qlog_file.unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let odcid = name.strip_suffix("_client.sqlog").expect(&name);
+        assert!(
+            odcid.len() >= 16 && odcid.chars().all(|c| c.is_ascii_hexdigit()),
+            "{name}"
+        );
+        let (header, events) = read_qlog(&path);
+        assert_eq!(header["qlog_format"], "JSON-SEQ");
+        assert_eq!(header["trace"]["vantage_point"]["type"], "client");
+        assert_eq!(header["trace"]["common_fields"]["ODCID"], odcid);
+        let times: Vec<f64> = events.iter().map(|e| e["time"].as_f64().unwrap()).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order");
+        let named = |n: &str| events.iter().filter(|e| e["name"] == n).count();
+        // A 1 MB download is some 850 packets received; the client sends its ACKs.
+        assert!(named("transport:packet_received") > 500);
+        assert!(named("transport:packet_sent") > 5);
+        let received = events
+            .iter()
+            .find(|e| e["name"] == "transport:packet_received")
+            .unwrap();
+        assert!(
+            received["data"]["header"]["packet_number"].is_u64(),
+            "{received}"
+        );
+        assert!(
+            received["data"]["header"]["packet_type"].is_string(),
+            "{received}"
+        );
+        assert_eq!(named("transport:connection_started"), 1);
+        assert_eq!(named("satquic:transfer_ended"), 1);
+
+        // The server writes its file when the connection has ended.
+        let server_path = dir.join(format!("{odcid}_server.sqlog"));
+        for _ in 0..250 {
+            if server_path.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (header, events) = read_qlog(&server_path);
+        assert_eq!(header["trace"]["vantage_point"]["type"], "server");
+        assert_eq!(header["trace"]["common_fields"]["ODCID"], odcid);
+        let times: Vec<f64> = events.iter().map(|e| e["time"].as_f64().unwrap()).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order");
+        let named = |n: &str| events.iter().filter(|e| e["name"] == n).count();
+        assert!(
+            named("transport:packet_sent") > 500,
+            "the data sender's packets"
+        );
+        assert!(named("recovery:metrics_updated") > 0);
+        let sent = events
+            .iter()
+            .find(|e| e["name"] == "transport:packet_sent")
+            .unwrap();
+        assert!(sent["data"]["header"]["packet_number"].is_u64(), "{sent}");
+        assert!(
+            named("satquic:sample") > 0,
+            "the server's congestion-control events"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        serve.abort();
+    });
+}

@@ -385,6 +385,43 @@ fn flow_events(record: &RunRecord, flow: &FlowSummary) -> Events {
     events
 }
 
+/// A `Write` into a buffer the caller keeps a handle to: where quinn-proto's qlog
+/// (`QlogConfig::writer`) goes until it is merged with satquic's events.
+#[derive(Clone, Default)]
+pub struct QlogBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for QlogBuffer {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl QlogBuffer {
+    /// Takes what was written so far.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The events of a JSON-SEQ qlog (RFC 7464 records), without its header record (the
+/// first one, which has no `time`): each event's time (its `time` field, milliseconds)
+/// and the event. Records that do not parse are skipped.
+pub fn json_seq_events(json_seq: &[u8]) -> Vec<(f64, serde_json::Value)> {
+    json_seq
+        .split(|b| *b == 0x1e)
+        .filter_map(|r| serde_json::from_slice::<serde_json::Value>(r).ok())
+        .filter_map(|v| Some((v.get("time")?.as_f64()?, v)))
+        .collect()
+}
+
 /// Which end of a connection a qlog is written from (qlog's `vantage_point.type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vantage {
@@ -470,16 +507,8 @@ fn connection_qlog(record: &RunRecord, flow: &FlowSummary, stack: &StackQlog) ->
             })
             .collect();
     }
-    // quinn's records after its own header; each is a complete JSON text.
-    for text in stack.json_seq.split(|b| *b == 0x1e).skip(2) {
-        let Ok(event) = serde_json::from_slice::<Value>(text) else {
-            continue;
-        };
-        let at = event
-            .get("time")
-            .and_then(Value::as_f64)
-            .map_or(0, ns_of_ms);
-        events.0.push((at, Rank::Stack, event));
+    for (ms, event) in json_seq_events(&stack.json_seq) {
+        events.0.push((ns_of_ms(ms), Rank::Stack, event));
     }
     events.0.sort_by_key(|(at, rank, _)| (*at, *rank));
     let vantage = stack.vantage.name();

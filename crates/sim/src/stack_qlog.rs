@@ -13,41 +13,16 @@
 //! are as deterministic as the record. The cost is one JSON event per packet and per ACK,
 //! so it is off unless asked for.
 
-use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use quinn_proto::{ConnectionId, QlogConfig, QlogStream};
-use satquic_run::qlog::{StackQlog, Vantage};
-
-/// A `Write` into a buffer the simulator keeps a handle to.
-#[derive(Clone, Default)]
-struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for SharedBuffer {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend_from_slice(data);
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl SharedBuffer {
-    fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
+use satquic_run::qlog::{QlogBuffer, StackQlog, Vantage};
 
 /// The qlog buffers of one flow's connection, client and server.
 pub(crate) struct FlowQlog {
-    client: SharedBuffer,
-    server: SharedBuffer,
+    client: QlogBuffer,
+    server: QlogBuffer,
     /// The client's first destination connection ID (the ODCID that names the files).
     odcid: Arc<Mutex<Option<ConnectionId>>>,
 }
@@ -55,8 +30,8 @@ pub(crate) struct FlowQlog {
 impl FlowQlog {
     pub(crate) fn new() -> Self {
         FlowQlog {
-            client: SharedBuffer::default(),
-            server: SharedBuffer::default(),
+            client: QlogBuffer::default(),
+            server: QlogBuffer::default(),
             odcid: Arc::default(),
         }
     }
