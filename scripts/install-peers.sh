@@ -112,6 +112,7 @@ install_quiche() {
         --manifest-path peers/quiche/Cargo.toml || return 1
     install -m 0755 "$target/release/quiche-peer" "$prefix/bin/quiche-peer" || return 1
     rm -rf "$target"
+    rmdir "$prefix/build" 2>/dev/null
     echo "$stamp" >"$prefix/bin/.quiche-peer.stamp"
 }
 

@@ -13,7 +13,7 @@ use crate::cmd_campaign::{Bar, lab_failure};
 /// What `--quick` runs unless a flag says otherwise.
 const QUICK_PRESETS: [&str; 2] = ["qir-sat", "qir-satloss"];
 const QUICK_SIZE: &str = "1MiB";
-const QUICK_TIME_CAP: &str = "20s";
+const QUICK_TIME_CAP: &str = "15s";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -48,7 +48,7 @@ pub struct Args {
     /// Ask both sides for qlogs (runs/<id>/qlog/; large on long runs).
     #[arg(long)]
     qlog: bool,
-    /// Under 10 minutes: 1 MiB, qir-sat and qir-satloss, one repetition, 20 s cap
+    /// Under 10 minutes: 1 MiB, qir-sat and qir-satloss, one repetition, 15 s cap
     /// (explicit flags still win).
     #[arg(long)]
     quick: bool,

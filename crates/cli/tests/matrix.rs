@@ -180,6 +180,8 @@ fn usage_error(args: &[&str]) -> String {
 
 #[test]
 fn bad_input_is_one_line_and_exit_code_2() {
+    let help = satquic(&["matrix", "--help"]);
+    assert!(text(&help.stdout).contains("Usage: satquic matrix"));
     let dir = temp_dir("bad");
     let out = dir.to_str().unwrap();
     assert!(usage_error(&["matrix", "--impl", "msquic", "--out", out]).contains("msquic"));

@@ -33,7 +33,9 @@ fn options(args: &[String]) -> (HashMap<String, String>, Vec<String>) {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if let Some(name) = a.strip_prefix("--") {
-            let v = it.next().unwrap_or_else(|| fail(format!("--{name} needs a value")));
+            let v = it
+                .next()
+                .unwrap_or_else(|| fail(format!("--{name} needs a value")));
             opts.insert(name.to_string(), v.clone());
         } else {
             rest.push(a.clone());
@@ -80,7 +82,9 @@ fn keylog(conn: &mut quiche::Connection) {
 
 fn random_cid() -> quiche::ConnectionId<'static> {
     let mut id = [0u8; quiche::MAX_CONN_ID_LEN];
-    SystemRandom::new().fill(&mut id).unwrap_or_else(|_| fail("no randomness"));
+    SystemRandom::new()
+        .fill(&mut id)
+        .unwrap_or_else(|_| fail("no randomness"));
     quiche::ConnectionId::from_vec(id.to_vec())
 }
 
@@ -202,7 +206,9 @@ fn server(args: &[String]) {
                     derived
                 };
                 let c = conns.get_mut(&key).expect("just inserted");
-                let _ = c.conn.recv(&mut buf[..len], quiche::RecvInfo { from, to: local });
+                let _ = c
+                    .conn
+                    .recv(&mut buf[..len], quiche::RecvInfo { from, to: local });
             }
         }
         for c in conns.values_mut() {
@@ -287,7 +293,9 @@ fn client(args: &[String]) {
     let [url] = rest.as_slice() else {
         fail("client: give one URL")
     };
-    let without_scheme = url.strip_prefix("https://").unwrap_or_else(|| fail("https:// URL"));
+    let without_scheme = url
+        .strip_prefix("https://")
+        .unwrap_or_else(|| fail("https:// URL"));
     let (authority, path) = match without_scheme.find('/') {
         Some(i) => (&without_scheme[..i], &without_scheme[i..]),
         None => (without_scheme, "/"),
@@ -297,15 +305,22 @@ fn client(args: &[String]) {
         .ok()
         .and_then(|mut a| a.next())
         .unwrap_or_else(|| fail(format!("cannot resolve {authority}")));
-    let name = path.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("index.html");
+    let name = path
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("index.html");
     let dir = std::path::PathBuf::from(opts.get("download").map_or(".", String::as_str));
-    let mut file = std::io::BufWriter::new(
-        std::fs::File::create(dir.join(name)).unwrap_or_else(|e| fail(e)),
-    );
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(dir.join(name)).unwrap_or_else(|e| fail(e)));
     let mut cfg = config(&opts);
     cfg.verify_peer(false);
-    let socket = UdpSocket::bind(if peer.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" })
-        .unwrap_or_else(|e| fail(e));
+    let socket = UdpSocket::bind(if peer.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    })
+    .unwrap_or_else(|e| fail(e));
     let local = socket.local_addr().unwrap_or_else(|e| fail(e));
     let mut conn = quiche::connect(Some("localhost"), &random_cid(), local, peer, &mut cfg)
         .unwrap_or_else(|e| fail(format!("connect: {e}")));
@@ -364,7 +379,9 @@ fn client(args: &[String]) {
                         done = true;
                         let _ = conn.close(true, 0x100, b"done");
                     }
-                    Ok((_, quiche::h3::Event::Reset(e))) => fail(format!("reset by the server ({e})")),
+                    Ok((_, quiche::h3::Event::Reset(e))) => {
+                        fail(format!("reset by the server ({e})"))
+                    }
                     Ok(_) => {}
                     Err(quiche::h3::Error::Done) => break,
                     Err(e) => fail(format!("HTTP/3: {e}")),
@@ -372,13 +389,18 @@ fn client(args: &[String]) {
             }
         }
         flush(&socket, &mut conn, &mut out);
-        if conn.is_closed() {
+        // Done once the CONNECTION_CLOSE is out: waiting through the closing period
+        // (3 PTO, ~2 s on a GEO path) would count against the download time.
+        if conn.is_closed() || done {
             break;
         }
     }
     file.flush().unwrap_or_else(|e| fail(e));
     if !done {
-        fail(format!("connection closed before the response ended: {:?}", conn.peer_error()));
+        fail(format!(
+            "connection closed before the response ended: {:?}",
+            conn.peer_error()
+        ));
     }
 }
 
