@@ -87,6 +87,10 @@ async def main(args):
             # through the closing period (3 PTO, ~2 s on a GEO path), which would count
             # against the download time.
             client.close()
+            # The qlog is written when a trace ends, which os._exit would skip.
+            trace = getattr(client._quic, "_quic_logger", None)
+            if config.quic_logger is not None and trace is not None:
+                config.quic_logger.end_trace(trace)
             if config.secrets_log_file:
                 config.secrets_log_file.flush()
             sys.stdout.flush()

@@ -24,10 +24,13 @@ from aioquic.quic.logger import QuicFileLogger
 
 class FileServer(QuicConnectionProtocol):
     www = "."
+    # Every connection, so that their qlogs can be written when the server is stopped.
+    connections = []
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.http = None
+        FileServer.connections.append(self)
 
     def quic_event_received(self, event):
         if isinstance(event, ProtocolNegotiated):
@@ -81,6 +84,16 @@ async def main(args):
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    # A connection's qlog is written when its trace ends, normally at the end of its
+    # closing period; the matrix stops the server before that.
+    if config.quic_logger is not None:
+        for protocol in FileServer.connections:
+            trace = getattr(protocol._quic, "_quic_logger", None)
+            if trace is not None:
+                try:
+                    config.quic_logger.end_trace(trace)
+                except Exception:
+                    pass
 
 
 if __name__ == "__main__":

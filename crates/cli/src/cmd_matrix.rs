@@ -45,7 +45,8 @@ pub struct Args {
     /// Seed of the link model's random processes (repetition r uses SEED + r).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Ask both sides for qlogs (runs/<id>/qlog/; large on long runs).
+    /// Ask both sides for qlogs (runs/<id>/qlog/{server,client}/, where the implementation
+    /// writes qlogs: not quiche-peer, Caddy or satquic server; large on long runs).
     #[arg(long)]
     qlog: bool,
     /// Under 10 minutes: 1 MiB, qir-sat and qir-satloss, one repetition, 15 s cap

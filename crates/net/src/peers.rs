@@ -484,7 +484,7 @@ pub struct Cell<'a> {
     pub dir: PathBuf,
     /// Longest a download may take, client start to exit.
     pub time_cap: Duration,
-    /// Ask both sides for qlogs (in `dir/qlog/`).
+    /// Ask both sides for qlogs (in `dir/qlog/server/` and `dir/qlog/client/`).
     pub qlog: bool,
 }
 
@@ -740,7 +740,10 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
         mkdir(d)?;
     }
     if cell.qlog {
-        mkdir(&qlog_dir)?;
+        // One directory per side: some implementations name their qlog after the
+        // original destination connection ID, which both sides share.
+        mkdir(&qlog_dir.join("server"))?;
+        mkdir(&qlog_dir.join("client"))?;
     }
     let server_port = free_udp_port().map_err(|e| format!("no free UDP port: {e}"))?;
     let link_port = loop {
@@ -760,10 +763,15 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
         ("key", cell.key.display().to_string()),
         ("download", download.display().to_string()),
         ("alpn", cell.plan.alpn.clone()),
-        ("qlogdir", qlog_dir.display().to_string()),
     ]);
     let for_role = |port: u16, dir: &Path, keylog: &str| {
         let mut v = values.clone();
+        let side = if keylog.starts_with("server") {
+            "server"
+        } else {
+            "client"
+        };
+        v.insert("qlogdir", qlog_dir.join(side).display().to_string());
         v.insert("port", port.to_string());
         v.insert("addr", format!("{host}:{port}"));
         v.insert("url", format!("https://{host}:{port}/{}", cell.file));
