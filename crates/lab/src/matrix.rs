@@ -8,9 +8,9 @@
 //! The output is a campaign directory like any other ([`crate::exec`]): `campaign.json`
 //! (mode `emulated`; the pairs as its variants), `matrix.json` (this spec), `runs.csv`,
 //! `runs/<run_id>/` per run (`row.json`, `timing.json`, `commands.txt`, the logs of the
-//! server, the relay and the client, `*-keys.log`, `qlog/` with `--qlog`), plus `www/`
-//! (the file served) and `certs/`. It resumes (finished runs are not run again) and shards
-//! (`--index I --of N`) the same way; `satquic report DIR` draws it.
+//! server, the relay and the client, `*-keys.log`, `qlog/server/` and `qlog/client/` with
+//! `--qlog`), plus `www/` (the file served) and `certs/`. It resumes (finished runs are not
+//! run again) and shards (`--index I --of N`) the same way; `satquic report DIR` draws it.
 //!
 //! # Rows
 //!
