@@ -12,6 +12,7 @@ mod out;
 mod cmd_campaign;
 mod cmd_client;
 mod cmd_link;
+mod cmd_matrix;
 mod cmd_presets;
 mod cmd_report;
 mod cmd_reproduce;
@@ -48,6 +49,8 @@ enum Command {
     Report(cmd_report::Args),
     /// Run the built-in campaigns that reproduce the seeds' tables and figures.
     Reproduce(cmd_reproduce::Args),
+    /// Every client x server pair of QUIC implementations through `satquic link` (seed 002).
+    Matrix(cmd_matrix::Args),
 }
 
 /// How a command ended: a usage error exits 2, any other error 1; a closed stdout ends
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Campaign(args) => cmd_campaign::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Reproduce(args) => cmd_reproduce::run(args),
+        Command::Matrix(args) => cmd_matrix::run(args),
     };
     match result {
         Ok(()) | Err(Failure::Closed) => ExitCode::SUCCESS,

@@ -28,7 +28,7 @@ pub struct Row {
     pub run_id: String,
     /// Campaign name.
     pub campaign: String,
-    /// `sim` or `emulated`.
+    /// `sim`, `emulated` or `matrix`.
     pub mode: String,
     /// Link label (`geo-viasat`, `thesis-sat:buffer=0.5,plr=0.001`, a file's stem).
     pub link: String,
@@ -75,7 +75,9 @@ pub struct Row {
 
     // --- outcome ---
     /// `completed`, `capped` (time cap reached), `failed` (connection or setup failure,
-    /// panic; see `reason`) or `timeout` (wall-clock `timeout` of the spec exceeded).
+    /// panic; see `reason`) or `timeout` (wall-clock `timeout` of the spec exceeded);
+    /// matrix runs also `incompatible` (the pair cannot talk) and `skipped` (an
+    /// implementation is not installed), see [`crate::matrix`].
     pub status: String,
     /// Why a run failed or timed out; empty otherwise.
     pub reason: String,
@@ -153,6 +155,13 @@ pub struct Row {
     pub first_completion_time_s: Option<f64>,
     /// Careful Resume's jump window, bytes (empty: no jump).
     pub resume_jump_cwnd: Option<u64>,
+
+    // --- implementation matrix (`satquic matrix`; empty for satquic's own runs) ---
+    /// The implementation that ran the client and the server (adapter names).
+    #[serde(default)]
+    pub client_impl: Option<String>,
+    #[serde(default)]
+    pub server_impl: Option<String>,
 }
 
 /// Column names of runs.csv, in order.

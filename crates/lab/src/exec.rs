@@ -371,7 +371,7 @@ fn write_meta(spec: &CampaignSpec, plan: &Plan, out: &Path) -> Result<(), LabErr
 
 /// Refuses a directory whose campaign.json is another campaign's (by name: a campaign
 /// whose spec changed is resumed, its changed runs run again) or cannot be read.
-fn check_owner(spec: &CampaignSpec, out: &Path) -> Result<(), LabError> {
+pub(crate) fn check_owner(spec: &CampaignSpec, out: &Path) -> Result<(), LabError> {
     if !out.join("campaign.json").exists() {
         return Ok(());
     }
@@ -494,11 +494,11 @@ fn is_failure(status: &str) -> bool {
     matches!(status, "failed" | "timeout")
 }
 
-fn io_err(path: &Path, e: std::io::Error) -> LabError {
+pub(crate) fn io_err(path: &Path, e: std::io::Error) -> LabError {
     LabError::Io(format!("{}: {e}", path.display()))
 }
 
-fn read_row(dir: &Path) -> Option<Row> {
+pub(crate) fn read_row(dir: &Path) -> Option<Row> {
     let text = std::fs::read_to_string(dir.join("row.json")).ok()?;
     serde_json::from_str(&text).ok()
 }
@@ -517,7 +517,7 @@ fn partial_dir(runs_dir: &Path, run_id: &str) -> PathBuf {
 /// Removes `.partial-*` directories left by processes of this host that no longer exist
 /// (Linux: by their pid); those of other hosts (shards on other nodes), and any where
 /// pids cannot be checked, only once they are older than a day.
-fn remove_stale_partials(runs_dir: &Path) {
+pub(crate) fn remove_stale_partials(runs_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(runs_dir) else {
         return;
     };

@@ -26,6 +26,7 @@
 //! satquic campaign collect DIR                              # rebuild runs.csv (merge shards)
 //! satquic report DIR [DIR...] [--out DIR/report]
 //! satquic reproduce [--quick|--full] [--out DIR] [--jobs N] [--only a,b,c,d,e]
+//! satquic matrix [--impl a,b] [--preset p,q] [--cc default,bbr] [--reps N] [-n SIZE] --out DIR
 //! ```
 //!
 //! The spec format is documented in [`spec`]; examples are in `crates/lab/campaigns/`.
@@ -48,6 +49,7 @@
 //! | classification | `capacity_at_s`, `capacity_source`, `exit_class`, `shadow_exit_class`, `exit_to_loss_ratio`, `shadow_exit_to_loss_ratio`, `owd_capacity_at_s`, `owd_exit_class`, `owd_shadow_exit_class`, `max_queue_bytes` |
 //! | all flows | `flows_completed`, `total_goodput_bps`, `utilization`, `jain_index` |
 //! | resumed runs | `first_completion_time_s` (the first connection), `resume_jump_cwnd` (Careful Resume's jump, bytes) |
+//! | implementation matrix | `client_impl`, `server_impl` (adapter names; empty outside `satquic matrix`, [`matrix`]) |
 //!
 //! Units are in the names (`_s` seconds, `_bps` bit/s, `_bytes`/`bytes` bytes); times are
 //! seconds since the start of the run, except `completion_time_s` and `handshake_time_s`
@@ -62,6 +64,7 @@ pub mod analysis;
 pub mod claims;
 pub mod dataset;
 pub mod exec;
+pub mod matrix;
 pub mod plan;
 pub mod plot;
 pub mod report;

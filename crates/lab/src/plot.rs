@@ -342,7 +342,11 @@ fn draw_heatmap<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &Heatmap) 
         .margin(12)
         .x_label_area_size(30)
         .y_label_area_size(230)
-        .build_cartesian_2d((0..ncol).into_segmented(), (0..nrow).into_segmented())?;
+        // An integer range is inclusive as a segmented axis: 0..n-1 gives n cells.
+        .build_cartesian_2d(
+            (0..ncol - 1).into_segmented(),
+            (0..nrow - 1).into_segmented(),
+        )?;
     let columns = h.columns.clone();
     let rows = h.rows.clone();
     chart

@@ -12,6 +12,7 @@
 //! | exit classes, capacity / loss / exit times | runs with slow-start exits or losses | 003 Tables II, III | `report/exits.rs` |
 //! | exit-to-loss ratio, cwnd reduction ratio | runs with SEARCH (or shadow) exits | 000 Fig. 8, 001 Fig. 10 | `report/exits.rs` |
 //! | goodput, efficiency CDF and heatmap | always | 002 Table II, Fig. 3-4 | `report/goodput.rs` |
+//! | client x server heatmaps, CDFs, Table II against the seed | `satquic matrix` directories (instead of the other sections but the overview) | 002 Table II, Fig. 3-4 | `report/matrix.rs` |
 //! | goodput over buffer x loss | links swept over `buffer` | 004 Fig. 6.6-6.8 | `report/thesis.rs` |
 //! | fairness | multi-flow workloads | 004 Eq. 6.3, Fig. 6.11-6.12 | `report/thesis.rs` |
 //! | time-offset plot, cwnd / RTT / queue of one run | always | 002 Fig. 7-11, 001 Fig. 4-5 | `report/detail.rs` |
@@ -23,6 +24,7 @@ mod delivery;
 mod detail;
 mod exits;
 mod goodput;
+mod matrix;
 mod overview;
 mod page;
 mod thesis;
@@ -146,6 +148,21 @@ pub fn write_report_sections(
 /// ids unique across campaigns.
 pub fn campaign_sections(l: &Loaded, tag: &str) -> Vec<Section> {
     let all: Vec<&RunData> = l.runs.iter().collect();
+    if matrix::is_matrix(l) {
+        // A `satquic matrix` directory: its own views (seed 002) instead of those of a
+        // simulated campaign (no per-MB times, slow-start exits or series).
+        let overview = vec![Item::Text(overview::summary(l, &all))];
+        return [
+            ("overview", overview),
+            ("implementation matrix", matrix::items(l, tag, &all)),
+        ]
+        .into_iter()
+        .map(|(title, items)| Section {
+            title: format!("{}: {title}", l.meta.name),
+            items,
+        })
+        .collect();
+    }
     let rules = rules(l);
     let clean_runs = analysis::clean(&all, &rules);
     let baseline = baseline_label(l);

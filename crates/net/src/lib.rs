@@ -8,6 +8,8 @@
 //!   time (a userspace satellite-link emulator: no root, no netem);
 //! - [`emulated`]: `satquic run`, server + relay + client in one process on loopback,
 //!   writing the simulator's run record;
+//! - [`peers`]: other QUIC implementations run as processes from adapters (data), one
+//!   client x server download through `satquic link` at a time (`satquic matrix`);
 //! - [`perf`], [`http`], [`tls`], [`transport`], [`qlog`]: the pieces.
 //!
 //! Scenarios, the quinn transport builder, the run record, units and link resolution are
@@ -19,6 +21,7 @@
 pub mod client;
 pub mod emulated;
 pub mod http;
+pub mod peers;
 pub mod perf;
 pub mod qlog;
 pub mod record;

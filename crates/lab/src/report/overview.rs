@@ -20,7 +20,7 @@ pub(super) fn items(l: &Loaded, all: &[&RunData], rules: &ExclusionRules) -> Vec
 }
 
 /// One paragraph: description, runs by status, mode, links, variants, workloads.
-fn summary(l: &Loaded, all: &[&RunData]) -> String {
+pub(super) fn summary(l: &Loaded, all: &[&RunData]) -> String {
     let mut status: BTreeMap<String, usize> = BTreeMap::new();
     for r in all {
         *status.entry(r.row.status.clone()).or_default() += 1;

@@ -1,0 +1,738 @@
+//! `satquic matrix`: seed 002's cross-implementation matrix through our link model.
+//!
+//! Every client x server pair of a set of QUIC implementations downloads one file through
+//! `satquic link --link PRESET` (the UDP relay, real time, loopback), for each preset,
+//! congestion control and repetition, one run at a time. The implementations are run
+//! from adapters (satquic-net's [`satquic_net::peers`], `peers/adapters.toml`).
+//!
+//! The output is a campaign directory like any other ([`crate::exec`]): `campaign.json`
+//! (mode `emulated`; the pairs as its variants), `matrix.json` (this spec), `runs.csv`,
+//! `runs/<run_id>/` per run (`row.json`, `timing.json`, `commands.txt`, the logs of the
+//! server, the relay and the client, `*-keys.log`, `qlog/server/` and `qlog/client/` with
+//! `--qlog`), plus `www/` (the file served) and `certs/`. It resumes (finished runs are not
+//! run again) and shards (`--index I --of N`) the same way; `satquic report DIR` draws it.
+//!
+//! # Rows
+//!
+//! runs.csv gets `mode = matrix`, `client_impl`, `server_impl`, `variant` =
+//! `CLIENT/SERVER`, `cc` = the congestion control asked of both sides (`default`: each
+//! implementation's own), `link` = the preset. `completion_time_s` is the client's wall
+//! clock from its start to its exit (process start, handshake and download, as a user
+//! times a fetch), `goodput_bps` = size x 8 / that time and `efficiency` = goodput / the
+//! preset's down rate (seed 002 Eq. 1). `status`:
+//!
+//! | status | meaning | run again |
+//! |---|---|---|
+//! | `completed` | the client got every byte within the time cap | never |
+//! | `failed` | it exited without them (handshake failure, error): `reason` has its last words | `--retry-failed` |
+//! | `timeout` | it had not exited at the time cap | `--retry-failed` |
+//! | `incompatible` | the pair cannot talk: no common ALPN, the server cannot select the cc | every invocation (nothing runs) |
+//! | `skipped` | an implementation is not installed (`scripts/install-peers.sh`) | every invocation |
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use satquic_link::{LinkSpec, QueueLimit};
+use satquic_net::peers::{self, AdapterFile, CellOutcome, PeerEnv};
+use satquic_run::record::Timing;
+
+use crate::LabError;
+use crate::dataset::Row;
+use crate::exec::{self, CampaignMeta, CampaignOutcome, Progress};
+use crate::spec::{CampaignSpec, Mode};
+
+/// Seed 002's three emulated scenarios.
+pub const DEFAULT_PRESETS: [&str; 3] = ["qir-sat", "qir-satloss", "qir-terrestrial"];
+
+/// What `matrix.json` holds: the matrix as asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixSpec {
+    /// Campaign name (the directory belongs to it, as for `campaign run`).
+    pub name: String,
+    /// Implementations, by adapter name; every one is tried as client and as server.
+    pub impls: Vec<String>,
+    /// Link presets (or link files), as `satquic link --link` takes them.
+    pub presets: Vec<String>,
+    /// Congestion controls asked of both sides: `default` or one of
+    /// [`peers::CC_NAMES`].
+    pub ccs: Vec<String>,
+    pub repetitions: u32,
+    /// Seed of the link's random processes in repetition 0 (`seed + rep` after).
+    pub seed: u64,
+    /// Size of the file downloaded.
+    pub bytes: u64,
+    /// Longest one download may take (client start to exit).
+    #[serde(with = "secs")]
+    pub time_cap: Duration,
+    /// Application protocols in order of preference; a pair uses the first both speak.
+    pub alpn: Vec<String>,
+    /// Ask both sides for qlogs.
+    pub qlog: bool,
+}
+
+mod secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+impl MatrixSpec {
+    /// The file's name under `www/`.
+    pub fn file_name(&self) -> String {
+        format!("data-{}", self.bytes)
+    }
+}
+
+/// One download of the matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixRun {
+    pub index: usize,
+    pub run_id: String,
+    pub preset: String,
+    pub cc: String,
+    pub rep: u32,
+    pub seed: u64,
+    pub client: String,
+    pub server: String,
+}
+
+impl MatrixRun {
+    /// `CLIENT/SERVER`, the run's variant in runs.csv.
+    pub fn pair(&self) -> String {
+        format!("{}/{}", self.client, self.server)
+    }
+}
+
+/// Checks a spec against the adapters and expands it, in plan order: presets, then ccs,
+/// then repetitions, then clients, then servers (an implementation without a client, such
+/// as Caddy, is only a server). Errors are usage errors.
+pub fn plan(spec: &MatrixSpec, adapters: &AdapterFile) -> Result<Vec<MatrixRun>, LabError> {
+    let usage = |m: String| LabError::Usage(m);
+    if spec.impls.is_empty() {
+        return Err(usage("no implementation to run".into()));
+    }
+    for name in &spec.impls {
+        if adapters.get(name).is_none() {
+            return Err(usage(format!(
+                "unknown implementation {name:?}; the adapters know {}",
+                adapters.names().join(", ")
+            )));
+        }
+    }
+    if spec.presets.is_empty() {
+        return Err(usage("no preset to run on".into()));
+    }
+    for p in &spec.presets {
+        satquic_run::resolve_link(p).map_err(|e| usage(format!("--preset {p}: {e}")))?;
+    }
+    for cc in &spec.ccs {
+        if cc != "default" && !peers::CC_NAMES.contains(&cc.as_str()) {
+            return Err(usage(format!(
+                "--cc {cc}: expected default or one of {}",
+                peers::CC_NAMES.join(", ")
+            )));
+        }
+    }
+    if spec.ccs.is_empty() {
+        return Err(usage("--cc: no congestion control".into()));
+    }
+    if !(1..=1000).contains(&spec.repetitions) {
+        return Err(usage(format!(
+            "--reps {}: expected 1 to 1000",
+            spec.repetitions
+        )));
+    }
+    if spec.bytes == 0 {
+        return Err(usage("-n: the file must have at least one byte".into()));
+    }
+    if spec.time_cap.is_zero() {
+        return Err(usage("--time-cap must be above zero".into()));
+    }
+    for a in &spec.alpn {
+        if a != "h3" && a != "hq-interop" {
+            return Err(usage(format!("--alpn {a}: expected h3 or hq-interop")));
+        }
+    }
+    let mut runs = Vec::new();
+    for preset in &spec.presets {
+        for cc in &spec.ccs {
+            for rep in 0..spec.repetitions {
+                // Server-only (or client-only) implementations take only their role.
+                let with = |role: fn(&peers::Adapter) -> bool| {
+                    spec.impls
+                        .iter()
+                        .filter(move |n| adapters.get(n).is_some_and(role))
+                };
+                for client in with(|a| a.client.is_some()) {
+                    for server in with(|a| a.server.is_some()) {
+                        let seed = spec.seed.wrapping_add(u64::from(rep));
+                        let key = format!(
+                            "{preset}|{cc}|{client}|{server}|{}|{seed}|{}|{}",
+                            spec.bytes,
+                            spec.time_cap.as_secs_f64(),
+                            spec.alpn.join(",")
+                        );
+                        let run_id = format!(
+                            "{}__{}--{}__{}__{}__r{:03}-{:08x}",
+                            crate::plan::sanitize(preset),
+                            crate::plan::sanitize(client),
+                            crate::plan::sanitize(server),
+                            crate::plan::sanitize(cc),
+                            crate::spec::size_label(spec.bytes),
+                            rep,
+                            crate::plan::fnv1a(key.as_bytes()) as u32
+                        );
+                        runs.push(MatrixRun {
+                            index: runs.len(),
+                            run_id,
+                            preset: preset.clone(),
+                            cc: cc.clone(),
+                            rep,
+                            seed,
+                            client: client.clone(),
+                            server: server.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// How to run a matrix.
+#[derive(Debug, Clone, Default)]
+pub struct MatrixOptions {
+    /// Run only shard `(index, count)` (runs with `index % count == index`).
+    pub shard: Option<(usize, usize)>,
+    /// Run failed and timed-out runs again.
+    pub retry_failed: bool,
+    /// Take over a directory of another campaign.
+    pub take_over: bool,
+}
+
+/// The implementations of `spec` that are not installed here, with why.
+pub fn missing(spec: &MatrixSpec, adapters: &AdapterFile, env: &PeerEnv) -> Vec<(String, String)> {
+    spec.impls
+        .iter()
+        .filter_map(|name| {
+            let a = adapters.get(name)?;
+            a.missing(env).map(|why| (name.clone(), why))
+        })
+        .collect()
+}
+
+/// The synthetic campaign spec that makes a matrix directory a campaign directory.
+fn campaign_spec(spec: &MatrixSpec) -> CampaignSpec {
+    let mut text = format!(
+        "name = {:?}\ndescription = {:?}\nmode = \"emulated\"\nrepetitions = {}\nseed = {}\ninterleave = false\n",
+        spec.name,
+        format!(
+            "satquic matrix: {} as clients x servers, {} download",
+            spec.impls.join(", "),
+            crate::spec::size_label(spec.bytes)
+        ),
+        spec.repetitions,
+        spec.seed
+    );
+    for p in &spec.presets {
+        text.push_str(&format!("[[link]]\npreset = {p:?}\n"));
+    }
+    let mut cs: CampaignSpec = toml::from_str(&text).expect("the matrix's campaign spec parses");
+    cs.time_cap = spec.time_cap;
+    cs
+}
+
+fn meta(spec: &MatrixSpec, runs: &[MatrixRun]) -> CampaignMeta {
+    let cs = campaign_spec(spec);
+    let mut variants: Vec<String> = Vec::new();
+    for r in runs {
+        if !variants.contains(&r.pair()) {
+            variants.push(r.pair());
+        }
+    }
+    CampaignMeta {
+        schema: exec::CAMPAIGN_SCHEMA.into(),
+        name: spec.name.clone(),
+        description: cs.description.clone(),
+        mode: Mode::Emulated,
+        analysis: cs.analysis.clone(),
+        links: spec.presets.clone(),
+        variants,
+        workloads: vec![crate::spec::size_label(spec.bytes)],
+        run_ids: runs.iter().map(|r| r.run_id.clone()).collect(),
+        spec: cs,
+    }
+}
+
+/// Reads `matrix.json` of a matrix directory, if it is one.
+pub fn read_spec(dir: &Path) -> Option<MatrixSpec> {
+    let text = std::fs::read_to_string(dir.join("matrix.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Runs (the rest of) a matrix into `out`, calling `progress` after each run.
+pub fn run_matrix(
+    spec: &MatrixSpec,
+    adapters: &AdapterFile,
+    env: &PeerEnv,
+    out: &Path,
+    opts: &MatrixOptions,
+    progress: &dyn Fn(&Progress),
+) -> Result<CampaignOutcome, LabError> {
+    let started = Instant::now();
+    let runs = plan(spec, adapters)?;
+    if let Some((i, n)) = opts.shard
+        && (n == 0 || i >= n)
+    {
+        return Err(LabError::Usage(format!(
+            "shard index {i} is not below the shard count {n}"
+        )));
+    }
+    crate::output_dir(out)?;
+    let _lock = exec::lock::lock(out, opts.shard)?;
+    let cs = campaign_spec(spec);
+    if !opts.take_over {
+        exec::check_owner(&cs, out)?;
+    }
+    let runs_dir = out.join("runs");
+    std::fs::create_dir_all(&runs_dir).map_err(|e| exec::io_err(&runs_dir, e))?;
+    exec::remove_stale_partials(&runs_dir);
+    let write = |name: &str, bytes: Vec<u8>| {
+        exec::write_atomic_unique(out, name, &bytes).map_err(|e| exec::io_err(out, e))
+    };
+    write(
+        "campaign.json",
+        serde_json::to_vec_pretty(&meta(spec, &runs)).expect("meta serializes"),
+    )?;
+    write(
+        "matrix.json",
+        serde_json::to_vec_pretty(spec).expect("spec serializes"),
+    )?;
+    let www = out.join("www");
+    let file = spec.file_name();
+    peers::prepare_file(&www.join(&file), spec.bytes, spec.seed).map_err(LabError::Io)?;
+    let (cert, key) = peers::prepare_identity(&out.join("certs")).map_err(LabError::Io)?;
+    let links: BTreeMap<&str, LinkSpec> = spec
+        .presets
+        .iter()
+        .map(|p| {
+            let l = satquic_run::resolve_link(p).map_err(LabError::Usage)?;
+            Ok((p.as_str(), l))
+        })
+        .collect::<Result<_, LabError>>()?;
+    let missing: BTreeMap<String, String> = missing(spec, adapters, env).into_iter().collect();
+
+    let selected: Vec<&MatrixRun> = runs
+        .iter()
+        .filter(|r| opts.shard.is_none_or(|(i, n)| r.index % n == i))
+        .collect();
+    let mut todo = Vec::new();
+    let mut skipped = 0;
+    for run in &selected {
+        let dir = runs_dir.join(&run.run_id);
+        match exec::read_row(&dir) {
+            Some(row) if is_final(&row.status, opts.retry_failed) => skipped += 1,
+            Some(_) => {
+                std::fs::remove_dir_all(&dir).map_err(|e| exec::io_err(&dir, e))?;
+                todo.push(*run);
+            }
+            None => todo.push(*run),
+        }
+    }
+    let mut p = Progress {
+        total: todo.len(),
+        done: 0,
+        failed: 0,
+        skipped,
+        last: None,
+    };
+    progress(&p);
+    for run in todo {
+        let partial = runs_dir.join(format!(
+            ".partial-{}-{}@{}",
+            run.run_id,
+            std::process::id(),
+            exec::lock::host_name()
+        ));
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).map_err(|e| exec::io_err(&partial, e))?;
+        }
+        std::fs::create_dir_all(&partial).map_err(|e| exec::io_err(&partial, e))?;
+        let link = &links[run.preset.as_str()];
+        let run_started = Instant::now();
+        let row = execute(
+            spec, adapters, env, run, link, &missing, &partial, &www, &file, &cert, &key,
+        );
+        let wall = run_started.elapsed();
+        let timing = Timing::new(wall, wall);
+        std::fs::write(
+            partial.join("timing.json"),
+            serde_json::to_vec_pretty(&timing).expect("timing serializes"),
+        )
+        .and_then(|_| {
+            std::fs::write(
+                partial.join("row.json"),
+                serde_json::to_vec_pretty(&row).expect("rows serialize"),
+            )
+        })
+        .map_err(|e| exec::io_err(&partial, e))?;
+        let finished = runs_dir.join(&run.run_id);
+        // The command lines name the run's files where they are once it is finished.
+        let commands = partial.join("commands.txt");
+        if let Ok(text) = std::fs::read_to_string(&commands) {
+            let _ = std::fs::write(
+                &commands,
+                text.replace(&*partial.to_string_lossy(), &finished.to_string_lossy()),
+            );
+        }
+        if let Err(e) = std::fs::rename(&partial, &finished) {
+            let _ = std::fs::remove_dir_all(&partial);
+            if !finished.join("row.json").exists() {
+                return Err(exec::io_err(&finished, e));
+            }
+        }
+        p.done += 1;
+        if matches!(row.status.as_str(), "failed" | "timeout") {
+            p.failed += 1;
+        }
+        p.last = Some((row.run_id.clone(), row.status.clone()));
+        exec::collect(out, runs.iter().map(|r| r.run_id.as_str()))?;
+        progress(&p);
+    }
+    let rows = exec::collect(out, runs.iter().map(|r| r.run_id.as_str()))?.len();
+    Ok(CampaignOutcome {
+        planned: runs.len(),
+        selected: selected.len(),
+        skipped,
+        ran: p.done,
+        failed: p.failed,
+        rows,
+        runs_csv: Some(out.join("runs.csv")),
+        wall: started.elapsed(),
+    })
+}
+
+/// Whether a stored row stands (is not run again).
+fn is_final(status: &str, retry_failed: bool) -> bool {
+    match status {
+        "completed" => true,
+        "failed" | "timeout" => !retry_failed,
+        // incompatible, skipped: decided without running; decided again.
+        _ => false,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    spec: &MatrixSpec,
+    adapters: &AdapterFile,
+    env: &PeerEnv,
+    run: &MatrixRun,
+    link: &LinkSpec,
+    missing: &BTreeMap<String, String>,
+    dir: &Path,
+    www: &Path,
+    file: &str,
+    cert: &Path,
+    key: &Path,
+) -> Row {
+    let base = row(spec, run, link);
+    let not_installed: Vec<String> = [&run.client, &run.server]
+        .into_iter()
+        .filter_map(|n| {
+            missing
+                .get(n)
+                .map(|why| format!("{n} not installed ({why})"))
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !not_installed.is_empty() {
+        return Row {
+            status: "skipped".into(),
+            reason: format!(
+                "{}; scripts/install-peers.sh installs it",
+                not_installed.join("; ")
+            ),
+            ..base
+        };
+    }
+    let (client, server) = (
+        adapters.get(&run.client).expect("planned"),
+        adapters.get(&run.server).expect("planned"),
+    );
+    let plan = match peers::plan_pair(client, server, &spec.alpn, &run.cc) {
+        Ok(p) => p,
+        Err(why) => {
+            return Row {
+                status: "incompatible".into(),
+                reason: why,
+                ..base
+            };
+        }
+    };
+    let cell = peers::Cell {
+        env,
+        client,
+        server,
+        plan,
+        link: run.preset.clone(),
+        seed: run.seed,
+        www: www.to_path_buf(),
+        file: file.to_string(),
+        size_bytes: spec.bytes,
+        cert: cert.to_path_buf(),
+        key: key.to_path_buf(),
+        dir: dir.to_path_buf(),
+        time_cap: spec.time_cap,
+        qlog: spec.qlog,
+    };
+    outcome_row(base, &peers::run_cell(&cell))
+}
+
+/// The row of a run before it runs: identity, link and workload columns.
+pub fn row(spec: &MatrixSpec, run: &MatrixRun, link: &LinkSpec) -> Row {
+    let resolved = link.resolved();
+    let (qb, qp) = match resolved.down.queue.limit {
+        QueueLimit::Bytes(b) => (Some(b), None),
+        QueueLimit::Packets(p) => (None, Some(p)),
+        QueueLimit::Bdp(_) => (None, None),
+    };
+    Row {
+        index: run.index,
+        run_id: run.run_id.clone(),
+        campaign: spec.name.clone(),
+        mode: "matrix".into(),
+        link: run.preset.clone(),
+        link_source: run.preset.clone(),
+        plr: link.down.loss.mean_loss_rate(),
+        down_rate_bps: link.down.rate.nominal_rate_bps(),
+        up_rate_bps: link.up.rate.nominal_rate_bps(),
+        base_rtt_s: link.base_rtt().as_secs_f64(),
+        down_queue_bytes: qb,
+        down_queue_packets: qp,
+        variant: run.pair(),
+        cc: run.cc.clone(),
+        workload: crate::spec::size_label(spec.bytes),
+        workload_kind: "download".into(),
+        bytes: Some(spec.bytes),
+        flows: 1,
+        rep: run.rep,
+        seed: run.seed,
+        time_cap_s: spec.time_cap.as_secs_f64(),
+        client_impl: Some(run.client.clone()),
+        server_impl: Some(run.server.clone()),
+        ..Row::default()
+    }
+}
+
+/// A row with what the cell measured.
+fn outcome_row(base: Row, o: &CellOutcome) -> Row {
+    let mut row = Row {
+        status: o.status.clone(),
+        reason: o.reason.replace(['\n', '\r'], " "),
+        delivered_bytes: o.delivered_bytes,
+        flows_completed: Some(u32::from(o.status == "completed")),
+        ..base
+    };
+    if let Some(t) = o.client_time {
+        let secs = t.as_secs_f64();
+        let bytes = row.bytes.unwrap_or(0) as f64;
+        let goodput = bytes * 8.0 / secs.max(1e-9);
+        row.completion_time_s = Some(secs);
+        row.sim_time_s = Some(secs);
+        row.goodput_bps = Some(goodput);
+        row.total_goodput_bps = Some(goodput);
+        let rate = row.down_rate_bps as f64;
+        row.efficiency = (rate > 0.0).then(|| goodput / rate);
+        row.utilization = row.efficiency;
+        row.jain_index = Some(1.0);
+    }
+    row
+}
+
+/// The rows of a matrix as text: per preset and cc, clients as rows and servers as
+/// columns, the mean efficiency of the completed runs of each pair (`F` failed, `T`
+/// timed out, `x` incompatible, `s` skipped where none completed), then the counts of
+/// each status.
+pub fn text_summary(rows: &[Row]) -> String {
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.client_impl.is_some()).collect();
+    let mut out = String::new();
+    let order = |v: &mut Vec<String>, s: &str| {
+        if !v.iter().any(|x| x == s) {
+            v.push(s.to_string());
+        }
+    };
+    let (mut scenarios, mut clients, mut servers) = (Vec::new(), Vec::new(), Vec::new());
+    for r in &rows {
+        order(&mut scenarios, &format!("{} cc={}", r.link, r.cc));
+        order(&mut clients, r.client_impl.as_deref().unwrap_or(""));
+        order(&mut servers, r.server_impl.as_deref().unwrap_or(""));
+    }
+    for scenario in &scenarios {
+        out.push_str(&format!(
+            "{scenario}: mean efficiency (goodput / down rate), client rows x server columns\n"
+        ));
+        out.push_str(&format!("{:<12}", "client\\server"));
+        for s in &servers {
+            out.push_str(&format!(" {s:>9}"));
+        }
+        out.push('\n');
+        for c in &clients {
+            out.push_str(&format!("{c:<12}"));
+            for s in &servers {
+                let cell: Vec<&&Row> = rows
+                    .iter()
+                    .filter(|r| {
+                        format!("{} cc={}", r.link, r.cc) == *scenario
+                            && r.client_impl.as_deref() == Some(c)
+                            && r.server_impl.as_deref() == Some(s)
+                    })
+                    .collect();
+                let eff: Vec<f64> = cell
+                    .iter()
+                    .filter(|r| r.status == "completed")
+                    .filter_map(|r| r.efficiency)
+                    .collect();
+                let text = if !eff.is_empty() {
+                    format!("{:.0}%", 100.0 * eff.iter().sum::<f64>() / eff.len() as f64)
+                } else {
+                    let has = |st: &str| cell.iter().any(|r| r.status == st);
+                    if cell.is_empty() {
+                        "".into()
+                    } else if has("timeout") {
+                        "T".into()
+                    } else if has("failed") {
+                        "F".into()
+                    } else if has("incompatible") {
+                        "x".into()
+                    } else {
+                        "s".into()
+                    }
+                };
+                out.push_str(&format!(" {text:>9}"));
+            }
+            out.push('\n');
+        }
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &rows {
+        *counts.entry(r.status.as_str()).or_default() += 1;
+    }
+    out.push_str(&format!(
+        "{} runs: {}\n",
+        rows.len(),
+        counts
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> MatrixSpec {
+        MatrixSpec {
+            name: "m".into(),
+            impls: vec!["satquic".into(), "ngtcp2".into()],
+            presets: vec!["qir-sat".into()],
+            ccs: vec!["default".into()],
+            repetitions: 2,
+            seed: 1,
+            bytes: 1 << 20,
+            time_cap: Duration::from_secs(30),
+            alpn: vec!["h3".into()],
+            qlog: false,
+        }
+    }
+
+    #[test]
+    fn plans_every_pair_per_preset_cc_and_repetition() {
+        let runs = plan(&spec(), &AdapterFile::builtin()).unwrap();
+        assert_eq!(runs.len(), 8);
+        assert_eq!(runs[1].pair(), "satquic/ngtcp2");
+        assert_eq!(runs[4].rep, 1);
+        let mut ids: Vec<_> = runs.iter().map(|r| &r.run_id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), 8);
+        assert!(
+            runs[0]
+                .run_id
+                .starts_with("qir-sat__satquic--satquic__default__1MiB__r000-")
+        );
+    }
+
+    #[test]
+    fn bad_specs_are_usage_errors() {
+        let adapters = AdapterFile::builtin();
+        for (edit, want) in [
+            (
+                Box::new(|s: &mut MatrixSpec| s.impls.push("msquic".into()))
+                    as Box<dyn Fn(&mut MatrixSpec)>,
+                "unknown implementation \"msquic\"",
+            ),
+            (
+                Box::new(|s| s.presets = vec!["mars".into()]),
+                "--preset mars",
+            ),
+            (Box::new(|s| s.ccs = vec!["vegas".into()]), "--cc vegas"),
+            (Box::new(|s| s.repetitions = 0), "--reps 0"),
+            (Box::new(|s| s.bytes = 0), "-n"),
+            (Box::new(|s| s.alpn = vec!["h2".into()]), "--alpn h2"),
+        ] {
+            let mut s = spec();
+            edit(&mut s);
+            match plan(&s, &adapters) {
+                Err(LabError::Usage(m)) => assert!(m.contains(want), "{m}"),
+                other => panic!("{want}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn finished_rows_stand_and_decided_ones_are_decided_again() {
+        assert!(is_final("completed", true));
+        assert!(is_final("failed", false));
+        assert!(!is_final("failed", true));
+        assert!(!is_final("skipped", false));
+        assert!(!is_final("incompatible", false));
+    }
+
+    #[test]
+    fn outcome_rows_have_goodput_and_efficiency_against_the_down_rate() {
+        let s = spec();
+        let runs = plan(&s, &AdapterFile::builtin()).unwrap();
+        let link = satquic_run::resolve_link("qir-sat").unwrap();
+        let base = row(&s, &runs[0], &link);
+        let r = outcome_row(
+            base,
+            &CellOutcome {
+                status: "completed".into(),
+                reason: String::new(),
+                client_time: Some(Duration::from_secs(1)),
+                delivered_bytes: Some(1 << 20),
+            },
+        );
+        assert_eq!(r.goodput_bps, Some(8.0 * (1 << 20) as f64));
+        let eff = r.efficiency.unwrap();
+        assert!((eff - 8.0 * (1 << 20) as f64 / 20e6).abs() < 1e-9, "{eff}");
+        assert_eq!(r.client_impl.as_deref(), Some("satquic"));
+    }
+}
