@@ -744,6 +744,10 @@ mod tests {
             "cubic+hystart:css-rounds=3",
             "cubic+hystart+",
             "bbr+hystart",
+            "bbr+burst",
+            "bbr+floor",
+            "cubic+burst:divisor=0",
+            "cubic+floor:ref=0",
         ] {
             let e = parse_spec(bad).unwrap_err().to_string();
             assert!(!e.is_empty() && !e.contains('\n'), "{bad}: {e}");
@@ -762,6 +766,8 @@ mod tests {
             "cubic+search:draft,lookback=min",
             "cubic+search:draft,lookback=latest",
             "cubic+search:v2,lookback=latest+growth:x=4",
+            "cubic+search+burst+floor+jump",
+            "cubic+search+growth:x=3+floor:ref=200,max-rtt=400+jump+burst:divisor=8,min=65536,min-rtt=100",
             "newreno+hystart++:css-rounds=3,min-thresh=2.5",
             "cubic+hystart",
             "newreno+hystart",
@@ -790,6 +796,8 @@ mod tests {
                 parsed.avoidance_config(),
                 "{spec}"
             );
+            assert_eq!(again.burst_config(), parsed.burst_config(), "{spec}");
+            assert_eq!(again.floor_config(), parsed.floor_config(), "{spec}");
         }
         assert_eq!(
             parse_spec("cubic+search").unwrap().to_string(),
