@@ -121,14 +121,7 @@ impl StartupGrowth {
                     out = Some(Self::Factor(g));
                 }
                 Some((key @ ("ref" | "max-rtt"), v)) => {
-                    let ms: f64 = v
-                        .parse()
-                        .ok()
-                        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 60_000.0)
-                        .ok_or_else(|| {
-                            format!("growth option {key}={v} must be milliseconds in (0, 60000]")
-                        })?;
-                    let d = Duration::from_secs_f64(ms / 1000.0);
+                    let d = rtt_option("growth", key, v)?;
                     if key == "ref" {
                         reference = d;
                     } else {
@@ -171,6 +164,17 @@ impl fmt::Display for StartupGrowth {
             }
         }
     }
+}
+
+/// The value of a `ref=MS` or `max-rtt=MS` option of spec part `part`: milliseconds in
+/// (0, 60000].
+fn rtt_option(part: &str, key: &str, value: &str) -> Result<Duration, String> {
+    value
+        .parse()
+        .ok()
+        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 60_000.0)
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .ok_or_else(|| format!("{part} option {key}={value} must be milliseconds in (0, 60000]"))
 }
 
 /// picoquic's long-RTT window floor on its own, for any growth (spec part
@@ -216,14 +220,7 @@ impl RttWindowFloor {
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
                 Some((key @ ("ref" | "max-rtt"), v)) => {
-                    let ms: f64 = v
-                        .parse()
-                        .ok()
-                        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 60_000.0)
-                        .ok_or_else(|| {
-                            format!("floor option {key}={v} must be milliseconds in (0, 60000]")
-                        })?;
-                    let d = Duration::from_secs_f64(ms / 1000.0);
+                    let d = rtt_option("floor", key, v)?;
                     if key == "ref" {
                         out.reference = d;
                     } else {
