@@ -177,10 +177,8 @@ fn comparison(scenarios: &Scenarios) -> Table {
                         )
                     } else if diff.abs() <= MATCH_POINTS {
                         "matches".to_string()
-                    } else if diff > 0.0 {
-                        format!("differs (+{diff:.0} points)")
                     } else {
-                        format!("differs ({diff:.0} points)")
+                        format!("differs ({diff:+.1} points)")
                     };
                     (format!("{} Mbit/s ({})", mbps(g), pct(e * 100.0)), verdict)
                 }
