@@ -124,11 +124,7 @@ impl fmt::Display for SlowStartBurst {
         if self.min_rtt != BURST_MIN_RTT {
             opts.push(format!("min-rtt={}", self.min_rtt.as_secs_f64() * 1000.0));
         }
-        if opts.is_empty() {
-            write!(f, "+burst")
-        } else {
-            write!(f, "+burst:{}", opts.join(","))
-        }
+        crate::spec::write_part(f, "burst", &opts)
     }
 }
 

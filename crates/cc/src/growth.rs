@@ -242,7 +242,6 @@ impl fmt::Display for RttWindowFloor {
     /// The `+floor[:...]` spec part.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        write!(f, "+floor")?;
         let mut opts = Vec::new();
         if self.reference != RTT_SCALED_REFERENCE {
             opts.push(format!("ref={}", ms(self.reference)));
@@ -250,10 +249,7 @@ impl fmt::Display for RttWindowFloor {
         if self.max_rtt != RTT_SCALED_MAX_RTT {
             opts.push(format!("max-rtt={}", ms(self.max_rtt)));
         }
-        if !opts.is_empty() {
-            write!(f, ":{}", opts.join(","))?;
-        }
-        Ok(())
+        crate::spec::write_part(f, "floor", &opts)
     }
 }
 

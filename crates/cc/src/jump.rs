@@ -141,11 +141,7 @@ impl fmt::Display for BdpJump {
         if self.rtt == JumpRtt::Smoothed {
             opts.push("rtt=smoothed".into());
         }
-        if opts.is_empty() {
-            write!(f, "+jump")
-        } else {
-            write!(f, "+jump:{}", opts.join(","))
-        }
+        crate::spec::write_part(f, "jump", &opts)
     }
 }
 

@@ -119,11 +119,7 @@ impl fmt::Display for LossFilterConfig {
         if self.careful_resume {
             opts.push("cr".into());
         }
-        if opts.is_empty() {
-            write!(f, "+loss-filter")
-        } else {
-            write!(f, "+loss-filter:{}", opts.join(","))
-        }
+        crate::spec::write_part(f, "loss-filter", &opts)
     }
 }
 

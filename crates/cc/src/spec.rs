@@ -218,6 +218,16 @@ pub(crate) fn split_part<'a>(spec: &'a str, name: &str) -> (String, Option<&'a s
     (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
 }
 
+/// Writes a `+NAME[:OPTION,...]` spec part, the inverse of [`split_part`]: the bare name
+/// when every option is at its default (`opts` empty).
+pub(crate) fn write_part(f: &mut fmt::Formatter<'_>, name: &str, opts: &[String]) -> fmt::Result {
+    if opts.is_empty() {
+        write!(f, "+{name}")
+    } else {
+        write!(f, "+{name}:{}", opts.join(","))
+    }
+}
+
 fn split_opts(part: &str) -> (&str, Vec<&str>) {
     match part.split_once(':') {
         Some((name, opts)) => (

@@ -257,13 +257,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let (s, plan) = load(&spec)?;
             run_one(&s, &plan, &out, &exec.options(None)?)?;
             if report {
-                let index = satquic_lab::report::write_report(
-                    std::slice::from_ref(&out),
-                    &out.join("report"),
-                    None,
-                )
-                .map_err(lab_failure)?;
-                outln!("report: {}", index.display())?;
+                crate::cmd_report::report_campaign(&out)?;
             }
             Ok(())
         }

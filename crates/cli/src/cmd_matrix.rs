@@ -192,13 +192,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         out.join("runs.csv").display()
     )?;
     if args.report {
-        let index = satquic_lab::report::write_report(
-            std::slice::from_ref(&out),
-            &out.join("report"),
-            None,
-        )
-        .map_err(lab_failure)?;
-        outln!("report: {}", index.display())?;
+        crate::cmd_report::report_campaign(&out)?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `satquic report`: the HTML report of campaign directories (logic in satquic-lab).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::Failure;
 use crate::cmd_campaign::lab_failure;
@@ -28,7 +28,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     let out = args.out.unwrap_or_else(|| args.dirs[0].join("report"));
-    let index = satquic_lab::report::write_report(&args.dirs, &out, None).map_err(lab_failure)?;
+    write_and_print(&args.dirs, &out)
+}
+
+/// Writes the report of `dirs` into `out` and prints where its index is.
+fn write_and_print(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
+    let index = satquic_lab::report::write_report(dirs, out, None).map_err(lab_failure)?;
     outln!("report: {}", index.display())?;
     Ok(())
+}
+
+/// The report of one campaign directory, into `DIR/report` (`--report` of the commands
+/// that run campaigns).
+pub fn report_campaign(dir: &Path) -> Result<(), Failure> {
+    write_and_print(
+        std::slice::from_ref(&dir.to_path_buf()),
+        &dir.join("report"),
+    )
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use satquic_link::QueueLimit;
+use satquic_link::{LinkSpec, QueueLimit};
 use satquic_run::{RunRecord, Workload};
 
 use crate::analysis;
@@ -178,15 +178,30 @@ pub fn header() -> Vec<String> {
         .collect()
 }
 
+impl Row {
+    /// A row with only the columns that describe `link` filled in: its loss rate, rates,
+    /// base RTT and the down queue's limit (bytes or packets, as the link states it).
+    pub fn with_link(link: &LinkSpec) -> Row {
+        let (down_queue_bytes, down_queue_packets) = match link.resolved().down.queue.limit {
+            QueueLimit::Bytes(b) => (Some(b), None),
+            QueueLimit::Packets(p) => (None, Some(p)),
+            QueueLimit::Bdp(_) => (None, None),
+        };
+        Row {
+            plr: link.down.loss.mean_loss_rate(),
+            down_rate_bps: link.down.rate.nominal_rate_bps(),
+            up_rate_bps: link.up.rate.nominal_rate_bps(),
+            base_rtt_s: link.base_rtt().as_secs_f64(),
+            down_queue_bytes,
+            down_queue_packets,
+            ..Row::default()
+        }
+    }
+}
+
 /// The scenario part of a row (everything known before running).
 pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
     let link = &run.scenario.link;
-    let resolved = link.resolved();
-    let (qb, qp) = match resolved.down.queue.limit {
-        QueueLimit::Bytes(b) => (Some(b), None),
-        QueueLimit::Packets(p) => (None, Some(p)),
-        QueueLimit::Bdp(_) => (None, None),
-    };
     let t = &run.scenario.flows[0].transport;
     Row {
         index: run.index,
@@ -203,12 +218,6 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
             .collect::<Vec<_>>()
             .join(";"),
         buffer_bdp: run.link.params.get("buffer").and_then(|v| v.parse().ok()),
-        plr: link.down.loss.mean_loss_rate(),
-        down_rate_bps: link.down.rate.nominal_rate_bps(),
-        up_rate_bps: link.up.rate.nominal_rate_bps(),
-        base_rtt_s: link.base_rtt().as_secs_f64(),
-        down_queue_bytes: qb,
-        down_queue_packets: qp,
         variant: run.variant.clone(),
         cc: t.cc.clone(),
         initial_window: t.initial_window,
@@ -233,7 +242,7 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
         rep: run.rep,
         seed: run.seed,
         time_cap_s: run.scenario.time_cap.as_secs_f64(),
-        ..Row::default()
+        ..Row::with_link(link)
     }
 }
 

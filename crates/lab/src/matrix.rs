@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use satquic_link::{LinkSpec, QueueLimit};
+use satquic_link::LinkSpec;
 use satquic_net::peers::{self, AdapterFile, CellOutcome, PeerEnv};
 use satquic_run::record::Timing;
 
@@ -505,12 +505,6 @@ fn execute(
 
 /// The row of a run before it runs: identity, link and workload columns.
 pub fn row(spec: &MatrixSpec, run: &MatrixRun, link: &LinkSpec) -> Row {
-    let resolved = link.resolved();
-    let (qb, qp) = match resolved.down.queue.limit {
-        QueueLimit::Bytes(b) => (Some(b), None),
-        QueueLimit::Packets(p) => (None, Some(p)),
-        QueueLimit::Bdp(_) => (None, None),
-    };
     Row {
         index: run.index,
         run_id: run.run_id.clone(),
@@ -518,12 +512,6 @@ pub fn row(spec: &MatrixSpec, run: &MatrixRun, link: &LinkSpec) -> Row {
         mode: "matrix".into(),
         link: run.preset.clone(),
         link_source: run.preset.clone(),
-        plr: link.down.loss.mean_loss_rate(),
-        down_rate_bps: link.down.rate.nominal_rate_bps(),
-        up_rate_bps: link.up.rate.nominal_rate_bps(),
-        base_rtt_s: link.base_rtt().as_secs_f64(),
-        down_queue_bytes: qb,
-        down_queue_packets: qp,
         variant: run.pair(),
         cc: run.cc.clone(),
         workload: crate::spec::size_label(spec.bytes),
@@ -535,7 +523,7 @@ pub fn row(spec: &MatrixSpec, run: &MatrixRun, link: &LinkSpec) -> Row {
         time_cap_s: spec.time_cap.as_secs_f64(),
         client_impl: Some(run.client.clone()),
         server_impl: Some(run.server.clone()),
-        ..Row::default()
+        ..Row::with_link(link)
     }
 }
 

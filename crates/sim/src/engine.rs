@@ -1109,7 +1109,7 @@ fn end_flow(f: &mut FlowRt, now: Duration) {
         (&f.server, &f.client)
     };
     f.final_stats = sender.as_ref().map(|c| c.conn.stats());
-    if f.transport.effective().receive_window_autotune {
+    if f.transport.receive_window_autotune {
         f.final_receive_window = receiver.as_ref().map(|c| c.conn.stream_receive_window());
     }
     if f.observe {

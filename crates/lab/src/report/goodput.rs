@@ -100,19 +100,36 @@ fn variant_table(l: &Loaded, links: &Links) -> (Table, Vec<Vec<Option<f64>>>) {
 
 /// The CDF of the efficiency per link, all variants (002 Fig. 3).
 fn efficiency_cdf(tag: &str, links: &Links, desc: &str) -> Item {
-    let series: Vec<Series> = links
-        .iter()
+    efficiency_cdf_figure(
+        format!("{tag}-efficiency-cdf"),
+        "Efficiency (goodput / link rate) per link, all variants",
+        "efficiency",
+        links.iter().map(|(link, lr)| {
+            let e = lr.iter().filter_map(|r| r.row.efficiency).collect();
+            (link.clone(), e)
+        }),
+        desc.to_string(),
+    )
+}
+
+/// A figure of efficiency CDFs (002 Fig. 3), one step line per named group of
+/// efficiencies.
+pub(super) fn efficiency_cdf_figure(
+    id: String,
+    title: &str,
+    x_label: &str,
+    groups: impl Iterator<Item = (String, Vec<f64>)>,
+    runs: String,
+) -> Item {
+    let series = groups
         .enumerate()
-        .map(|(i, (link, lr))| {
-            let e: Vec<f64> = lr.iter().filter_map(|r| r.row.efficiency).collect();
-            Series::line(link.clone(), analysis::cdf(&e), i).with_kind(SeriesKind::Step)
-        })
+        .map(|(i, (name, e))| Series::line(name, analysis::cdf(&e), i).with_kind(SeriesKind::Step))
         .collect();
     Item::Figure(Box::new(FigureEntry {
-        id: format!("{tag}-efficiency-cdf"),
+        id,
         figure: Figure::Chart(Chart {
-            title: "Efficiency (goodput / link rate) per link, all variants".into(),
-            x_label: "efficiency".into(),
+            title: title.into(),
+            x_label: x_label.into(),
             y_label: "fraction of runs".into(),
             series,
             x_range: Some((0.0, 1.05)),
@@ -120,7 +137,7 @@ fn efficiency_cdf(tag: &str, links: &Links, desc: &str) -> Item {
             ..Chart::default()
         }),
         seed_ref: "002 Fig. 3".into(),
-        runs: desc.to_string(),
+        runs,
     }))
 }
 

@@ -7,7 +7,7 @@
 use super::{FigureEntry, Item, Loaded, Table, mbps, pct};
 use crate::analysis::{self, Quartiles};
 use crate::dataset::RunData;
-use crate::plot::{Chart, Figure, Heatmap, Series, SeriesKind};
+use crate::plot::{Figure, Heatmap};
 
 /// Seed 002 Table II: (our preset, the seed's scenario, mean Mbit/s, mean efficiency,
 /// max Mbit/s, max efficiency).
@@ -246,11 +246,12 @@ fn heatmap(
 
 /// The efficiency CDF per scenario, unsuccessful runs at 0 (002 Fig. 3).
 fn cdf(l: &Loaded, tag: &str, scenarios: &Scenarios) -> Item {
-    let series = scenarios
-        .iter()
-        .enumerate()
-        .map(|(i, (name, sr))| {
-            let e: Vec<f64> = sr
+    super::goodput::efficiency_cdf_figure(
+        format!("{tag}-matrix-efficiency-cdf"),
+        "Efficiency per scenario, all pairs (unsuccessful runs at 0)",
+        "efficiency (goodput / link rate)",
+        scenarios.iter().map(|(name, sr)| {
+            let e = sr
                 .iter()
                 .map(|r| {
                     if r.row.status == "completed" {
@@ -260,27 +261,14 @@ fn cdf(l: &Loaded, tag: &str, scenarios: &Scenarios) -> Item {
                     }
                 })
                 .collect();
-            Series::line(name.clone(), analysis::cdf(&e), i).with_kind(SeriesKind::Step)
-        })
-        .collect();
-    Item::Figure(Box::new(FigureEntry {
-        id: format!("{tag}-matrix-efficiency-cdf"),
-        figure: Figure::Chart(Chart {
-            title: "Efficiency per scenario, all pairs (unsuccessful runs at 0)".into(),
-            x_label: "efficiency (goodput / link rate)".into(),
-            y_label: "fraction of runs".into(),
-            series,
-            x_range: Some((0.0, 1.05)),
-            y_range: Some((0.0, 1.02)),
-            ..Chart::default()
+            (name.clone(), e)
         }),
-        seed_ref: "002 Fig. 3".into(),
-        runs: format!(
+        format!(
             "campaign {}: {} runs that ran",
             l.meta.name,
             scenarios.iter().map(|(_, s)| s.len()).sum::<usize>()
         ),
-    }))
+    )
 }
 
 /// Every pair: runs, completed, mean goodput and efficiency, median time.
