@@ -364,7 +364,7 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     )?;
     outln!("run a command in each namespace, e.g.:")?;
     outln!("  ip netns exec {s} satquic server --listen {sa}:4433")?;
-    outln!("  ip netns exec {c} satquic client {sa}:4433 -n 10M")?;
+    outln!("  ip netns exec {c} satquic client {sa}:4433 --insecure -n 10M")?;
     outln!("  ip netns exec {c} iperf3 -s -1; ip netns exec {s} iperf3 -c {ca} -n 10M")?;
     let start = std::time::Instant::now();
     let mut before = tun.snapshot();
@@ -380,14 +380,12 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
         last = std::time::Instant::now();
         if !args.quiet {
             // A closed stdout must not leave the namespaces behind: stop, then report.
-            printed = (|| {
-                outln!(
-                    "[{:7.1} s] {} | {}",
-                    now.at.as_secs_f64(),
-                    direction_line("down", &now.down, &before.down, secs),
-                    direction_line("up", &now.up, &before.up, secs),
-                )
-            })();
+            printed = outln!(
+                "[{:7.1} s] {} | {}",
+                now.at.as_secs_f64(),
+                direction_line("down", &now.down, &before.down, secs),
+                direction_line("up", &now.up, &before.up, secs),
+            );
             if printed.is_err() {
                 break;
             }

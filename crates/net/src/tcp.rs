@@ -389,11 +389,34 @@ impl TcpOutcome {
 
 static CELL_COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// Removes the namespaces of TCP cells whose process is gone (a matrix killed mid-run
+/// leaves them: `satq-<pid>-<n>c` and `...s`).
+fn remove_stale_namespaces() {
+    let Ok(entries) = std::fs::read_dir("/run/netns") else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("satq-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ours = name.ends_with('c') || name.ends_with('s');
+        if ours && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        }
+    }
+}
+
 /// Runs one TCP download; never panics, every failure is the outcome's reason.
 pub fn run_tcp_cell(cell: &TcpCell) -> TcpOutcome {
     if let Some(why) = cell.adapter.missing() {
         return TcpOutcome::failed(why);
     }
+    remove_stale_namespaces();
     match run_inner(cell) {
         Ok(o) => o,
         Err(e) => TcpOutcome::failed(e),

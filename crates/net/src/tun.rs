@@ -277,23 +277,12 @@ fn configure_side(ns: &str, device: &str, local: Ipv4Addr, peer: Ipv4Addr) -> Re
     ip(&[
         "-n", ns, "addr", "add", &pair, "peer", &peer, "dev", TUN_DEVICE,
     ])?;
-    ip(&[
-        "-n",
-        ns,
-        "link",
-        "set",
-        "dev",
-        TUN_DEVICE,
-        "mtu",
-        &mtu,
-        "txqueuelen",
-        "10000",
-        "up",
-    ])?;
-    ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
     let buffers = format!("4096 131072 {TCP_BUFFER_MAX_BYTES}");
+    // IPv6 off on the device: its router solicitations and MLD reports would otherwise
+    // cross the link too (the pair is IPv4).
     let script = format!(
-        "echo '{buffers}' > /proc/sys/net/ipv4/tcp_rmem && echo '{buffers}' > /proc/sys/net/ipv4/tcp_wmem"
+        "echo '{buffers}' > /proc/sys/net/ipv4/tcp_rmem && echo '{buffers}' > /proc/sys/net/ipv4/tcp_wmem && \
+         {{ echo 1 > /proc/sys/net/ipv6/conf/{TUN_DEVICE}/disable_ipv6 2>/dev/null || true; }}"
     );
     let out = Command::new("ip")
         .args(["netns", "exec", ns, "sh", "-c", &script])
@@ -308,6 +297,20 @@ fn configure_side(ns: &str, device: &str, local: Ipv4Addr, peer: Ipv4Addr) -> Re
                 .unwrap_or("")
         )));
     }
+    ip(&[
+        "-n",
+        ns,
+        "link",
+        "set",
+        "dev",
+        TUN_DEVICE,
+        "mtu",
+        &mtu,
+        "txqueuelen",
+        "10000",
+        "up",
+    ])?;
+    ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
     Ok(())
 }
 
@@ -345,7 +348,7 @@ pub struct TunStopped {
     pub snapshot: RelaySnapshot,
     /// The model (for its ground truth), if one was used.
     pub path: Option<Path<Vec<u8>>>,
-    /// TCP connections seen going down, by payload delivered (largest first).
+    /// TCP connections seen going down, by distinct payload delivered (largest first).
     pub tcp_down: Vec<TcpFlowSeen>,
 }
 
@@ -513,7 +516,7 @@ impl TunLink {
             Some((path, flows)) => (path, flows.into_values().collect::<Vec<_>>()),
             None => (None, Vec::new()),
         };
-        tcp_down.sort_by(|a, b| b.payload_bytes.cmp(&a.payload_bytes));
+        tcp_down.sort_by_key(|f| std::cmp::Reverse(f.delivered_bytes));
         TunStopped {
             snapshot,
             path,
@@ -574,9 +577,13 @@ fn io_thread(
                 // SAFETY: reading into a buffer we own, of its length.
                 let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
                 if n < 0 {
+                    // Would block: wait for readiness again. Another error (the device
+                    // going away as the link stops): the same, after a pause, so it
+                    // cannot spin.
                     let e = std::io::Error::last_os_error();
-                    if e.kind() == std::io::ErrorKind::WouldBlock {
-                        guard.clear_ready();
+                    guard.clear_ready();
+                    if e.kind() != std::io::ErrorKind::WouldBlock {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                     break;
                 }
