@@ -278,11 +278,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
             to
         )?,
     }
+    // Ctrl-C and SIGTERM end the relay like --duration does: with its closing report.
+    satquic_net::tun::stop_on_termination_signals();
     let start = std::time::Instant::now();
     let mut before = relay.snapshot();
     let mut last = start;
     loop {
-        std::thread::sleep(Duration::from_secs(1));
+        std::thread::sleep(Duration::from_millis(50));
+        let stopping = satquic_net::tun::termination_requested()
+            || duration.is_some_and(|d| start.elapsed() >= d);
+        if stopping {
+            break;
+        }
+        if last.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
         let now = relay.snapshot();
         let secs = last.elapsed().as_secs_f64();
         last = std::time::Instant::now();
@@ -298,9 +308,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )?;
         }
         before = now;
-        if duration.is_some_and(|d| start.elapsed() >= d) {
-            break;
-        }
     }
     let (last, _) = relay.stop();
     totals(&last)?;

@@ -112,7 +112,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 (Some(_), None) => "client",
                 _ => "server",
             };
-            outln!("{:<10} {:<14} {} ({})", a.name, roles, state, a.description)?;
+            outln!("{:<18} {:<14} {} ({})", a.name, roles, state, a.description)?;
         }
         for t in &adapters.tcp {
             let state = t.missing().map_or_else(
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 |why| format!("not installed: {why}"),
             );
             outln!(
-                "{:<10} {:<14} {} ({})",
+                "{:<18} {:<14} {} ({})",
                 t.name,
                 "kernel TCP",
                 state,

@@ -861,6 +861,31 @@ mod tests {
     }
 
     #[test]
+    fn tcp_variants_run_once_per_preset_and_repetition_whatever_the_ccs() {
+        let mut s = spec();
+        s.impls = vec![
+            "satquic".into(),
+            "tcp-cubic-hystart".into(),
+            "tcp-bbr".into(),
+        ];
+        s.ccs = vec!["default".into(), "bbr".into()];
+        s.tcp_bytes = Some(50_000_000);
+        let runs = plan(&s, &AdapterFile::builtin()).unwrap();
+        // satquic/satquic per cc and rep (4), each tcp variant per rep (4).
+        assert_eq!(runs.len(), 8);
+        let tcp: Vec<&MatrixRun> = runs.iter().filter(|r| r.tcp).collect();
+        assert_eq!(tcp.len(), 4);
+        assert_eq!(tcp[0].pair(), "tcp-cubic-hystart");
+        assert_eq!(tcp[0].cc, "cubic");
+        assert_eq!(tcp[1].cc, "bbr");
+        let link = satquic_run::resolve_link("qir-sat").unwrap();
+        let r = row(&s, tcp[0], &link);
+        assert_eq!(r.bytes, Some(50_000_000));
+        assert_eq!(r.transport.as_deref(), Some("tcp"));
+        assert_eq!(row(&s, &runs[0], &link).bytes, Some(1 << 20));
+    }
+
+    #[test]
     fn bad_specs_are_usage_errors() {
         let adapters = AdapterFile::builtin();
         for (edit, want) in [

@@ -29,7 +29,8 @@
 //!
 //! Made with `ip netns add`, removed with `ip netns del` when the link stops (also when the
 //! process is told to stop by SIGINT or SIGTERM: see [`termination_requested`]). Each gets
-//! its loopback up, the TUN device, and TCP buffer limits of [`TCP_BUFFER_MAX_BYTES`]
+//! its loopback up, the TUN device (IPv4 only: IPv6 is off on it, so no router
+//! solicitations or MLD reports cross the link), and TCP buffer limits of [`TCP_BUFFER_MAX_BYTES`]
 //! (`net.ipv4.tcp_rmem`/`tcp_wmem`, per namespace): a new namespace's defaults (6 MB
 //! receive) would cap TCP at 80 Mbit/s on a 600 ms path, below geo-viasat's 150 Mbit/s.
 //! Root only; names that exist are refused (a link killed with SIGKILL leaves its

@@ -89,7 +89,7 @@ pub(super) fn items(l: &Loaded, tag: &str, all_rows: &[&RunData]) -> Vec<Item> {
 /// efficiency and seed 003's Table III classes (early / chokepoint / late) from tcp_info.
 fn tcp_table(name: &str, runs: &[&RunData]) -> Table {
     let mut t = Table {
-        title: format!("{name}: kernel TCP through the TUN link (seed 003 Table III, TCP rows)"),
+        title: format!("{name}: kernel TCP through the TUN link, slow-start exits"),
         seed_ref: "003 Table III".into(),
         columns: [
             "link",
