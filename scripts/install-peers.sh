@@ -10,7 +10,9 @@
 # Implementations: ngtcp2 (Debian ngtcp2-server, ngtcp2-client), aioquic (PyPI, with our
 # peers/aioquic/ scripts), quic-go (our peers/quic-go/ on the quic-go module), quiche
 # (our peers/quiche/ on the quiche crate; builds BoringSSL: cmake, libclang, a few
-# minutes), caddy (Debian; an HTTP/3 server on quic-go). satquic itself needs nothing.
+# minutes), caddy (Debian; an HTTP/3 server on quic-go), tcp (Debian's iperf3 and
+# iproute2, for the kernel TCP rows run through `satquic link --tun`, which also need
+# root and /dev/net/tun). satquic itself needs nothing.
 #
 # Built programs and scripts go to $SATQUIC_PEERS (default ~/.local/satquic-peers), where
 # the adapters look for them. Ends with one line per implementation; exits 1 if any
@@ -21,7 +23,7 @@ repo=$(pwd)
 prefix=${SATQUIC_PEERS:-$HOME/.local/satquic-peers}
 mkdir -p "$prefix/bin"
 
-all=(ngtcp2 aioquic quic-go quiche caddy)
+all=(ngtcp2 aioquic quic-go quiche caddy tcp)
 if [ $# -gt 0 ]; then wanted=("$@"); else wanted=("${all[@]}"); fi
 for w in "${wanted[@]}"; do
     case " ${all[*]} " in
@@ -120,6 +122,12 @@ install_caddy() {
     apt_install caddy || return 1
     no_service caddy
     command -v caddy >/dev/null
+}
+
+install_tcp() {
+    apt_install iperf3 iproute2 || return 1
+    no_service iperf3
+    command -v iperf3 >/dev/null && command -v ip >/dev/null && command -v ss >/dev/null
 }
 
 failed=0

@@ -1,4 +1,5 @@
-//! `satquic link`: a UDP relay applying the satquic-link model in real time.
+//! `satquic link`: the satquic-link model in real time, as a UDP relay (`--listen`/`--to`)
+//! or between two network namespaces at the IP level (`--tun`, root).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,11 +16,28 @@ use crate::cmd_client::{net_failure, socket_address};
 #[derive(clap::Args)]
 pub struct Args {
     /// Where clients send to (e.g. 127.0.0.1:4434, localhost:4434).
-    #[arg(long, value_name = "HOST:PORT")]
-    listen: String,
+    #[arg(long, value_name = "HOST:PORT", required_unless_present = "tun")]
+    listen: Option<String>,
     /// The server behind the link (e.g. 127.0.0.1:4433, server.example:4433).
-    #[arg(long, value_name = "HOST:PORT")]
-    to: String,
+    #[arg(long, value_name = "HOST:PORT", required_unless_present = "tun")]
+    to: Option<String>,
+    /// IP-level emulation instead of the UDP relay (root): two network namespaces joined
+    /// by TUN devices through the model, for any tool (TCP included); run commands in
+    /// them with `ip netns exec NAME CMD`. Removed again on exit (also Ctrl-C, SIGTERM).
+    #[arg(long, conflicts_with_all = ["listen", "to", "max_flows"])]
+    tun: bool,
+    /// With --tun: the client side's namespace.
+    #[arg(long, value_name = "NAME", default_value = satquic_net::tun::DEFAULT_CLIENT_NS, requires = "tun")]
+    client_ns: String,
+    /// With --tun: the server side's namespace.
+    #[arg(long, value_name = "NAME", default_value = satquic_net::tun::DEFAULT_SERVER_NS, requires = "tun")]
+    server_ns: String,
+    /// With --tun: the client namespace's IPv4 address.
+    #[arg(long, value_name = "IPV4", default_value_t = satquic_net::tun::DEFAULT_CLIENT_ADDR, requires = "tun")]
+    client_addr: std::net::Ipv4Addr,
+    /// With --tun: the server namespace's IPv4 address.
+    #[arg(long, value_name = "IPV4", default_value_t = satquic_net::tun::DEFAULT_SERVER_ADDR, requires = "tun")]
+    server_addr: std::net::Ipv4Addr,
     /// Link preset (see `satquic presets`) or a TOML link file (`satquic presets --toml
     /// NAME` prints one to start from), as for `satquic sim` and `satquic run`.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["preset", "toml"])]
@@ -57,8 +75,8 @@ pub struct Args {
     seed: u64,
     /// Most client addresses relayed at once (when full, the oldest flow the server never
     /// answered makes room; new clients are refused only when all are answered).
-    #[arg(long, value_name = "N", default_value_t = satquic_net::relay::DEFAULT_MAX_FLOWS)]
-    max_flows: usize,
+    #[arg(long, value_name = "N")]
+    max_flows: Option<usize>,
     /// Forget a client address after this long without a datagram either way (seconds,
     /// or `500ms`, `2min`).
     #[arg(
@@ -231,11 +249,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )
         })
         .transpose()?;
-    let listen = socket_address("--listen", &args.listen)?;
-    let to = socket_address("--to", &args.to)?;
+    if args.tun {
+        return run_tun(&args, link, duration);
+    }
+    let listen = socket_address("--listen", args.listen.as_deref().unwrap_or_default())?;
+    let to = socket_address("--to", args.to.as_deref().unwrap_or_default())?;
     let mut options = RelayOptions::new(listen, to, link.clone());
     options.seed = args.seed;
-    options.max_flows = args.max_flows;
+    options.max_flows = args
+        .max_flows
+        .unwrap_or(satquic_net::relay::DEFAULT_MAX_FLOWS);
     options.flow_idle_timeout = crate::seconds::duration(
         "--flow-idle-timeout",
         &args.flow_idle_timeout,
@@ -244,13 +267,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let relay = Relay::start(options).map_err(net_failure)?;
     match &link {
         Some(l) => outln!(
-            "satquic link {} -> {}: {} (down {}, up {}; base RTT {})",
+            "satquic link {} -> {}: {}",
             relay.local_addr(),
             to,
-            l.name,
-            satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
-            satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
-            satquic_link::units::format_duration(l.base_rtt()),
+            link_text(l)
         )?,
         None => outln!(
             "satquic link {} -> {}: no limits (forwarding at once)",
@@ -258,11 +278,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
             to
         )?,
     }
+    // Ctrl-C and SIGTERM end the relay like --duration does: with its closing report.
+    satquic_net::tun::stop_on_termination_signals();
     let start = std::time::Instant::now();
     let mut before = relay.snapshot();
     let mut last = start;
     loop {
-        std::thread::sleep(Duration::from_secs(1));
+        std::thread::sleep(Duration::from_millis(50));
+        let stopping = satquic_net::tun::termination_requested()
+            || duration.is_some_and(|d| start.elapsed() >= d);
+        if stopping {
+            break;
+        }
+        if last.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
         let now = relay.snapshot();
         let secs = last.elapsed().as_secs_f64();
         last = std::time::Instant::now();
@@ -278,11 +308,30 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )?;
         }
         before = now;
-        if duration.is_some_and(|d| start.elapsed() >= d) {
-            break;
-        }
     }
     let (last, _) = relay.stop();
+    totals(&last)?;
+    outln!(
+        "flows: {} refused (table full), {} evicted (never answered)",
+        last.flows_refused,
+        last.flows_evicted
+    )?;
+    Ok(())
+}
+
+fn link_text(l: &LinkSpec) -> String {
+    format!(
+        "{} (down {}, up {}; base RTT {})",
+        l.name,
+        satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
+        satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
+        satquic_link::units::format_duration(l.base_rtt()),
+    )
+}
+
+/// The closing lines of both modes: per direction, packets forwarded, drops, scheduling
+/// error.
+fn totals(last: &satquic_net::RelaySnapshot) -> Result<(), Failure> {
     let error = |q: Option<Duration>| {
         q.map(satquic_link::units::format_duration)
             .unwrap_or_else(|| "-".into())
@@ -296,11 +345,64 @@ pub fn run(args: Args) -> Result<(), Failure> {
             error(d.delay_error.quantile(0.99))
         )?;
     }
+    Ok(())
+}
+
+/// `--tun`: namespaces, devices and the model until the duration ends or a signal comes;
+/// the namespaces are removed on every way out.
+fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> Result<(), Failure> {
+    use satquic_net::tun::{self, TunLink, TunOptions};
+    let mut options = TunOptions::new(link.clone());
+    options.seed = args.seed;
+    options.client_ns = args.client_ns.clone();
+    options.server_ns = args.server_ns.clone();
+    options.client_addr = args.client_addr;
+    options.server_addr = args.server_addr;
+    // Before the namespaces exist: a signal from now on removes them.
+    tun::stop_on_termination_signals();
+    let tun = TunLink::start(options).map_err(net_failure)?;
+    let (c, s) = (&args.client_ns, &args.server_ns);
+    let (ca, sa) = (args.client_addr, args.server_addr);
+    let model = link
+        .as_ref()
+        .map_or_else(|| "no limits (forwarding at once)".to_string(), link_text);
     outln!(
-        "flows: {} refused (table full), {} evicted (never answered)",
-        last.flows_refused,
-        last.flows_evicted
+        "satquic link --tun {c} ({ca}) <-> {s} ({sa}): {model}; client -> server is up, server -> client down"
     )?;
+    outln!("run a command in each namespace, e.g.:")?;
+    outln!("  ip netns exec {s} satquic server --listen {sa}:4433")?;
+    outln!("  ip netns exec {c} satquic client {sa}:4433 --insecure -n 10M")?;
+    outln!("  ip netns exec {c} iperf3 -s -1; ip netns exec {s} iperf3 -c {ca} -n 10M")?;
+    let start = std::time::Instant::now();
+    let mut before = tun.snapshot();
+    let mut last = start;
+    let mut printed = Ok(());
+    while !tun::termination_requested() && duration.is_none_or(|d| start.elapsed() < d) {
+        std::thread::sleep(Duration::from_millis(50));
+        if last.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
+        let now = tun.snapshot();
+        let secs = last.elapsed().as_secs_f64();
+        last = std::time::Instant::now();
+        if !args.quiet {
+            // A closed stdout must not leave the namespaces behind: stop, then report.
+            printed = outln!(
+                "[{:7.1} s] {} | {}",
+                now.at.as_secs_f64(),
+                direction_line("down", &now.down, &before.down, secs),
+                direction_line("up", &now.up, &before.up, secs),
+            );
+            if printed.is_err() {
+                break;
+            }
+        }
+        before = now;
+    }
+    let stopped = tun.stop();
+    printed?;
+    totals(&stopped.snapshot)?;
+    outln!("namespaces {c} and {s} removed")?;
     Ok(())
 }
 

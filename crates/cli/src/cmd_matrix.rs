@@ -14,6 +14,8 @@ use crate::cmd_campaign::{Bar, lab_failure};
 const QUICK_PRESETS: [&str; 2] = ["qir-sat", "qir-satloss"];
 const QUICK_SIZE: &str = "1MiB";
 const QUICK_TIME_CAP: &str = "15s";
+/// Kernel TCP rows of `--quick`: enough to leave slow start on qir-sat (BDP 1.5 MB).
+const QUICK_TCP_SIZE: &str = "10MiB";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -36,6 +38,9 @@ pub struct Args {
     /// Size of the file downloaded (k/M/G decimal, Ki/Mi/Gi binary) [default: 10MiB].
     #[arg(short = 'n', long = "bytes")]
     bytes: Option<String>,
+    /// Size each kernel TCP row sends (the [[tcp]] variants; default: -n, --quick 10MiB).
+    #[arg(long)]
+    tcp_bytes: Option<String>,
     /// Longest one download may take before it counts as a timeout [default: 60s].
     #[arg(long)]
     time_cap: Option<String>,
@@ -49,8 +54,8 @@ pub struct Args {
     /// writes qlogs: not quiche-peer, Caddy or satquic server; large on long runs).
     #[arg(long)]
     qlog: bool,
-    /// Under 10 minutes: 1 MiB, qir-sat and qir-satloss, one repetition, 15 s cap
-    /// (explicit flags still win).
+    /// Under 10 minutes: 1 MiB (kernel TCP rows 10 MiB), qir-sat and qir-satloss, one
+    /// repetition, 15 s cap (explicit flags still win).
     #[arg(long)]
     quick: bool,
     /// Adapter file (default: the built-in peers/adapters.toml).
@@ -107,7 +112,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 (Some(_), None) => "client",
                 _ => "server",
             };
-            outln!("{:<10} {:<14} {} ({})", a.name, roles, state, a.description)?;
+            outln!("{:<18} {:<14} {} ({})", a.name, roles, state, a.description)?;
+        }
+        for t in &adapters.tcp {
+            let state = t.missing().map_or_else(
+                || "installed".to_string(),
+                |why| format!("not installed: {why}"),
+            );
+            outln!(
+                "{:<18} {:<14} {} ({})",
+                t.name,
+                "kernel TCP",
+                state,
+                t.description
+            )?;
         }
         return Ok(());
     }
@@ -149,6 +167,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }))?,
         alpn: args.alpn.clone(),
         qlog: args.qlog,
+        tcp_bytes: match (&args.tcp_bytes, args.quick) {
+            (Some(t), _) => Some(size(t)?),
+            (None, true) => Some(size(QUICK_TCP_SIZE)?),
+            (None, false) => None,
+        },
     };
     let shard = match (args.index, args.of) {
         (Some(i), Some(n)) if n == 0 || i >= n => {

@@ -162,6 +162,10 @@ pub struct Row {
     pub client_impl: Option<String>,
     #[serde(default)]
     pub server_impl: Option<String>,
+    /// `quic` for a client x server pair, `tcp` for a kernel TCP variant through
+    /// `satquic link --tun` (client_impl = server_impl = the variant).
+    #[serde(default)]
+    pub transport: Option<String>,
 }
 
 /// Column names of runs.csv, in order.

@@ -28,6 +28,21 @@
 //! | `timeout` | it had not exited at the time cap | `--retry-failed` |
 //! | `incompatible` | the pair cannot talk: no common ALPN, the server cannot select the cc | every invocation (nothing runs) |
 //! | `skipped` | an implementation is not installed (`scripts/install-peers.sh`) | every invocation |
+//!
+//! # Kernel TCP rows
+//!
+//! The adapters' `[[tcp]]` variants (`tcp-cubic-hystart`, `tcp-cubic`, `tcp-bbr`) are
+//! not paired: each downloads `tcp_bytes` (default: the QUIC file's size) once per preset
+//! and repetition with iperf3 through `satquic link --tun` ([`satquic_net::tcp`], root),
+//! ignoring `ccs` (the variant fixes the kernel's cc, which fills `cc`). Their rows have
+//! `transport = tcp`, `client_impl = server_impl = variant`, the same time and goodput
+//! columns (sender start to the last payload byte delivered) and seed 003's slow-start
+//! columns from the sender's tcp_info: `exit_at_s` (first finite ssthresh),
+//! `exit_reason` (`hystart` or `loss`), `exit_cwnd_before`, `exit_ssthresh`,
+//! `first_loss_detected_at_s`, `capacity_at_s` from the TUN link's ground truth,
+//! `exit_class` ([`crate::analysis::classify`], as the simulator's rows), and
+//! `owd_capacity_at_s` / `owd_exit_class` from the RTT trace (003 Sec. V-B). The trace is
+//! `runs/<id>/tcp_info.csv` (`tcp_info.txt`: the raw `ss -tin` samples).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -71,6 +86,9 @@ pub struct MatrixSpec {
     pub alpn: Vec<String>,
     /// Ask both sides for qlogs.
     pub qlog: bool,
+    /// Bytes each kernel TCP row sends (default: `bytes`).
+    #[serde(default)]
+    pub tcp_bytes: Option<u64>,
 }
 
 mod secs {
@@ -93,6 +111,11 @@ impl MatrixSpec {
     pub fn file_name(&self) -> String {
         format!("data-{}", self.bytes)
     }
+
+    /// Bytes of a kernel TCP row.
+    pub fn tcp_size(&self) -> u64 {
+        self.tcp_bytes.unwrap_or(self.bytes)
+    }
 }
 
 /// One download of the matrix.
@@ -106,11 +129,16 @@ pub struct MatrixRun {
     pub seed: u64,
     pub client: String,
     pub server: String,
+    /// A kernel TCP variant (client = server = its name), not a QUIC pair.
+    pub tcp: bool,
 }
 
 impl MatrixRun {
     /// `CLIENT/SERVER`, the run's variant in runs.csv.
     pub fn pair(&self) -> String {
+        if self.tcp {
+            return self.client.clone();
+        }
         format!("{}/{}", self.client, self.server)
     }
 }
@@ -124,7 +152,7 @@ pub fn plan(spec: &MatrixSpec, adapters: &AdapterFile) -> Result<Vec<MatrixRun>,
         return Err(usage("no implementation to run".into()));
     }
     for name in &spec.impls {
-        if adapters.get(name).is_none() {
+        if adapters.get(name).is_none() && adapters.get_tcp(name).is_none() {
             return Err(usage(format!(
                 "unknown implementation {name:?}; the adapters know {}",
                 adapters.names().join(", ")
@@ -154,7 +182,7 @@ pub fn plan(spec: &MatrixSpec, adapters: &AdapterFile) -> Result<Vec<MatrixRun>,
             spec.repetitions
         )));
     }
-    if spec.bytes == 0 {
+    if spec.bytes == 0 || spec.tcp_bytes == Some(0) {
         return Err(usage("-n: the file must have at least one byte".into()));
     }
     if spec.time_cap.is_zero() {
@@ -203,9 +231,41 @@ pub fn plan(spec: &MatrixSpec, adapters: &AdapterFile) -> Result<Vec<MatrixRun>,
                             seed,
                             client: client.clone(),
                             server: server.clone(),
+                            tcp: false,
                         });
                     }
                 }
+            }
+        }
+        for rep in 0..spec.repetitions {
+            for t in spec.impls.iter().filter_map(|n| adapters.get_tcp(n)) {
+                let seed = spec.seed.wrapping_add(u64::from(rep));
+                let key = format!(
+                    "{preset}|tcp|{}|{}|{seed}|{}",
+                    t.name,
+                    spec.tcp_size(),
+                    spec.time_cap.as_secs_f64()
+                );
+                let run_id = format!(
+                    "{}__{}__{}__{}__r{:03}-{:08x}",
+                    crate::plan::sanitize(preset),
+                    crate::plan::sanitize(&t.name),
+                    crate::plan::sanitize(&t.cc),
+                    crate::spec::size_label(spec.tcp_size()),
+                    rep,
+                    crate::plan::fnv1a(key.as_bytes()) as u32
+                );
+                runs.push(MatrixRun {
+                    index: runs.len(),
+                    run_id,
+                    preset: preset.clone(),
+                    cc: t.cc.clone(),
+                    rep,
+                    seed,
+                    client: t.name.clone(),
+                    server: t.name.clone(),
+                    tcp: true,
+                });
             }
         }
     }
@@ -228,10 +288,18 @@ pub fn missing(spec: &MatrixSpec, adapters: &AdapterFile, env: &PeerEnv) -> Vec<
     spec.impls
         .iter()
         .filter_map(|name| {
-            let a = adapters.get(name)?;
-            a.missing(env).map(|why| (name.clone(), why))
+            let why = match (adapters.get(name), adapters.get_tcp(name)) {
+                (Some(a), _) => a.missing(env),
+                (None, Some(t)) => tcp_missing(t),
+                (None, None) => None,
+            };
+            why.map(|why| (name.clone(), why))
         })
         .collect()
+}
+
+fn tcp_missing(t: &satquic_net::tcp::TcpAdapter) -> Option<String> {
+    t.missing()
 }
 
 /// The synthetic campaign spec that makes a matrix directory a campaign directory.
@@ -271,7 +339,13 @@ fn meta(spec: &MatrixSpec, runs: &[MatrixRun]) -> CampaignMeta {
         analysis: cs.analysis.clone(),
         links: spec.presets.clone(),
         variants,
-        workloads: vec![crate::spec::size_label(spec.bytes)],
+        workloads: {
+            let mut w = vec![crate::spec::size_label(spec.bytes)];
+            if runs.iter().any(|r| r.tcp) && spec.tcp_size() != spec.bytes {
+                w.push(crate::spec::size_label(spec.tcp_size()));
+            }
+            w
+        },
         run_ids: runs.iter().map(|r| r.run_id.clone()).collect(),
         spec: cs,
     }
@@ -470,6 +544,9 @@ fn execute(
             ..base
         };
     }
+    if run.tcp {
+        return execute_tcp(spec, adapters, run, link, base, dir);
+    }
     let (client, server) = (
         adapters.get(&run.client).expect("planned"),
         adapters.get(&run.server).expect("planned"),
@@ -503,8 +580,78 @@ fn execute(
     outcome_row(base, &peers::run_cell(&cell))
 }
 
+fn execute_tcp(
+    spec: &MatrixSpec,
+    adapters: &AdapterFile,
+    run: &MatrixRun,
+    link: &LinkSpec,
+    base: Row,
+    dir: &Path,
+) -> Row {
+    let adapter = adapters.get_tcp(&run.client).expect("planned");
+    let cell = satquic_net::tcp::TcpCell {
+        adapter,
+        link: link.clone(),
+        seed: run.seed,
+        size_bytes: spec.tcp_size(),
+        dir: dir.to_path_buf(),
+        time_cap: spec.time_cap,
+    };
+    tcp_row(base, &satquic_net::tcp::run_tcp_cell(&cell))
+}
+
+/// A kernel TCP row with what the cell measured, classified as the simulator's rows are.
+fn tcp_row(base: Row, o: &satquic_net::tcp::TcpOutcome) -> Row {
+    use crate::analysis::{capacity_from_latency_offset, classify};
+    let mut row = outcome_row(
+        base,
+        &CellOutcome {
+            status: o.status.clone(),
+            reason: o.reason.clone(),
+            client_time: o.completion_s.map(Duration::from_secs_f64),
+            delivered_bytes: o.delivered_bytes,
+        },
+    );
+    let e = &o.exit;
+    row.exit_at_s = e.exit_at_s;
+    row.exit_reason = e
+        .exit_at_s
+        .map(|_| if e.exit_by_loss { "loss" } else { "hystart" }.to_string());
+    row.exit_cwnd_before = e.cwnd_before_bytes;
+    row.exit_ssthresh = e.ssthresh_bytes;
+    row.exit_rtt_s = e.rtt_at_exit_ms.map(|ms| ms / 1e3);
+    row.first_loss_detected_at_s = e.first_loss_at_s;
+    row.capacity_at_s = o.capacity_at_s;
+    row.capacity_source = o.capacity_source.clone();
+    row.min_rtt_s = o.min_rtt_s;
+    row.max_queue_bytes = o.max_queue_bytes;
+    row.drops_congestion = o.drops_congestion;
+    row.drops_random = o.drops_random;
+    row.packets_lost = o.retransmits;
+    if o.samples > 0 {
+        let classes = |capacity: Option<f64>| {
+            // Variants without a slow-start exit (BBR) have no class.
+            o.exit_signal
+                .then(|| classify(e.exit_at_s, e.exit_by_loss, e.first_loss_at_s, capacity))
+                .map(|c| c.as_str().to_string())
+        };
+        row.exit_class = classes(o.capacity_at_s);
+        row.owd_capacity_at_s = o
+            .min_rtt_s
+            .and_then(|min| capacity_from_latency_offset(&o.rtt_offsets, min));
+        row.owd_exit_class = classes(row.owd_capacity_at_s);
+        if let (Some(x), Some(l), Some(rtt)) = (e.exit_at_s, e.first_loss_at_s, row.exit_rtt_s)
+            && rtt > 0.0
+        {
+            row.exit_to_loss_ratio = Some((l - x) / rtt);
+        }
+    }
+    row
+}
+
 /// The row of a run before it runs: identity, link and workload columns.
 pub fn row(spec: &MatrixSpec, run: &MatrixRun, link: &LinkSpec) -> Row {
+    let bytes = if run.tcp { spec.tcp_size() } else { spec.bytes };
     Row {
         index: run.index,
         run_id: run.run_id.clone(),
@@ -514,15 +661,16 @@ pub fn row(spec: &MatrixSpec, run: &MatrixRun, link: &LinkSpec) -> Row {
         link_source: run.preset.clone(),
         variant: run.pair(),
         cc: run.cc.clone(),
-        workload: crate::spec::size_label(spec.bytes),
+        workload: crate::spec::size_label(bytes),
         workload_kind: "download".into(),
-        bytes: Some(spec.bytes),
+        bytes: Some(bytes),
         flows: 1,
         rep: run.rep,
         seed: run.seed,
         time_cap_s: spec.time_cap.as_secs_f64(),
         client_impl: Some(run.client.clone()),
         server_impl: Some(run.server.clone()),
+        transport: Some(if run.tcp { "tcp" } else { "quic" }.into()),
         ..Row::with_link(link)
     }
 }
@@ -557,7 +705,12 @@ fn outcome_row(base: Row, o: &CellOutcome) -> Row {
 /// timed out, `x` incompatible, `s` skipped where none completed), then the counts of
 /// each status.
 pub fn text_summary(rows: &[Row]) -> String {
-    let rows: Vec<&Row> = rows.iter().filter(|r| r.client_impl.is_some()).collect();
+    let all: Vec<&Row> = rows.iter().filter(|r| r.client_impl.is_some()).collect();
+    let rows: Vec<&Row> = all
+        .iter()
+        .copied()
+        .filter(|r| r.transport.as_deref() != Some("tcp"))
+        .collect();
     let mut out = String::new();
     let order = |v: &mut Vec<String>, s: &str| {
         if !v.iter().any(|x| x == s) {
@@ -616,19 +769,58 @@ pub fn text_summary(rows: &[Row]) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&tcp_summary(&all));
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &rows {
+    for r in &all {
         *counts.entry(r.status.as_str()).or_default() += 1;
     }
     out.push_str(&format!(
         "{} runs: {}\n",
-        rows.len(),
+        all.len(),
         counts
             .iter()
             .map(|(k, v)| format!("{v} {k}"))
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    out
+}
+
+/// The kernel TCP rows, one line each: time, efficiency and seed 003's slow-start columns.
+fn tcp_summary(rows: &[&Row]) -> String {
+    let tcp: Vec<&&Row> = rows
+        .iter()
+        .filter(|r| r.transport.as_deref() == Some("tcp"))
+        .collect();
+    if tcp.is_empty() {
+        return String::new();
+    }
+    let opt = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.2}{unit}"));
+    let mut out = format!(
+        "kernel TCP (iperf3 through satquic link --tun), slow-start exit classes as seed 003's Table III\n{:<16} {:<18} {:>3} {:>9} {:>8} {:>5} {:>16} {:>9} {:>10}\n",
+        "link", "variant", "rep", "status", "time", "eff", "exit", "capacity", "class"
+    );
+    for r in tcp {
+        let _ = std::fmt::Write::write_fmt(
+            &mut out,
+            format_args!(
+                "{:<16} {:<18} {:>3} {:>9} {:>8} {:>5} {:>16} {:>9} {:>10}\n",
+                r.link,
+                r.variant,
+                r.rep,
+                r.status,
+                opt(r.completion_time_s, " s"),
+                r.efficiency
+                    .map_or("-".into(), |e| format!("{:.0}%", 100.0 * e)),
+                match (&r.exit_reason, r.exit_at_s) {
+                    (Some(why), Some(t)) => format!("{t:.2} s {why}"),
+                    _ => "-".into(),
+                },
+                opt(r.capacity_at_s, " s"),
+                r.exit_class.as_deref().unwrap_or("-")
+            ),
+        );
+    }
     out
 }
 
@@ -648,6 +840,7 @@ mod tests {
             time_cap: Duration::from_secs(30),
             alpn: vec!["h3".into()],
             qlog: false,
+            tcp_bytes: None,
         }
     }
 
@@ -665,6 +858,31 @@ mod tests {
                 .run_id
                 .starts_with("qir-sat__satquic--satquic__default__1MiB__r000-")
         );
+    }
+
+    #[test]
+    fn tcp_variants_run_once_per_preset_and_repetition_whatever_the_ccs() {
+        let mut s = spec();
+        s.impls = vec![
+            "satquic".into(),
+            "tcp-cubic-hystart".into(),
+            "tcp-bbr".into(),
+        ];
+        s.ccs = vec!["default".into(), "bbr".into()];
+        s.tcp_bytes = Some(50_000_000);
+        let runs = plan(&s, &AdapterFile::builtin()).unwrap();
+        // satquic/satquic per cc and rep (4), each tcp variant per rep (4).
+        assert_eq!(runs.len(), 8);
+        let tcp: Vec<&MatrixRun> = runs.iter().filter(|r| r.tcp).collect();
+        assert_eq!(tcp.len(), 4);
+        assert_eq!(tcp[0].pair(), "tcp-cubic-hystart");
+        assert_eq!(tcp[0].cc, "cubic");
+        assert_eq!(tcp[1].cc, "bbr");
+        let link = satquic_run::resolve_link("qir-sat").unwrap();
+        let r = row(&s, tcp[0], &link);
+        assert_eq!(r.bytes, Some(50_000_000));
+        assert_eq!(r.transport.as_deref(), Some("tcp"));
+        assert_eq!(row(&s, &runs[0], &link).bytes, Some(1 << 20));
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //!   any hq-interop or HTTP/3 server;
 //! - [`relay`]: `satquic link`, a UDP relay that applies the satquic-link model in real
 //!   time (a userspace satellite-link emulator: no root, no netem);
+//! - [`tun`]: `satquic link --tun`, the same model between two network namespaces at the
+//!   IP level (root), for any tool, kernel TCP included;
+//! - [`tcp`]: kernel TCP (iperf3) through the TUN link, with tcp_info sampled: the TCP rows
+//!   of `satquic matrix`;
 //! - [`emulated`]: `satquic run`, server + relay + client in one process on loopback,
 //!   writing the simulator's run record;
 //! - [`peers`]: other QUIC implementations run as processes from adapters (data), one
@@ -27,8 +31,10 @@ pub mod qlog;
 pub mod record;
 pub mod relay;
 pub mod server;
+pub mod tcp;
 pub mod tls;
 pub mod transport;
+pub mod tun;
 
 pub use client::{Alpn, ClientOptions, ClientResult, IntervalRow, run_client};
 pub use relay::{Relay, RelayOptions, RelaySnapshot};

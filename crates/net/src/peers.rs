@@ -87,6 +87,9 @@ const PLACEHOLDERS: [&str; 19] = [
 pub struct AdapterFile {
     #[serde(rename = "impl", default)]
     pub impls: Vec<Adapter>,
+    /// Kernel TCP variants, run through `satquic link --tun` ([`crate::tcp`]).
+    #[serde(default)]
+    pub tcp: Vec<crate::tcp::TcpAdapter>,
 }
 
 /// How to run one implementation.
@@ -159,8 +162,8 @@ impl AdapterFile {
     pub fn parse(text: &str) -> Result<Self, String> {
         let file: AdapterFile =
             toml::from_str(text).map_err(|e| crate_first_line(&format!("adapters: {e}")))?;
-        if file.impls.is_empty() {
-            return Err("adapters: no [[impl]] entry".into());
+        if file.impls.is_empty() && file.tcp.is_empty() {
+            return Err("adapters: no [[impl]] or [[tcp]] entry".into());
         }
         let mut seen = Vec::new();
         for a in &file.impls {
@@ -169,6 +172,13 @@ impl AdapterFile {
                 return Err(format!("adapters: implementation {:?} twice", a.name));
             }
             seen.push(a.name.as_str());
+        }
+        for t in &file.tcp {
+            t.validate()?;
+            if seen.contains(&t.name.as_str()) {
+                return Err(format!("adapters: implementation {:?} twice", t.name));
+            }
+            seen.push(t.name.as_str());
         }
         Ok(file)
     }
@@ -189,8 +199,18 @@ impl AdapterFile {
         self.impls.iter().find(|a| a.name == name)
     }
 
+    /// A kernel TCP variant by name.
+    pub fn get_tcp(&self, name: &str) -> Option<&crate::tcp::TcpAdapter> {
+        self.tcp.iter().find(|a| a.name == name)
+    }
+
+    /// The QUIC implementations, then the TCP variants.
     pub fn names(&self) -> Vec<&str> {
-        self.impls.iter().map(|a| a.name.as_str()).collect()
+        self.impls
+            .iter()
+            .map(|a| a.name.as_str())
+            .chain(self.tcp.iter().map(|t| t.name.as_str()))
+            .collect()
     }
 }
 
@@ -518,13 +538,13 @@ const READY_TIMEOUT: Duration = Duration::from_secs(20);
 const LOG_KEEP_BYTES: u64 = 64 * 1024;
 
 /// A process that is killed when dropped.
-struct Running {
-    child: Child,
-    what: &'static str,
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) what: &'static str,
 }
 
 impl Running {
-    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 }

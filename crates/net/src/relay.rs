@@ -131,7 +131,7 @@ impl Default for DelayErrorHistogram {
 }
 
 impl DelayErrorHistogram {
-    fn add(&mut self, error: Duration) {
+    pub(crate) fn add(&mut self, error: Duration) {
         let i = (error.as_nanos() / DELAY_ERROR_BIN.as_nanos()) as usize;
         self.bins[i.min(DELAY_ERROR_BINS - 1)] += 1;
     }

@@ -469,6 +469,28 @@ fn not_before_full_allocation(
     }
 }
 
+/// The capacity point of a run on this link (see the module docs) and where it came from
+/// (`congestion_drop`, `busy_at_end`, `busy_at_exit`, `full_allocation`), in run time;
+/// `busy_since_at_exit`: the start of the busy period in progress at the flow's exit, run
+/// time. The same rule for the simulator's flows and for kernel TCP through `--tun`.
+pub fn capacity_point(
+    link: &LinkObservation,
+    busy_since_at_exit: Option<Duration>,
+) -> (Option<Duration>, Option<&'static str>) {
+    let at = |t: Duration| link.run_time(t);
+    let (capacity, source) = match (
+        link.truth.capacity_time().map(at),
+        link.truth.busy_since().map(at),
+        busy_since_at_exit,
+    ) {
+        (Some(c), _, _) => (Some(c), Some("congestion_drop")),
+        (None, Some(b), _) => (Some(b), Some("busy_at_end")),
+        (None, None, Some(b)) => (Some(b), Some("busy_at_exit")),
+        _ => (None, None),
+    };
+    not_before_full_allocation(link, capacity, source)
+}
+
 /// Classifies an exit (seed 003): see the module docs.
 pub fn classify(
     exit: Option<(Duration, ExitReason)>,
@@ -554,13 +576,7 @@ pub fn summarize(
         let first_loss = f.first_loss_detected;
         let exit = exit_summary(&f.events, false, f.rtt_at_exit);
         let shadow = exit_summary(&f.events, true, f.rtt_at_shadow_exit);
-        let (capacity, source) = match (link_capacity, busy_at_end, f.busy_since_at_exit) {
-            (Some(c), _, _) => (Some(c), Some("congestion_drop")),
-            (None, Some(b), _) => (Some(b), Some("busy_at_end")),
-            (None, None, Some(b)) => (Some(b), Some("busy_at_exit")),
-            _ => (None, None),
-        };
-        let (capacity, source) = not_before_full_allocation(link, capacity, source);
+        let (capacity, source) = capacity_point(link, f.busy_since_at_exit);
         let ratio =
             |exit: &Option<(ExitSummary, Duration, ExitReason)>, rtt: Option<Duration>| match (
                 exit, first_loss, rtt,

@@ -54,7 +54,14 @@ fn in_order<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
     out
 }
 
-pub(super) fn items(l: &Loaded, tag: &str, all: &[&RunData]) -> Vec<Item> {
+fn is_tcp(r: &RunData) -> bool {
+    r.row.transport.as_deref() == Some("tcp")
+}
+
+pub(super) fn items(l: &Loaded, tag: &str, all_rows: &[&RunData]) -> Vec<Item> {
+    let tcp: Vec<&RunData> = all_rows.iter().copied().filter(|r| is_tcp(r)).collect();
+    let all: Vec<&RunData> = all_rows.iter().copied().filter(|r| !is_tcp(r)).collect();
+    let all = &all[..];
     let runs = ran(all);
     let clients = in_order(all.iter().filter_map(|r| r.row.client_impl.as_deref()));
     let servers = in_order(all.iter().filter_map(|r| r.row.server_impl.as_deref()));
@@ -71,7 +78,85 @@ pub(super) fn items(l: &Loaded, tag: &str, all: &[&RunData]) -> Vec<Item> {
     }
     items.push(Item::Table(pairs(&l.meta.name, &scenarios)));
     items.extend(not_run(all));
+    if !tcp.is_empty() {
+        items.push(Item::Table(tcp_table(&l.meta.name, &tcp)));
+        items.extend(not_run(&tcp));
+    }
     items
+}
+
+/// Kernel TCP rows (iperf3 through `satquic link --tun`): per link and variant, time,
+/// efficiency and seed 003's Table III classes (early / chokepoint / late) from tcp_info.
+fn tcp_table(name: &str, runs: &[&RunData]) -> Table {
+    let mut t = Table {
+        title: format!("{name}: kernel TCP through the TUN link, slow-start exits"),
+        seed_ref: "003 Table III".into(),
+        columns: [
+            "link",
+            "variant",
+            "runs",
+            "completed",
+            "mean time s",
+            "mean eff.",
+            "exit s (mean)",
+            "capacity s (mean)",
+            "early",
+            "chokepoint",
+            "late",
+            "none",
+            "early (OWD)",
+            "chokepoint (OWD)",
+            "late (OWD)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: Vec::new(),
+        note: "iperf3 (Debian) in two network namespaces joined by satquic link --tun on the preset; the sender's tcp_info sampled every 50 ms (runs/<id>/tcp_info.csv). Exit = the first finite ssthresh (HyStart's exit, or loss recovery: then late); capacity from the link's ground truth, by the simulator's rule; (OWD): capacity from the latency-offset heuristic of 003 Sec. V-B on the tcp_info RTT. BBR leaves ssthresh alone: no class. Time = sender start to the last payload byte delivered.".into(),
+    };
+    let groups = analysis::group_by(runs, |r| format!("{}|{}", r.row.link, r.row.variant));
+    for (key, g) in &groups {
+        let (link, variant) = key.split_once('|').unwrap_or((key, ""));
+        let ok = completed(g);
+        let mean = |v: Vec<f64>| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.2}", v.iter().sum::<f64>() / v.len() as f64)
+            }
+        };
+        let classes = analysis::class_counts(g.iter().map(|r| r.row.exit_class.as_deref()));
+        let owd = analysis::class_counts(g.iter().map(|r| r.row.owd_exit_class.as_deref()));
+        let n = |c: &analysis::ClassCounts, class: analysis::ExitClass| {
+            if c.total() == 0 {
+                "-".to_string()
+            } else {
+                pct(c.pct(class))
+            }
+        };
+        use analysis::ExitClass::{Chokepoint, Early, Late, None as NoExit};
+        t.rows.push(vec![
+            link.to_string(),
+            variant.to_string(),
+            g.len().to_string(),
+            ok.len().to_string(),
+            mean(ok.iter().filter_map(|r| r.row.completion_time_s).collect()),
+            ok.iter()
+                .filter_map(|r| r.row.efficiency)
+                .map(|e| e * 100.0)
+                .reduce(|a, b| a + b)
+                .map_or("-".into(), |s| pct(s / ok.len().max(1) as f64)),
+            mean(g.iter().filter_map(|r| r.row.exit_at_s).collect()),
+            mean(g.iter().filter_map(|r| r.row.capacity_at_s).collect()),
+            n(&classes, Early),
+            n(&classes, Chokepoint),
+            n(&classes, Late),
+            n(&classes, NoExit),
+            n(&owd, Early),
+            n(&owd, Chokepoint),
+            n(&owd, Late),
+        ]);
+    }
+    t
 }
 
 type Scenarios<'a> = [(String, Vec<&'a RunData>)];
