@@ -1109,9 +1109,19 @@ impl Bbr3 {
         }
     }
 
-    /// `BBRCheckProbeRTT`.
+    /// `BBRCheckProbeRTT`, not before Startup and Drain are over: a deviation from the
+    /// draft, which enters ProbeRTT from any state. On a 600 ms path Startup and Drain
+    /// last longer than the 5 s `ProbeRTTInterval`; the draft's ProbeRTT then interrupts
+    /// Startup, which resumes with its queue rebuilt at 1.2 s rounds and exits 6 s later,
+    /// and the next ProbeRTT falls into Drain (measured on thesis-sat: ProbeBW from 15.8 s
+    /// instead of 8.5 s). Startup's queue is drained by Drain, which is what ProbeRTT would
+    /// do.
     fn check_probe_rtt(&mut self, now: Duration) {
-        if self.state != Bbr3State::ProbeRtt && self.probe_rtt_expired && !self.idle_restart {
+        if self.state != Bbr3State::ProbeRtt
+            && self.probe_rtt_expired
+            && !self.idle_restart
+            && !matches!(self.state, Bbr3State::Startup | Bbr3State::Drain)
+        {
             // `BBREnterProbeRTT`.
             self.state = Bbr3State::ProbeRtt;
             self.pacing_gain = 1.0;
