@@ -6,7 +6,7 @@
 //! | part | values |
 //! |---|---|
 //! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr3` (satquic's BBRv3), `bbr` (quinn's BBRv1-like) |
-//! | `bbr3` options ([`bbr3`](crate::bbr3); each a draft-ietf-ccwg-bbr constant) | `startup-gain=F`, `startup-cwnd-gain=F`, `drain-gain=F`, `cwnd-gain=F`, `down-gain=F`, `cruise-gain=F`, `up-gain=F`, `up-cwnd-gain=F`, `probe-rtt-gain=F`, `probe-rtt-duration=MS`, `probe-rtt-interval=MS`, `min-rtt-window=MS`, `bw-cycles=N`, `extra-acked-rounds=N`, `loss-thresh=F`, `beta=F`, `headroom=F`, `min-pipe=N` (segments), `full-loss-count=N`, `full-bw-growth=F`, `full-bw-rounds=N`, `pacing-margin=F` (percent), `max-quantum=BYTES`, `probe-wait=MS`, `probe-wait-random=MS`, `reno-rounds=N`, `pacing=rate` or `pacing=window` |
+//! | `bbr3` options ([`bbr3`](crate::bbr3); each a draft-ietf-ccwg-bbr constant) | `startup-gain=F`, `startup-cwnd-gain=F`, `drain-gain=F`, `cwnd-gain=F`, `down-gain=F`, `cruise-gain=F`, `up-gain=F`, `up-cwnd-gain=F`, `probe-rtt-gain=F`, `probe-rtt-duration=MS`, `probe-rtt-interval=MS`, `min-rtt-window=MS`, `bw-cycles=N`, `extra-acked-rounds=N`, `extra-acked-max=MS`, `loss-thresh=F`, `beta=F`, `headroom=F`, `min-pipe=N` (segments), `full-loss-count=N`, `full-bw-growth=F`, `full-bw-rounds=N`, `pacing-margin=F` (percent), `max-quantum=BYTES`, `probe-wait=MS`, `probe-wait-random=MS`, `reno-rounds=N`, `pacing=rate` or `pacing=window` |
 //! | slow start | `classic` (alias `ss`), `hystart++` (aliases `hspp`, `hystartpp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
 //! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=auto`, `lookback=latest`, `lookback=smoothed` or `lookback=min` |
 //! | `hystart++` options ([`hystart_plus_plus`](crate::slow_start::hystart_plus_plus)) | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
@@ -819,6 +819,7 @@ mod tests {
             "bbr3",
             "bbr3:beta=0.5,loss-thresh=0.05",
             "bbr3:probe-rtt-interval=10000,pacing=window",
+            "bbr3:extra-acked-max=50",
             "BBR3:Up-Gain=1.5",
         ] {
             let parsed = parse_spec(spec).unwrap();

@@ -39,6 +39,12 @@ pub const MAX_BW_FILTER_LEN: u32 = 2;
 /// Window of the extra-acked (ACK aggregation) filter in round trips (Sec. 5.5.9,
 /// `BBRExtraAckedFilterLen`).
 pub const EXTRA_ACKED_FILTER_LEN: u32 = 10;
+/// Most ACK aggregation the cwnd makes room for, as time at `bw`: Linux BBR's
+/// `bbr_extra_acked_max_us` (100 ms), not in the draft (Sec. 5.5.9 caps `extra_acked` at
+/// the cwnd only). Without it the extra-acked estimate grows whenever the link delivers a
+/// little faster than `bw` (the pacing margin does that), and ProbeBW_UP's cwnd reached
+/// 3 BDP on a deep buffer in this module's tests.
+pub const EXTRA_ACKED_MAX_TIME: Duration = Duration::from_millis(100);
 /// Highest loss rate per round a probe tolerates before it sets `inflight_hi` (Sec.
 /// 5.5.10.2, `BBRLossThresh`).
 pub const LOSS_THRESH: f64 = 0.02;
@@ -121,6 +127,8 @@ pub struct Bbr3Config {
     pub max_bw_filter_len: u32,
     /// [`EXTRA_ACKED_FILTER_LEN`] (`extra-acked-rounds=N`).
     pub extra_acked_filter_len: u32,
+    /// [`EXTRA_ACKED_MAX_TIME`] (`extra-acked-max=MS`).
+    pub extra_acked_max_time: Duration,
     /// [`LOSS_THRESH`] (`loss-thresh=F`).
     pub loss_thresh: f64,
     /// [`BETA`] (`beta=F`).
@@ -167,6 +175,7 @@ impl Default for Bbr3Config {
             min_rtt_filter_len: MIN_RTT_FILTER_LEN,
             max_bw_filter_len: MAX_BW_FILTER_LEN,
             extra_acked_filter_len: EXTRA_ACKED_FILTER_LEN,
+            extra_acked_max_time: EXTRA_ACKED_MAX_TIME,
             loss_thresh: LOSS_THRESH,
             beta: BETA,
             headroom: HEADROOM,
@@ -188,7 +197,7 @@ impl Default for Bbr3Config {
 pub(crate) const BBR3_OPTIONS: &str = "startup-gain=F, startup-cwnd-gain=F, drain-gain=F, \
      cwnd-gain=F, down-gain=F, cruise-gain=F, up-gain=F, up-cwnd-gain=F, probe-rtt-gain=F, \
      probe-rtt-duration=MS, probe-rtt-interval=MS, min-rtt-window=MS, bw-cycles=N, \
-     extra-acked-rounds=N, loss-thresh=F, beta=F, headroom=F, min-pipe=N, full-loss-count=N, \
+     extra-acked-rounds=N, extra-acked-max=MS, loss-thresh=F, beta=F, headroom=F, min-pipe=N, full-loss-count=N, \
      full-bw-growth=F, full-bw-rounds=N, pacing-margin=F, max-quantum=BYTES, probe-wait=MS, \
      probe-wait-random=MS, reno-rounds=N, pacing=rate|window";
 
@@ -254,6 +263,10 @@ const FIELDS: &[(&str, Field)] = &[
     (
         "extra-acked-rounds",
         Field::Count32(|c| &mut c.extra_acked_filter_len, 1, 64),
+    ),
+    (
+        "extra-acked-max",
+        Field::Millis(|c| &mut c.extra_acked_max_time, 0.0, 60_000.0),
     ),
     (
         "loss-thresh",

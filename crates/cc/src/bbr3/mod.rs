@@ -794,10 +794,12 @@ impl Bbr3 {
             expected = 0;
         }
         self.extra_acked_delivered += self.rs.newly_acked;
+        let cap = (self.bw * self.config.extra_acked_max_time.as_secs_f64()) as u64;
         let extra = self
             .extra_acked_delivered
             .saturating_sub(expected)
-            .min(self.cwnd);
+            .min(self.cwnd)
+            .min(cap);
         self.extra_acked_filter
             .update(self.round_count, extra as f64);
         self.extra_acked = self.extra_acked_filter.get() as u64;

@@ -359,9 +359,14 @@ fn a_deep_buffer_holds_a_bounded_queue_in_probe_bw() {
     pipe.max_queue_bytes = 0;
     let (mut sum, mut n) = (0u64, 0u64);
     let end = pipe.now + Duration::from_secs(20);
+    let mut at_max = (Duration::ZERO, Bbr3State::Startup, 0, 0);
     while pipe.now < end {
         pipe.step();
-        sum += pipe.queue_bytes();
+        let q = pipe.queue_bytes();
+        if q > at_max.2 {
+            at_max = (pipe.now, pipe.bbr.state(), q, pipe.bbr.window());
+        }
+        sum += q;
         n += 1;
     }
     let bdp = RATE_BYTES_PER_S * RTT.as_secs_f64();
@@ -370,8 +375,9 @@ fn a_deep_buffer_holds_a_bounded_queue_in_probe_bw() {
     // controller fills the ten).
     assert!(
         (pipe.max_queue_bytes as f64) < 1.25 * bdp,
-        "queue reached {} bytes, BDP {bdp}",
-        pipe.max_queue_bytes
+        "queue reached {} bytes, BDP {bdp}: {at_max:?} {:?}",
+        pipe.max_queue_bytes,
+        pipe.trace
     );
     let mean = sum as f64 / n as f64;
     assert!(mean < 0.4 * bdp, "mean queue {mean} bytes, BDP {bdp}");
