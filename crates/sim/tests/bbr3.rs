@@ -20,15 +20,20 @@ fn preset(name: &str) -> satquic_link::LinkSpec {
     satquic_link::presets::lookup(name).unwrap()
 }
 
-fn timed_flows(link: &str, flows: usize, seconds: u64, seed: u64) -> Scenario {
+fn timed_flows(link: &str, flows: u64, seconds: u64, seed: u64) -> Scenario {
+    staggered_flows(link, flows, 0, seconds, seed)
+}
+
+/// `flows` bulk flows `stagger_s` seconds apart, all ending at `seconds`.
+fn staggered_flows(link: &str, flows: u64, stagger_s: u64, seconds: u64, seed: u64) -> Scenario {
     Scenario {
         link: preset(link),
         flows: (0..flows)
-            .map(|_| FlowSpec {
-                start: Duration::ZERO,
+            .map(|i| FlowSpec {
+                start: Duration::from_secs(stagger_s * i),
                 transport: TransportSpec::with_cc("bbr3"),
                 workload: Workload::Timed {
-                    duration: Duration::from_secs(seconds),
+                    duration: Duration::from_secs(seconds - stagger_s * i),
                 },
                 direction: DataDirection::Download,
             })
@@ -118,6 +123,9 @@ fn one_percent_random_loss_keeps_eighty_percent_of_thesis_sat() {
 
 #[test]
 fn two_flows_share_one_bottleneck_with_jain_index_above_0_95() {
+    // Both start together; a flow starting 10 s after the other does not converge in 40 s
+    // (BENCHMARKS.md, "BBRv3": the incumbent's probes fill the 1-BDP buffer, and the
+    // losses cap the newcomer's inflight_hi at its own small inflight).
     let record = run(&timed_flows("thesis-sat", 2, 40, 3)).unwrap();
     let (from, to) = (Duration::from_secs(20), Duration::from_secs(40));
     let x: Vec<f64> = (0..2)

@@ -489,7 +489,8 @@ impl Bbr3 {
             }
         }
         self.in_flight += bytes;
-        if self.in_flight + self.mss > self.cwnd {
+        // quinn sends while `in_flight + datagram < window`: one more would be blocked.
+        if self.in_flight + self.mss >= self.cwnd {
             self.cwnd_limited = true;
         }
         match self.records.back_mut() {
