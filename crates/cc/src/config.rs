@@ -48,7 +48,7 @@ pub enum AvoidanceConfig {
     /// quinn-proto's built-in BBR (it has its own startup; the slow start is ignored).
     Bbr,
     /// satquic's BBRv3 (draft-ietf-ccwg-bbr; [`crate::bbr3`]), a controller of its own.
-    Bbr3(Bbr3Config),
+    Bbr3(Box<Bbr3Config>),
 }
 
 impl AvoidanceConfig {
@@ -146,7 +146,7 @@ impl CongestionConfig {
     /// BBRv3 (draft-ietf-ccwg-bbr) with the draft's constants; see [`crate::bbr3`].
     pub fn bbr3() -> Self {
         Self::with(
-            AvoidanceConfig::Bbr3(Bbr3Config::default()),
+            AvoidanceConfig::Bbr3(Box::default()),
             SlowStartConfig::Classic,
         )
     }
@@ -312,7 +312,7 @@ impl CongestionConfig {
         let n = self.builds.fetch_add(1, Ordering::Relaxed);
         let seed = split_mix(self.seed ^ split_mix(n));
         Some(Bbr3::new(
-            config.clone(),
+            (**config).clone(),
             mss,
             self.initial_window_for(mss),
             seed,

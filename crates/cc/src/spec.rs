@@ -135,9 +135,9 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         "cubic" => AvoidanceConfig::Cubic(CubicConfig::default()),
         "hybla" => AvoidanceConfig::Hybla { rtt0: HYBLA_RTT0 },
         "bbr" => AvoidanceConfig::Bbr,
-        "bbr3" => AvoidanceConfig::Bbr3(
+        "bbr3" => AvoidanceConfig::Bbr3(Box::new(
             crate::bbr3::Bbr3Config::parse_options(&ca_opts).map_err(|m| err(spec, m))?,
-        ),
+        )),
         other => {
             return Err(err(
                 spec,
@@ -858,7 +858,7 @@ mod tests {
         let AvoidanceConfig::Bbr3(b) = c.avoidance_config() else {
             panic!("not bbr3")
         };
-        assert_eq!(b, &Bbr3Config::default());
+        assert_eq!(**b, Bbr3Config::default());
         assert_eq!(b.loss_thresh, LOSS_THRESH);
         assert_eq!(c.to_string(), "bbr3");
         let c = parse_spec("bbr3:loss-thresh=0.05,probe-rtt-interval=2500,pacing=window").unwrap();

@@ -932,18 +932,15 @@ impl Bbr3 {
             Bbr3State::ProbeBwCruise => {
                 self.is_time_to_probe_bw(now);
             }
-            Bbr3State::ProbeBwRefill => {
-                if self.round_start {
-                    self.bw_probe_samples = true;
-                    self.start_probe_bw_up();
-                }
-            }
-            Bbr3State::ProbeBwUp => {
-                if self.is_time_to_go_down() {
-                    self.start_probe_bw_down(now);
-                }
+            Bbr3State::ProbeBwRefill if self.round_start => {
+                self.bw_probe_samples = true;
+                self.start_probe_bw_up();
+                return;
             }
             _ => {}
+        }
+        if self.state == Bbr3State::ProbeBwUp && self.is_time_to_go_down() {
+            self.start_probe_bw_down(now);
         }
     }
 
