@@ -22,7 +22,7 @@
 //! * **Per-packet delivery state** (Sec. 4.1, delivery rate samples): quinn's `on_sent`
 //!   reports each transmitted datagram batch with its send time, `on_ack` each newly
 //!   acknowledged packet with its send time but not its number. Each `on_sent` is kept
-//!   as a [`SendRecord`] (delivered bytes, delivered time, first send time, lost bytes,
+//!   as a `SendRecord` (delivered bytes, delivered time, first send time, lost bytes,
 //!   inflight and app-limited state at send) in a queue ordered by send time; an ACK finds
 //!   its record by send time. Packets sent in the same instant share a record. Records
 //!   are dropped two smoothed RTTs behind the newest acknowledged send time, after quinn
