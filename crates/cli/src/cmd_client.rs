@@ -8,7 +8,7 @@ use satquic_net::client::{Alpn, ClientOptions, IntervalRow, run_client};
 use satquic_net::tls::{Verify, parse_pin, read_ca_file, system_roots};
 use satquic_net::{NetError, NetTransport};
 use satquic_run::Workload;
-use satquic_run::units::{format_bytes, parse_size};
+use satquic_run::units::{format_bytes, format_duration, parse_size};
 
 use crate::Failure;
 use crate::seconds::{HOUR, LONGEST, SHORTEST};
@@ -275,6 +275,20 @@ pub struct Args {
     /// Give up after this long (default: no limit with -n, -t + 30 s with -t).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
     time_cap: Option<String>,
+    /// Run the transfer twice, the second GAP after the first (default 1s) resuming it:
+    /// the request goes in 0-RTT with the TLS session the first left, the server
+    /// answers at once for the address-validation token it gave, and its Careful Resume
+    /// starts from the first connection's window. The results describe the second
+    /// connection, plus the first's completion time and whether 0-RTT was accepted.
+    /// Within this process only: rustls keeps tickets in memory.
+    #[arg(
+        long,
+        value_name = "GAP",
+        num_args = 0..=1,
+        default_missing_value = "1s",
+        require_equals = true
+    )]
+    resume: Option<String>,
     #[command(flatten)]
     transport: TransportArgs,
 }
@@ -345,6 +359,10 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         qlog_dir: args.qlog.clone(),
         progress: None,
         interrupt: None,
+        resumption: args
+            .resume
+            .is_some()
+            .then(|| std::sync::Arc::new(satquic_net::client::Resumption::new())),
     })
 }
 
@@ -392,6 +410,13 @@ fn on_signal(interrupt: std::sync::Arc<tokio::sync::Notify>) {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let mut options = options(&args)?;
+    let gap = args
+        .resume
+        .as_deref()
+        .map(|g| {
+            crate::seconds::duration("client: --resume", g, Duration::ZERO..=crate::seconds::DAY)
+        })
+        .transpose()?;
     let interrupt = std::sync::Arc::new(tokio::sync::Notify::new());
     options.interrupt = Some(interrupt.clone());
     satquic_net::client::validate(&options).map_err(net_failure)?;
@@ -424,19 +449,54 @@ pub fn run(args: Args) -> Result<(), Failure> {
             }
         }))
     };
-    let result = rt
+    let (first, result) = rt
         .block_on(async {
             on_signal(interrupt);
-            run_client(options.clone(), on_interval).await
+            let Some(gap) = gap else {
+                return run_client(options.clone(), on_interval)
+                    .await
+                    .map(|r| (None, r));
+            };
+            // The first connection leaves its session and token; the second resumes.
+            let first = run_client(options.clone(), None).await?;
+            if first.status != "completed" {
+                return Ok((None, first));
+            }
+            tokio::time::sleep(gap).await;
+            let second = run_client(options.clone(), on_interval).await?;
+            Ok((Some(first), second))
         })
         .map_err(net_failure)?;
+    if gap.is_some() && first.is_none() {
+        return Err(Failure::Other(format!(
+            "the first connection did not complete ({}), so there is nothing to resume",
+            result.error.as_deref().unwrap_or(&result.status)
+        )));
+    }
     // A closed stdout does not hide a failed transfer.
     let printed = if args.json {
-        let value = satquic_net::record::client_json(&options, &result);
+        let mut value = satquic_net::record::client_json(&options, &result);
+        if let Some(first) = &first {
+            value["client"]["first_completion_time_s"] =
+                serde_json::json!(first.completed_at.map(|t| t.as_secs_f64()));
+            value["client"]["zero_rtt"] = serde_json::json!(result.zero_rtt);
+        }
         let text =
             serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?;
         outln!("{text}")
     } else {
+        if let Some(first) = &first {
+            outln!(
+                "first connection: {:.3} s; resumed {} later, 0-RTT {}:",
+                first.completed_at.unwrap_or(first.ended_at).as_secs_f64(),
+                format_duration(gap.unwrap_or_default()),
+                match result.zero_rtt {
+                    Some(true) => "accepted",
+                    Some(false) => "refused",
+                    None => "not offered (no session ticket)",
+                }
+            )?;
+        }
         print_text(&args, &result)
     };
     // Incomplete results exit 1 (after they are printed), as failed ones do.

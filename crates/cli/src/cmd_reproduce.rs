@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, short)]
     jobs: Option<usize>,
     /// Only the campaigns whose names start with these prefixes (comma-separated:
-    /// a, b, c, d, e).
+    /// a, b, c, d, e, f).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }

@@ -116,6 +116,24 @@ pub struct Args {
         require_equals = true
     )]
     resume: Option<String>,
+    /// Flows sharing the link, each its own connection with its own client and server
+    /// (seed 004's fairness runs); the table describes flow 0, the JSON every flow and
+    /// Jain's index of their goodputs [default: 1; with --mix, one per --cc].
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    flows: Option<String>,
+    /// With --flows: flow i starts i x DURATION after the first (seed 004's latecomer).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
+    stagger: String,
+    /// Mix the --cc specs on one bottleneck instead of comparing them run by run: one
+    /// variant whose flows take them in turn (flow 0 the first --cc, flow 1 the second,
+    /// ...; seed 004's BBR against CUBIC). Needs two --cc or more.
+    #[arg(long)]
+    mix: bool,
     /// UDP payload size in bytes (1200 to 16383).
     #[arg(
         long,
@@ -205,6 +223,8 @@ struct Done {
     seed: u64,
     /// The record without its series and events, or why there is none.
     record: Result<RunRecord, String>,
+    /// Jain's index of the flows' goodputs (runs.csv's `jain_index`).
+    jain_index: Option<f64>,
     wall: Duration,
 }
 
@@ -225,6 +245,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(j) => parse_count("jobs", j, 1, 1024)? as usize,
         None => default_jobs,
     };
+    if args.mix && args.cc.len() < 2 {
+        return Err(usage("--mix needs two --cc or more"));
+    }
+    let flows = match &args.flows {
+        Some(text) => parse_count("flows", text, 1, satquic_lab::spec::MAX_FLOWS.into())? as u32,
+        None if args.mix => args.cc.len() as u32,
+        None => 1,
+    };
+    let stagger = crate::seconds::duration(
+        "sim: --stagger",
+        &args.stagger,
+        Duration::ZERO..=crate::seconds::DAY,
+    )?;
+    if flows == 1 && !stagger.is_zero() {
+        return Err(usage("--stagger needs --flows of 2 or more"));
+    }
     let mtu = parse_count(
         "mtu",
         &args.mtu,
@@ -286,6 +322,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     for cc in &ccs {
         validate_cc(cc).map_err(usage)?;
     }
+    // A mix is one variant whose flows take the specs in turn (the lab's `cc = "a|b"`).
+    let ccs = if args.mix {
+        vec![ccs.join(&satquic_lab::spec::MIX_SEPARATOR.to_string())]
+    } else {
+        ccs
+    };
     let (preset, file) = match link_source {
         LinkSource::Preset(name) => (Some(name), None),
         LinkSource::File(path) => (None, Some(path)),
@@ -333,8 +375,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             },
             bytes: Some(Size(bytes)),
             duration: None,
-            flows: 1,
-            stagger: None,
+            flows,
+            stagger: (!stagger.is_zero()).then_some(stagger),
             label: None,
             resume_after,
         }],
@@ -370,6 +412,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             rep: f.run.rep,
             seed: f.run.seed,
             record,
+            jain_index: f.row.jain_index,
             wall: f.wall,
         });
     };
@@ -420,7 +463,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .filter_map(|r| {
             let record = r.record.as_ref().ok()?;
             let f = record.summary.flows.first()?;
-            Some(serde_json::json!({
+            let mut row = serde_json::json!({
                 "variant": labels[r.variant],
                 "seed": r.seed,
                 "status": f.status,
@@ -435,7 +478,27 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 "first_completion_time_s": f.first_connection.as_ref().map(|c| c.completion_time_s),
                 "resumption": f.resumption,
                 "wall_s": r.wall.as_secs_f64(),
-            }))
+            });
+            if flows > 1 {
+                row["jain_index"] = serde_json::json!(r.jain_index);
+                row["flows"] = record
+                    .summary
+                    .flows
+                    .iter()
+                    .zip(&record.summary.scenario.flows)
+                    .map(|(f, spec)| {
+                        serde_json::json!({
+                            "start_s": spec.start.as_secs_f64(),
+                            "status": f.status,
+                            "completion_time_s": f.completion_time_s,
+                            "delivered_bytes": f.delivered_bytes,
+                            "goodput_bps": f.goodput_bps,
+                            "packets_lost": f.packets_lost,
+                        })
+                    })
+                    .collect();
+            }
+            Some(row)
         })
         .collect();
     // Sorted keys whatever serde_json's `preserve_order` (the record module says why).
@@ -467,6 +530,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
             &stats,
             args.out.as_deref(),
         )?;
+        if flows > 1 {
+            outln!("Jain's index of the {flows} flows' goodputs (the table is flow 0):")?;
+            for (i, label) in labels.iter().enumerate() {
+                let values: Vec<String> = results
+                    .iter()
+                    .filter(|r| r.variant == i)
+                    .map(|r| r.jain_index.map_or("-".into(), |j| format!("{j:.3}")))
+                    .collect();
+                outln!("  {label}: {}", values.join(" "))?;
+            }
+        }
     }
     // Every result is printed (and kept with --out); an incomplete set still says so in
     // the exit code, as iperf3 and the campaign runner do.
@@ -610,6 +684,14 @@ mod tests {
             vec!["--mtu", "100"],
             vec!["--sender-cap", "fast"],
             vec!["--rwnd", "0"],
+            vec!["--flows", "0"],
+            vec!["--flows", "1001"],
+            vec!["--stagger", "-1s"],
+            vec!["--stagger", "2s"],
+            vec!["--flows", "2", "--stagger", "soon"],
+            vec!["--mix"],
+            vec!["--cc", "cubic", "--mix"],
+            vec!["--cc", "cubic", "--cc", "bogus", "--mix"],
         ];
         for case in cases {
             let msg = usage_error(&case);
@@ -706,6 +788,86 @@ mod tests {
         assert_eq!(fresh_report["variants"], first_stats);
         std::fs::remove_dir_all(&elsewhere).ok();
         std::fs::remove_dir_all(&out).ok();
+    }
+
+    /// Two flows on one bottleneck, the second 2 s later (seed 004's latecomer): sim.json
+    /// lists both, with their start times, and Jain's index of their goodputs, the same
+    /// as runs.csv's.
+    #[test]
+    fn flows_share_the_link_and_report_each_flow_and_jains_index() {
+        let out = std::env::temp_dir().join(format!("satquic-sim-flows-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let argv = [
+            "--link",
+            "thesis-sat",
+            "--cc",
+            "cubic",
+            "-n",
+            "3M",
+            "--flows",
+            "2",
+            "--stagger",
+            "2s",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        assert!(run(args(&argv)).is_ok());
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("sim.json")).unwrap()).unwrap();
+        let run0 = &report["per_run"][0];
+        let flows = run0["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2);
+        assert_eq!(flows[0]["start_s"], 0.0);
+        assert_eq!(flows[1]["start_s"], 2.0);
+        for f in flows {
+            assert_eq!(f["status"], "completed", "{f}");
+            assert_eq!(f["delivered_bytes"], 3_000_000);
+        }
+        let rows = satquic_lab::dataset::read_csv(&out.join("runs.csv")).unwrap();
+        assert_eq!(rows[0].flows, 2);
+        let jain = run0["jain_index"].as_f64().unwrap();
+        assert!(jain > 0.5 && jain <= 1.0, "{jain}");
+        assert_eq!(Some(jain), rows[0].jain_index);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// `--mix`: one variant, one flow per --cc on one bottleneck, each with its own
+    /// congestion control (seed 004's BBR against CUBIC).
+    #[test]
+    fn mix_puts_one_flow_of_each_cc_on_one_link() {
+        let out = std::env::temp_dir().join(format!("satquic-sim-mix-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let argv = [
+            "--link",
+            "thesis-sat",
+            "--cc",
+            "newreno",
+            "--cc",
+            "cubic",
+            "--mix",
+            "-n",
+            "2M",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        assert!(run(args(&argv)).is_ok());
+        let rows = satquic_lab::dataset::read_csv(&out.join("runs.csv")).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].cc.as_str(), rows[0].flows), ("newreno|cubic", 2));
+        let meta = satquic_lab::exec::CampaignMeta::read(&out).unwrap();
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("runs").join(&meta.run_ids[0]).join("summary.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let ccs: Vec<&str> = summary["scenario"]["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["transport"]["cc"].as_str().unwrap())
+            .collect();
+        assert_eq!(ccs, ["newreno", "cubic"]);
+        let _ = std::fs::remove_dir_all(&out);
     }
 
     #[test]

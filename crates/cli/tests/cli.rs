@@ -475,6 +475,10 @@ fn time_flags_refuse_values_a_duration_cannot_hold_and_name_the_range() {
     );
     let err = usage_error(&["client", "127.0.0.1:1", "-i", "0.5ms"]);
     assert!(err.contains("-i 0.5ms: must be between 1ms"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:1", "--resume=later"]);
+    assert!(err.contains("--resume"), "{err}");
+    let err = usage_error(&["client", "127.0.0.1:1", "--resume=25h"]);
+    assert!(err.contains("--resume 25h"), "{err}");
     for flag in ["--idle-timeout", "--handshake-timeout"] {
         let err = usage_error(&["server", flag, "2h"]);
         assert!(

@@ -220,7 +220,7 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
             .join(";"),
         buffer_bdp: run.link.params.get("buffer").and_then(|v| v.parse().ok()),
         variant: run.variant.clone(),
-        cc: t.cc.clone(),
+        cc: flow_ccs(&run.scenario),
         initial_window: t.initial_window,
         receive_window: t.receive_window,
         stream_receive_window: t.stream_receive_window,
@@ -357,6 +357,18 @@ pub fn record_row(campaign: &str, run: &PlannedRun, record: &RunRecord) -> Row {
     row.utilization = (rate > 0.0).then(|| total / rate);
     row.jain_index = analysis::jain_index(&goodputs);
     row
+}
+
+/// The congestion control of the flows: flow 0's, or for a mix (`cc = "bbr|cubic"`) each
+/// distinct one in flow order, joined by `|`.
+fn flow_ccs(scenario: &satquic_run::Scenario) -> String {
+    let mut ccs: Vec<&str> = Vec::new();
+    for f in &scenario.flows {
+        if !ccs.contains(&f.transport.cc.as_str()) {
+            ccs.push(&f.transport.cc);
+        }
+    }
+    ccs.join(&crate::spec::MIX_SEPARATOR.to_string())
 }
 
 fn exit_reason_name(reason: &satquic_cc::ExitReason) -> String {

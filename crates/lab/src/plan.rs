@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use satquic_run::{DataDirection, FlowSpec, Scenario, ShaperSpec, Workload};
+use satquic_run::{DataDirection, FlowSpec, Scenario, ShaperSpec, TransportSpec, Workload};
 
 use crate::spec::{
     CampaignSpec, Mode, ResolvedLink, ResolvedVariant, ResolvedWorkload, SpecError, WorkloadKind,
@@ -193,7 +193,13 @@ fn scenario(
     let flows = (0..workload.flows)
         .map(|i| FlowSpec {
             start: workload.stagger * i,
-            transport: transport.clone(),
+            transport: match variant.mix.get(i as usize % variant.mix.len().max(1)) {
+                Some(cc) => TransportSpec {
+                    cc: cc.clone(),
+                    ..transport.clone()
+                },
+                None => transport.clone(),
+            },
             workload: match workload.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => Workload::Download {
                     bytes: workload.bytes.unwrap_or(1),
@@ -287,6 +293,41 @@ bytes = "1MB"
             .map(|r| (r.variant.as_str(), r.seed))
             .collect();
         assert_eq!(order, [("a", 7), ("a", 8), ("b", 7), ("b", 8)]);
+    }
+
+    /// A mix (`cc = "a|b"`) gives the flows of one run the congestion controls in turn.
+    #[test]
+    fn a_mixed_variant_alternates_the_flows_congestion_control() {
+        let toml = r#"
+name = "t"
+[[link]]
+preset = "thesis-sat"
+[[variant]]
+cc = "bbr | cubic+search"
+[[workload]]
+kind = "timed"
+duration = "30s"
+flows = 3
+stagger = "5s"
+"#;
+        let plan = Plan::new(&CampaignSpec::from_toml_str(toml, None).unwrap()).unwrap();
+        assert_eq!(plan.variants[0].label, "bbr | cubic+search");
+        let flows = &plan.runs[0].scenario.flows;
+        let ccs: Vec<(&str, u64)> = flows
+            .iter()
+            .map(|f| (f.transport.cc.as_str(), f.start.as_secs()))
+            .collect();
+        assert_eq!(ccs, [("bbr", 0), ("cubic+search", 5), ("bbr", 10)]);
+        for bad in ["cubic|", "|cubic", "cubic||bbr", "cubic|bogus"] {
+            let e = CampaignSpec::from_toml_str(&toml.replace("bbr | cubic+search", bad), None)
+                .and_then(|s| Plan::new(&s).map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("variant[0].cc") && !e.contains('\n'),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

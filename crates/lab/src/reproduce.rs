@@ -6,12 +6,13 @@
 //! | `b-exit-classes` | 003 Tables II-III | SEARCH 2.0 (10 extra bins, as 003) vs Linux HyStart vs HyStart++ vs classic, and SEARCH in shadow mode on classic runs (003 ran SEARCH offline on HyStart-off logs); GEO (`geo-viasat-bod`), `leo`, `lte` |
 //! | `c-qir-se` | 002 Table II | our variants on QIR-SE TERRESTRIAL, SAT, SATLOSS; 10 MiB |
 //! | `d-thesis-a1` | 004 A1 | CUBIC vs BBR, buffer 0.25-2 BDP x PLR 0 / 0.1 / 1 %, timed bulk flows |
+//! | `f-thesis-fairness` | 004 A3, A4 | 2 and 8 flows of CUBIC and of BBR, BBR against CUBIC (`cc = "bbr|cubic"`), 4 latecomers 40 s apart; timed flows on `thesis-sat` |
 //! | `e-seed000-size` | 000 | (`--full` only) the seed-000 datasets' size: 659 + 360 repetitions of baseline and SEARCH (without / with cwnd lowering) on `geo-viasat-bod`, 2038 runs |
 //!
 //! The GEO campaigns (a, b, e) cap the server at 200 Mbit/s with a 1.5 s queue
 //! (`sender_cap`), the seeds' tc TBF; see the report's notes for why b uses it too.
 //!
-//! The specs are `crates/lab/campaigns/{a,b,c,d,e1,e2}-*.toml` as `--full` runs them
+//! The specs are `crates/lab/campaigns/{a,b,c,d,e1,e2,f}-*.toml` as `--full` runs them
 //! (the seeds' repetition counts). `--quick` parses the same files, then scales the
 //! repetitions and the A1 flow duration down so that everything runs in a few minutes on
 //! two cores (the notes of the report list what was scaled). The report opens with the
@@ -60,7 +61,8 @@ struct Definition {
 /// What `--quick` changes in a parsed spec.
 struct Quick {
     repetitions: u32,
-    /// Duration of the timed workloads and the time cap.
+    /// Duration of the timed workloads and the time cap. A timed workload's stagger
+    /// shrinks in proportion, so that latecomers keep their place in a flow's life.
     timed: Option<(Duration, Duration)>,
 }
 
@@ -82,7 +84,7 @@ impl Scaled<'_> {
     }
 }
 
-const DEFINITIONS: [Definition; 6] = [
+const DEFINITIONS: [Definition; 7] = [
     Definition {
         name: "a-search-geo",
         toml: include_str!("../campaigns/a-search-geo.toml"),
@@ -163,6 +165,30 @@ const DEFINITIONS: [Definition; 6] = [
         quick: None,
         note: |_| None,
     },
+    Definition {
+        name: "f-thesis-fairness",
+        toml: include_str!("../campaigns/f-thesis-fairness.toml"),
+        quick: Some(Quick {
+            repetitions: 2,
+            // Latecomers 20 s apart: the last starts at 60 s and runs 90 s.
+            timed: Some((Duration::from_secs(90), Duration::from_secs(155))),
+        }),
+        note: |s| {
+            s.quick.then(|| {
+                format!(
+                    "f-thesis-fairness (seed 004 A3, A4): {} repetitions instead of 10, flows of {d} instead of 180 s, latecomers {s} apart instead of 40 s.",
+                    s.spec.repetitions,
+                    d = s.duration(),
+                    s = s
+                        .spec
+                        .workloads
+                        .iter()
+                        .find_map(|w| w.stagger)
+                        .map_or_else(String::new, satquic_link::units::format_duration)
+                )
+            })
+        },
+    },
 ];
 
 impl Quick {
@@ -171,6 +197,12 @@ impl Quick {
         if let Some((duration, time_cap)) = self.timed {
             for w in &mut spec.workloads {
                 if w.kind == WorkloadKind::Timed {
+                    if let (Some(full), Some(stagger)) = (w.duration, w.stagger)
+                        && !full.is_zero()
+                    {
+                        w.stagger =
+                            Some(stagger.mul_f64(duration.as_secs_f64() / full.as_secs_f64()));
+                    }
                     w.duration = Some(duration);
                 }
             }

@@ -42,6 +42,8 @@
 //! [[variant]]
 //! label = "search"
 //! cc = "cubic+search"
+//! # cc = "bbr|cubic"                  # a mix: the flows take these in turn (flow 0 bbr,
+//! #                                   # flow 1 cubic, ...) on one bottleneck
 //!
 //! [[workload]]
 //! kind = "download"                   # "download" (bytes) or "timed" (duration)
@@ -86,6 +88,10 @@ impl std::fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// Separates the congestion controls of a mix in a variant's `cc`: `"bbr|cubic"` runs
+/// flow 0 with bbr, flow 1 with cubic, flow 2 with bbr, ... on one bottleneck.
+pub const MIX_SEPARATOR: char = '|';
 
 /// Most parallel flows of one workload.
 pub const MAX_FLOWS: u32 = 1_000;
@@ -355,7 +361,11 @@ pub struct ResolvedLink {
 pub struct ResolvedVariant {
     pub label: String,
     /// Its transport; with `auto_sender_cap` the sender cap is set per link by the plan.
+    /// For a mix, the first flow's congestion control.
     pub transport: TransportSpec,
+    /// A mix (`cc = "bbr|cubic"`): the congestion controls the flows of a run take in
+    /// turn, flow i the (i mod n)-th; empty for one congestion control.
+    pub mix: Vec<String>,
     /// `sender_cap = "auto"` (the default): [`ShaperSpec::auto_for`] the data direction
     /// of each link in sim mode, no cap in emulated mode (the relay models the link only).
     pub auto_sender_cap: bool,
@@ -524,9 +534,26 @@ impl CampaignSpec {
         let mut out = Vec::new();
         for (i, v) in self.variants.iter().enumerate() {
             let key = format!("variant[{i}]");
-            satquic_cc::CongestionConfig::from_spec(&v.cc)
-                .map_err(|e| err(format!("{key}.cc"), e))?;
-            let mut t = TransportSpec::with_cc(v.cc.trim());
+            let parts: Vec<&str> = v.cc.split(MIX_SEPARATOR).map(str::trim).collect();
+            for part in &parts {
+                if part.is_empty() {
+                    return Err(err(
+                        format!("{key}.cc"),
+                        format!(
+                            "{:?}: a mix needs a congestion control on each side of '|'",
+                            v.cc
+                        ),
+                    ));
+                }
+                satquic_cc::CongestionConfig::from_spec(part)
+                    .map_err(|e| err(format!("{key}.cc"), e))?;
+            }
+            let mix: Vec<String> = if parts.len() > 1 {
+                parts.iter().map(|p| p.to_string()).collect()
+            } else {
+                Vec::new()
+            };
+            let mut t = TransportSpec::with_cc(parts[0]);
             if let Some(s) = v.initial_window {
                 t.initial_window = Some(s.0);
             }
@@ -580,6 +607,7 @@ impl CampaignSpec {
             out.push(ResolvedVariant {
                 label,
                 transport: t,
+                mix,
                 auto_sender_cap,
             });
         }

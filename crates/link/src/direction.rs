@@ -11,6 +11,7 @@
 //! Time only moves forward: a `now` earlier than one already seen is treated as the
 //! latest time seen.
 
+use crate::cross::CrossSource;
 use crate::delay::DelayProcess;
 use crate::error::LinkError;
 use crate::loss::LossProcess;
@@ -109,8 +110,15 @@ pub struct DirectionStats {
     pub departed: Counter,
     /// Packets handed to the caller by `poll_deliver`.
     pub delivered: Counter,
-    /// Largest queue occupancy seen, bytes.
+    /// Largest queue occupancy seen (cross traffic included), bytes.
     pub max_queue_bytes: u64,
+    /// Cross-traffic packets offered to the queue ([`crate::CrossTrafficSpec`]); the
+    /// counters above count the caller's packets only.
+    pub cross_offered: Counter,
+    /// Cross-traffic packets dropped at the queue (limit or AQM).
+    pub cross_dropped: Counter,
+    /// Cross-traffic packets that left the bottleneck (and the path).
+    pub cross_departed: Counter,
 }
 
 impl DirectionStats {
@@ -135,7 +143,8 @@ struct Queued<T> {
     id: u64,
     size_bytes: u32,
     enqueued: Nanos,
-    payload: T,
+    /// `None` for a cross-traffic packet.
+    payload: Option<T>,
 }
 
 /// One direction of a path. `T` is whatever the caller wants back on delivery.
@@ -155,6 +164,8 @@ pub struct Direction<T> {
     next_id: u64,
     stats: DirectionStats,
     truth: GroundTruth,
+    /// Background traffic into the queue, if the spec has some.
+    cross: Option<CrossSource>,
 }
 
 impl<T> Direction<T> {
@@ -198,6 +209,10 @@ impl<T> Direction<T> {
             next_id: 0,
             stats: DirectionStats::default(),
             truth,
+            cross: spec
+                .cross_traffic
+                .as_ref()
+                .map(|c| CrossSource::new(c, seed)),
         })
     }
 
@@ -206,11 +221,25 @@ impl<T> Direction<T> {
     /// queue limit.
     pub fn enqueue(&mut self, now: Duration, size_bytes: u32, payload: T) -> Admission {
         let now = self.advance(now);
+        self.admit(now, size_bytes, Some(payload))
+    }
+
+    /// Admits a packet at `now` (the clock is there already); `None` is cross traffic.
+    fn admit(&mut self, now: Nanos, size_bytes: u32, payload: Option<T>) -> Admission {
         let id = self.next_id;
         self.next_id += 1;
-        self.stats.offered.add(size_bytes);
-        if let Some(reason) = self.admission_drop(now, size_bytes) {
-            self.stats.dropped_by_reason[reason.index()].add(size_bytes);
+        let cross = payload.is_none();
+        if cross {
+            self.stats.cross_offered.add(size_bytes);
+        } else {
+            self.stats.offered.add(size_bytes);
+        }
+        if let Some(reason) = self.admission_drop(now, size_bytes, cross) {
+            if cross {
+                self.stats.cross_dropped.add(size_bytes);
+            } else {
+                self.stats.dropped_by_reason[reason.index()].add(size_bytes);
+            }
             self.truth.on_drop(now, id, size_bytes, reason);
             return Admission::Dropped { id, reason };
         }
@@ -222,7 +251,9 @@ impl<T> Direction<T> {
             payload,
         });
         self.queue_bytes += u64::from(size_bytes);
-        self.stats.enqueued.add(size_bytes);
+        if !cross {
+            self.stats.enqueued.add(size_bytes);
+        }
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         self.truth
             .on_admit(now, id, size_bytes, self.queue_bytes, was_empty);
@@ -232,8 +263,10 @@ impl<T> Direction<T> {
         Admission::Queued { id }
     }
 
-    fn admission_drop(&mut self, now: Nanos, size_bytes: u32) -> Option<DropReason> {
-        if let Some(reason) = self.loss.draw() {
+    /// Why a packet is dropped on arrival, if it is. Cross traffic skips the random loss
+    /// process, whose draws belong to the caller's packets.
+    fn admission_drop(&mut self, now: Nanos, size_bytes: u32, cross: bool) -> Option<DropReason> {
+        if !cross && let Some(reason) = self.loss.draw() {
             return Some(reason);
         }
         self.server.record_arrival(now, size_bytes);
@@ -360,6 +393,20 @@ impl<T> Direction<T> {
                 None
             };
             let change = self.server.next_change(busy);
+            // Cross traffic arrives after a departure or rate change at the same instant.
+            let cross = self.cross.as_ref().map(CrossSource::next_arrival);
+            let internal = min_opt(departure, change);
+            if let Some(c) = cross
+                && c <= to
+                && internal.is_none_or(|i| c < i)
+            {
+                let size = self.cross.as_ref().map_or(0, CrossSource::packet_bytes);
+                if let Some(source) = &mut self.cross {
+                    source.advance();
+                }
+                self.admit(c, size, None);
+                continue;
+            }
             match (departure, change) {
                 (Some(d), c) if d <= to && c.is_none_or(|c| d <= c) => self.depart_head(d),
                 // An event pinned at the end of representable time never fires.
@@ -384,6 +431,15 @@ impl<T> Direction<T> {
         self.queue_bytes -= u64::from(head.size_bytes);
         self.server
             .depart(t, self.queue.front().map(|q| q.size_bytes));
+        let Some(payload) = head.payload else {
+            // Cross traffic leaves the path at the bottleneck.
+            self.stats.cross_departed.add(head.size_bytes);
+            self.truth.on_depart(t, head.id, t, self.queue_bytes);
+            if self.queue.is_empty() {
+                self.truth.on_queue_empty();
+            }
+            return;
+        };
         let arrival = self.delay.arrival_for(t);
         self.stats.departed.add(head.size_bytes);
         self.truth.on_depart(t, head.id, arrival, self.queue_bytes);
@@ -396,7 +452,7 @@ impl<T> Direction<T> {
             enqueued: from_nanos(head.enqueued),
             departed: from_nanos(t),
             arrival: from_nanos(arrival),
-            payload: head.payload,
+            payload,
         });
     }
 }

@@ -80,6 +80,7 @@
 #![warn(missing_docs)]
 
 mod bod;
+mod cross;
 mod delay;
 mod direction;
 mod error;
@@ -98,6 +99,7 @@ pub mod units;
 /// link, in the simulator and in the real-time relay alike.
 pub const IP_UDP_OVERHEAD_BYTES: u32 = 28;
 
+pub use cross::{CrossTrafficSpec, DEFAULT_CROSS_PACKET_BYTES};
 pub use direction::{Admission, Counter, Delivered, Direction, DirectionStats};
 pub use error::LinkError;
 pub use path::Path;

@@ -25,6 +25,7 @@
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
 //! each way; values the seeds leave open are documented on each preset function.
 
+use crate::cross::CrossTrafficSpec;
 use crate::error::LinkError;
 use crate::spec::{
     BdpRateOf, BodSpec, DelaySpec, DirectionSpec, Discipline, JitterSpec, LinkSpec, LossSpec,
@@ -102,10 +103,26 @@ pub fn all() -> Vec<LinkSpec> {
 /// Looks up a preset by name, with optional parameters: `thesis-sat:buffer=0.5,plr=0.001`.
 pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
     let name = name.trim();
-    let (base, params) = match name.split_once(':') {
+    let (base, mut params) = match name.split_once(':') {
         Some((b, p)) => (b.trim(), parse_params(b.trim(), p)?),
         None => (name, Vec::new()),
     };
+    let given = !params.is_empty();
+    // Cross traffic applies to any preset (crate::cross): `cross` loads the down
+    // direction, `cross-up` the up direction.
+    let mut cross = |key: &str| -> Result<Option<CrossTrafficSpec>, LinkError> {
+        let Some(i) = params.iter().position(|(k, _)| k == key) else {
+            return Ok(None);
+        };
+        let (_, v) = params.remove(i);
+        CrossTrafficSpec::parse_param(&v)
+            .map(Some)
+            .map_err(|message| LinkError::PresetParameter {
+                preset: base.to_string(),
+                message: format!("{key}: {message}"),
+            })
+    };
+    let (cross_down, cross_up) = (cross("cross")?, cross("cross-up")?);
     let thesis = |f: fn(f64, f64) -> LinkSpec| -> Result<LinkSpec, LinkError> {
         let (buffer, plr) = thesis_params(base, &params)?;
         Ok(f(buffer, plr))
@@ -137,7 +154,13 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
             }
         },
     };
-    if !params.is_empty() {
+    if cross_down.is_some() {
+        spec.down.cross_traffic = cross_down;
+    }
+    if cross_up.is_some() {
+        spec.up.cross_traffic = cross_up;
+    }
+    if given {
         spec.name = name.to_string();
     }
     Ok(spec)
@@ -174,7 +197,7 @@ fn no_params(
         Some((k, _)) => Err(LinkError::PresetParameter {
             preset: preset.to_string(),
             message: format!(
-                "takes no parameters (got {k:?}); parameterised presets: thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
+                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
             ),
         }),
     }
@@ -211,7 +234,7 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
             }
             other => {
                 return Err(err(format!(
-                    "unknown parameter {other:?}; valid parameters: buffer, plr"
+                    "unknown parameter {other:?}; valid parameters: buffer, plr, cross, cross-up"
                 )));
             }
         }
@@ -246,7 +269,7 @@ fn sat_params(
             }
             other => {
                 return Err(err(format!(
-                    "unknown parameter {other:?}; valid parameters: loss, jitter"
+                    "unknown parameter {other:?}; valid parameters: loss, jitter, cross, cross-up"
                 )));
             }
         }
@@ -302,6 +325,7 @@ fn direction(rate_bps: u64, delay: Duration, queue: QueueSpec, loss: LossSpec) -
         queue,
         loss,
         bod: None,
+        cross_traffic: None,
     }
 }
 
@@ -539,6 +563,7 @@ pub fn leo() -> LinkSpec {
             queue: QueueSpec::drop_tail(QueueLimit::Bytes(2_500_000)),
             loss: LossSpec::None,
             bod: None,
+            cross_traffic: None,
         },
         up: DirectionSpec {
             rate: RateSpec::constant(20 * MBPS),
@@ -546,6 +571,7 @@ pub fn leo() -> LinkSpec {
             queue: QueueSpec::drop_tail(QueueLimit::Bytes(500_000)),
             loss: LossSpec::None,
             bod: None,
+            cross_traffic: None,
         },
     }
 }
@@ -586,6 +612,7 @@ pub fn lte() -> LinkSpec {
             queue: QueueSpec::drop_tail(QueueLimit::Bytes(6_000_000)),
             loss: LossSpec::None,
             bod: None,
+            cross_traffic: None,
         },
         up: DirectionSpec {
             rate: RateSpec::constant(10 * MBPS),
@@ -598,6 +625,7 @@ pub fn lte() -> LinkSpec {
             queue: QueueSpec::drop_tail(QueueLimit::Bytes(1_000_000)),
             loss: LossSpec::None,
             bod: None,
+            cross_traffic: None,
         },
     }
 }
@@ -822,6 +850,33 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
             crate::Path::<()>::new(&spec, 1).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
         }
+    }
+
+    #[test]
+    fn cross_traffic_is_a_parameter_of_every_preset() {
+        let geo = lookup("geo-viasat:cross=50M").unwrap();
+        assert_eq!(geo.name, "geo-viasat:cross=50M");
+        assert_eq!(
+            geo.down.cross_traffic,
+            Some(CrossTrafficSpec::constant(50_000_000))
+        );
+        assert_eq!(geo.up.cross_traffic, None);
+        let thesis = lookup("thesis-sat:buffer=2,cross-up=1M:1s:3s:exp").unwrap();
+        let up = thesis.up.cross_traffic.unwrap();
+        assert_eq!((up.rate_bps, up.exponential), (1_000_000, true));
+        assert_eq!(thesis.down.cross_traffic, None);
+        let sat = lookup("sat-250-3:loss=64,cross=100M").unwrap();
+        assert!(sat.down.cross_traffic.is_some());
+        for bad in [
+            "geo-viasat:cross=fast",
+            "leo:cross=10M:1s",
+            "qir-sat:cross-up=0",
+        ] {
+            let e = lookup(bad).unwrap_err().to_string();
+            assert!(e.contains("cross") && !e.contains('\n'), "{bad}: {e}");
+        }
+        // Without the parameter, nothing changes.
+        assert_eq!(lookup("geo-viasat").unwrap(), geo_viasat());
     }
 
     #[test]

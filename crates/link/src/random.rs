@@ -33,5 +33,6 @@ pub(crate) const STREAM_LOSS: u64 = 1;
 pub(crate) const STREAM_AQM: u64 = 2;
 pub(crate) const STREAM_JITTER: u64 = 3;
 pub(crate) const STREAM_PATH: u64 = 4;
+pub(crate) const STREAM_CROSS: u64 = 5;
 pub(crate) const STREAM_DOWN: u64 = 0xD0;
 pub(crate) const STREAM_UP: u64 = 0x0B;

@@ -22,6 +22,10 @@
 //! queue = { limit = { bytes = 36000000 }, discipline = { kind = "viasat_aqm" } }
 //! ```
 //!
+//! A direction may also carry background traffic of other users (`crate::cross`), e.g.
+//! `cross_traffic = { rate_bps = 50000000, on = "5s", off = "5s", exponential = true }`
+//! under `[down]` (`packet_bytes` defaults to 1500; without `on`/`off`, constant).
+//!
 //! Unknown fields are errors, durations are strings with a unit, rates are integers in
 //! bit/s, probabilities are fractions in `[0, 1]` (`plr = 0.01` is 1 %).
 
@@ -83,6 +87,9 @@ pub struct DirectionSpec {
     /// Bandwidth-on-demand: the usable rate follows the offered load with a lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bod: Option<BodSpec>,
+    /// Background traffic of other users sharing the bottleneck ([`CrossTrafficSpec`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_traffic: Option<crate::CrossTrafficSpec>,
 }
 
 /// Capacity of the bottleneck over time.
@@ -757,6 +764,7 @@ impl DirectionSpec {
             queue: QueueSpec::drop_tail(limit),
             loss: LossSpec::None,
             bod: None,
+            cross_traffic: None,
         }
     }
 
@@ -774,6 +782,9 @@ impl DirectionSpec {
                 ));
             }
             bod.validate(self.rate.nominal_rate_bps())?;
+        }
+        if let Some(cross) = &self.cross_traffic {
+            cross.validate().map_err(|e| e.within("cross_traffic"))?;
         }
         Ok(())
     }

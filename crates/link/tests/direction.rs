@@ -590,3 +590,62 @@ fn bod_allocation_is_recorded() {
     assert_eq!(truth.full_allocation_at(), None);
     assert_eq!(path.up.ground_truth().allocation(), &[]);
 }
+
+/// 5 Mbit/s of cross traffic on a 10 Mbit/s bottleneck: a caller offering 10 Mbit/s for
+/// one second builds a queue it shares with the background, so its last packet leaves
+/// half a second later than alone; nothing of the background reaches the far end.
+#[test]
+fn cross_traffic_shares_the_queue_and_leaves_at_the_bottleneck() {
+    let last_arrival = |cross: Option<CrossTrafficSpec>| {
+        let spec = DirectionSpec {
+            cross_traffic: cross,
+            ..constant(10_000_000, MS(10), QueueLimit::Bytes(10_000_000))
+        };
+        let mut d: Direction<u32> = Direction::new(&spec, 3).unwrap();
+        // 1,250 packets of 1,000 bytes, one every 0.8 ms: 10 Mbit/s for one second.
+        for i in 0..1250u32 {
+            assert!(d.enqueue(US(800 * u64::from(i)), 1000, i).is_queued());
+        }
+        let got = drain(&mut d, Duration::from_secs(5));
+        assert_eq!(got.len(), 1250, "every caller packet, and only those");
+        assert!(got.iter().enumerate().all(|(i, p)| p.payload == i as u32));
+        (got.last().unwrap().arrival, d.stats().clone())
+    };
+    let (alone, stats) = last_arrival(None);
+    assert_eq!(stats.cross_offered.packets, 0);
+    assert!((alone.as_secs_f64() - 1.0096).abs() < 0.001, "{alone:?}");
+    let (shared, stats) = last_arrival(Some(CrossTrafficSpec::constant(5_000_000)));
+    // 1.25 MB of ours and 0.625 MB of background by 1 s, drained at 10 Mbit/s while the
+    // background keeps coming: the queue ahead of our last packet empties at 5 Mbit/s,
+    // by 1.5 s, and it arrives 10 ms later.
+    assert!((shared.as_secs_f64() - 1.51).abs() < 0.002, "{shared:?}");
+    assert_eq!(stats.offered.packets, 1250);
+    assert_eq!(stats.departed.packets, 1250);
+    assert!(stats.cross_departed.packets > 400, "{stats:?}");
+    assert_eq!(stats.cross_dropped.packets, 0);
+    assert!(stats.max_queue_bytes > 600_000, "{stats:?}");
+}
+
+/// Cross traffic is dropped by a full queue like any packet, and counted apart.
+#[test]
+fn cross_traffic_overflowing_the_queue_is_dropped_and_counted_apart() {
+    let spec = DirectionSpec {
+        cross_traffic: Some(CrossTrafficSpec::constant(20_000_000)),
+        ..constant(10_000_000, MS(10), QueueLimit::Bytes(100_000))
+    };
+    let mut d: Direction<()> = Direction::new(&spec, 3).unwrap();
+    d.handle_timeout(Duration::from_secs(1));
+    let s = d.stats();
+    assert_eq!(s.offered.packets, 0);
+    assert_eq!(s.dropped_total().packets, 0);
+    // 20 Mbit/s of 1,500-byte packets for a second: 1,667 offered, 833 served, 66 in
+    // the 100 kB queue, the rest dropped.
+    assert_eq!(s.cross_offered.packets, 1667, "{s:?}");
+    assert_eq!(s.cross_departed.packets, 833, "{s:?}");
+    assert_eq!(
+        s.cross_dropped.packets + s.cross_departed.packets + d.queue_packets() as u64,
+        s.cross_offered.packets
+    );
+    assert!((760..=780).contains(&s.cross_dropped.packets), "{s:?}");
+    assert!(d.ground_truth().first_congestion_drop().is_some());
+}

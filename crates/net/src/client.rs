@@ -95,6 +95,42 @@ pub struct ClientOptions {
     /// connection (CONNECTION_CLOSE, so the server frees it at once) and returns what it
     /// has, with status `interrupted`.
     pub interrupt: Option<Arc<tokio::sync::Notify>>,
+    /// Keep TLS sessions and address-validation tokens here, and resume from what an
+    /// earlier run with the same store left: the request goes in 0-RTT.
+    pub resumption: Option<Arc<Resumption>>,
+}
+
+/// What a client keeps between its connections to resume one, in memory: its TLS
+/// configuration, whose session cache holds the server's tickets (for 0-RTT, RFC 9001
+/// Sec. 4.6; rustls resumes a session only with the configuration and certificate
+/// verifier that made it), and the server's address-validation tokens (NEW_TOKEN, RFC
+/// 9000 Sec. 8.1.3, which let the server answer at once). Share one between the runs of
+/// one process, with the same server and options; rustls cannot write its tickets out,
+/// so a new process starts afresh.
+pub struct Resumption {
+    tls: Mutex<Option<(Arc<rustls::ClientConfig>, Arc<ServerVerifier>)>>,
+    tokens: Arc<dyn quinn_proto::TokenStore>,
+}
+
+impl Resumption {
+    pub fn new() -> Self {
+        Resumption {
+            tls: Mutex::new(None),
+            tokens: Arc::new(quinn_proto::TokenMemoryCache::default()),
+        }
+    }
+}
+
+impl Default for Resumption {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Resumption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Resumption")
+    }
 }
 
 impl ClientOptions {
@@ -117,6 +153,7 @@ impl ClientOptions {
             qlog_dir: None,
             progress: None,
             interrupt: None,
+            resumption: None,
         }
     }
 }
@@ -175,7 +212,8 @@ pub struct ClientResult {
     pub requested_bytes: Option<u64>,
     /// Application bytes moved (in order).
     pub bytes: u64,
-    /// Handshake done, since the flow's start.
+    /// Handshake done, since the flow's start; with 0-RTT, when the connection could
+    /// send its request (at once).
     pub connected_at: Option<Duration>,
     /// First application byte received (downloads) or acknowledged (uploads).
     pub first_byte_at: Option<Duration>,
@@ -194,6 +232,9 @@ pub struct ClientResult {
     /// The client's own congestion controller (uploads).
     pub probe: Option<satquic_run::probe::ProbeState>,
     pub qlog_file: Option<PathBuf>,
+    /// With [`ClientOptions::resumption`] and a session to resume: whether the server
+    /// accepted the 0-RTT request (`None`: no 0-RTT attempted).
+    pub zero_rtt: Option<bool>,
 }
 
 /// Shared progress of a transfer.
@@ -294,12 +335,30 @@ pub async fn run_client(
     // The original destination connection ID names the qlog file (the QUIC interop
     // runner's `<odcid>_client.sqlog`): quinn's own random choice, noted on the way.
     let odcid: Arc<Mutex<Option<quinn_proto::ConnectionId>>> = Arc::default();
-    let verifier = ServerVerifier::new(options.verify.clone())?;
-    let crypto = crate::tls::client_crypto(verifier.clone(), options.alpn.id())?;
+    let kept = options
+        .resumption
+        .as_ref()
+        .and_then(|r| lock(&r.tls).clone());
+    let (crypto, verifier) = match kept {
+        Some(kept) => kept,
+        None => {
+            let verifier = ServerVerifier::new(options.verify.clone())?;
+            let mut crypto = crate::tls::client_crypto(verifier.clone(), options.alpn.id())?;
+            crypto.enable_early_data = options.resumption.is_some();
+            let crypto = Arc::new(crypto);
+            if let Some(r) = &options.resumption {
+                *lock(&r.tls) = Some((crypto.clone(), verifier.clone()));
+            }
+            (crypto, verifier)
+        }
+    };
     let mut config = ClientConfig::new(Arc::new(
         QuicClientConfig::try_from(crypto).map_err(|e| NetError::Setup(e.to_string()))?,
     ));
     config.transport_config(Arc::new(transport));
+    if let Some(r) = &options.resumption {
+        config.token_store(r.tokens.clone());
+    }
     let odcid_slot = odcid.clone();
     config.initial_dst_cid_provider(Arc::new(move || {
         let cid = RandomConnectionIdGenerator::new(ODCID_LEN).generate_cid();
@@ -324,7 +383,18 @@ pub async fn run_client(
             None => std::future::pending().await,
         }
     };
-    let handshake = tokio::select! {
+    // A resumed session sends the request in 0-RTT, without waiting for the handshake.
+    let early = match options.resumption {
+        Some(_) => connecting.into_0rtt(),
+        None => Err(connecting),
+    };
+    let (connecting, zero_rtt_accepted) = match early {
+        Ok((conn, accepted)) => (Ok(conn), Some(accepted)),
+        Err(connecting) => (Err(connecting), None),
+    };
+    let handshake = match connecting {
+        Ok(conn) => Ok(Ok(conn)),
+        Err(connecting) => tokio::select! {
         h = tokio::time::timeout(handshake_limit, connecting) => h,
         () = nothing_listens(options.server) => {
             return Err(NetError::Transfer(format!(
@@ -340,6 +410,7 @@ pub async fn run_client(
                 options.server
             )));
         }
+        },
     };
     let conn = match handshake {
         Ok(Ok(c)) => c,
@@ -393,17 +464,31 @@ pub async fn run_client(
         ))
     });
 
-    let transfer = transfer(&options, &conn, &progress, &probe);
-    let interrupted = async {
-        match &options.interrupt {
-            Some(n) => n.notified().await,
-            None => std::future::pending().await,
+    let attempt = || async {
+        let transfer = transfer(&options, &conn, &progress, &probe);
+        let interrupted = async {
+            match &options.interrupt {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            o = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer) => Some(o),
+            () = interrupted => None,
         }
     };
-    let outcome = tokio::select! {
-        o = tokio::time::timeout(cap.saturating_sub(start.elapsed()), transfer) => Some(o),
-        () = interrupted => None,
+    let mut outcome = attempt().await;
+    // The handshake is over once the transfer is (or the connection is gone).
+    let zero_rtt = match zero_rtt_accepted {
+        Some(accepted) => Some(accepted.await),
+        None => None,
     };
+    if zero_rtt == Some(false) && matches!(outcome, Some(Ok(Err(_)))) {
+        // The server refused 0-RTT and dropped the request sent in it (RFC 9001 Sec.
+        // 4.6.2): ask again in 1-RTT.
+        progress.set(0);
+        outcome = attempt().await;
+    }
     let ended = start.elapsed();
     let (status, error, completed_at) = match outcome {
         Some(Ok(Ok(()))) => ("completed", None, Some(ended)),
@@ -467,6 +552,7 @@ pub async fn run_client(
         server_certificate: verifier.seen(),
         probe: Some(read_probe(&probe)),
         qlog_file: None,
+        zero_rtt,
     };
     if let Some(dir) = &options.qlog_dir {
         let stack = stack_qlog

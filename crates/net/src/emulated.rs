@@ -139,6 +139,7 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         qlog_dir: None,
         progress: Some(progress.clone()),
         interrupt: None,
+        resumption: None,
     };
     let wall_start = Instant::now();
     let done = Arc::new(AtomicBool::new(false));

@@ -124,7 +124,10 @@ pub fn server_crypto(
         .with_single_cert(identity.chain.clone(), identity.key.clone_key())
         .map_err(|e| NetError::Usage(format!("certificate and key do not fit: {e}")))?;
     config.alpn_protocols = alpns.iter().map(|a| a.to_vec()).collect();
-    config.max_early_data_size = 0;
+    // 0-RTT: a client resuming a session may send its request with its first flight
+    // (QUIC's only allowed value, RFC 9001 Sec. 4.6.1). A replayed perf request repeats
+    // a measurement; hq and h3 GETs are idempotent.
+    config.max_early_data_size = u32::MAX;
     config.key_log = Arc::new(rustls::KeyLogFile::new());
     Ok(config)
 }

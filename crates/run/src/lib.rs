@@ -26,6 +26,7 @@ pub mod qlog;
 pub mod record;
 mod resolve;
 pub mod scenario;
+pub mod token_log;
 pub mod transport;
 
 pub use satquic_link::units;

@@ -193,7 +193,7 @@ pub(crate) struct Shared {
     client_crypto: Arc<dyn quinn_proto::crypto::ClientConfig>,
     tokens: Vec<Arc<dyn TokenStore>>,
     /// Per flow, the server's log of used tokens (`None`: the server sends no NEW_TOKEN).
-    token_logs: Vec<Option<Arc<tls::SingleUseTokenLog>>>,
+    token_logs: Vec<Option<Arc<satquic_run::token_log::SingleUseTokenLog>>>,
 }
 
 impl Shared {

@@ -369,29 +369,6 @@ impl TimeSource for FixedClock {
     }
 }
 
-/// The server's record of used address-validation tokens (RFC 9000 Sec. 8.1.4: a token
-/// is used once): the nonces seen, in a set. quinn-proto's own log (`BloomTokenLog`)
-/// needs its `bloom` feature, which the workspace leaves off; without a log quinn ignores
-/// every token. A simulated server sees a handful of tokens, so an exact set is small.
-#[derive(Default)]
-pub struct SingleUseTokenLog(std::sync::Mutex<std::collections::BTreeSet<u128>>);
-
-impl quinn_proto::TokenLog for SingleUseTokenLog {
-    fn check_and_insert(
-        &self,
-        nonce: u128,
-        _issued: SystemTime,
-        _lifetime: Duration,
-    ) -> Result<(), quinn_proto::TokenReuseError> {
-        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if seen.insert(nonce) {
-            Ok(())
-        } else {
-            Err(quinn_proto::TokenReuseError)
-        }
-    }
-}
-
 /// Derives independent sub-seeds from a run seed (SplitMix64 over seed and a domain tag),
 /// so that adding a new consumer of randomness never shifts the streams of the others.
 pub fn sub_seed(seed: u64, domain: u64) -> u64 {

@@ -211,6 +211,30 @@ fn slow_start_bursts_let_the_jump_see_the_bottleneck() {
     );
 }
 
+/// The long-RTT floor is set on the first acknowledgement, with the RTT that
+/// acknowledgement measured (quinn-proto patch 6): on a 600 ms path the first flight after
+/// the handshake is six initial windows, not the 3.33 of quinn's 333 ms initial guess.
+#[test]
+fn the_first_flight_after_the_handshake_is_scaled_by_the_measured_rtt() {
+    let r = upload("sat-250-3", TransportSpec::with_cc("cubic+floor"), MB);
+    let f = &r.summary.flows[0];
+    assert_eq!(f.status, "completed", "{:?}", f.error);
+    let handshake = f.handshake_time_s.unwrap();
+    let row = r
+        .series
+        .iter()
+        .find(|row| row.time_s > handshake)
+        .expect("a series row after the handshake");
+    // 10 initial windows of 1,200 bytes, times 603-605 ms over 100 ms.
+    let floor = 12_000.0 * 6.04;
+    assert!(
+        (row.cwnd_bytes as f64 - floor).abs() < 0.01 * floor,
+        "at {} s: window {}",
+        row.time_s,
+        row.cwnd_bytes
+    );
+}
+
 #[test]
 fn mixing_uploads_and_downloads_in_one_run_is_refused() {
     let mut scenario = Scenario::download(

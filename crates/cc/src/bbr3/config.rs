@@ -88,7 +88,7 @@ pub const RENO_MAX_ROUNDS: u64 = 63;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Bbr3Pacing {
     /// The draft's pacing rate (`pacing_gain x bw`), handed to quinn's pacer through
-    /// `Controller::pacing_rate` (quinn-proto patch 6) with the send quantum as its burst.
+    /// `Controller::pacing_rate` (quinn-proto patch 7) with the send quantum as its burst.
     #[default]
     Rate,
     /// quinn's own `1.25 x cwnd / smoothed RTT` (spec `pacing=window`), the send quantum

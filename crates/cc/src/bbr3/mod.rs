@@ -30,10 +30,10 @@
 //! * **Losses** come as one `on_congestion_event` per ACK that declared packets lost, with
 //!   the send time of the newest lost one and the bytes lost: that packet's record gives
 //!   the draft's `tx_in_flight` and `lost` for `IsInflightTooHigh` (Sec. 5.5.10.2).
-//! * **Pacing** (Sec. 5.6.2) goes through quinn's pacer: quinn-proto patch 6
+//! * **Pacing** (Sec. 5.6.2) goes through quinn's pacer: quinn-proto patch 7
 //!   (`Controller::pacing_rate`) lets the controller set the refill rate, and patch 4
 //!   (`Controller::pacing_burst`) sets the bucket to the send quantum (Sec. 5.6.3:
-//!   `pacing_rate x 1 ms`, 2 segments to 64 KB). Without patch 6 quinn paces at
+//!   `pacing_rate x 1 ms`, 2 segments to 64 KB). Without patch 7 quinn paces at
 //!   `1.25 x cwnd / smoothed RTT`, which for a cwnd of 2 BDP is 2.5 x the bottleneck
 //!   rate: the window, not the rate, would then set how much queue BBR keeps.
 //!   `bbr3:pacing=window` does exactly that, for comparison (BENCHMARKS.md).

@@ -10,7 +10,7 @@ use super::{Bbr3, Bbr3Pacing};
 use crate::controller::RttInfo;
 
 /// A [`Bbr3`] for quinn: times become offsets from `origin`, the pacing rate and send
-/// quantum go to quinn's pacer (quinn-proto patches 6 and 4).
+/// quantum go to quinn's pacer (quinn-proto patches 7 and 4).
 #[derive(Debug, Clone)]
 pub struct QuinnBbr3 {
     origin: Instant,

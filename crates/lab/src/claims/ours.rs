@@ -58,6 +58,19 @@ pub enum Ours {
     /// Mean goodput of a variant at a loss rate with a 1 BDP buffer (campaign d).
     /// Values: Mbit/s.
     A1Goodput { variant: &'static str, plr: f64 },
+    /// Mean Jain's index of the flows' goodputs, per workload, of a variant (campaign f).
+    /// Values: one mean per workload, in the order given.
+    FairnessJfi {
+        variant: &'static str,
+        workloads: &'static [&'static str],
+    },
+    /// The share of the goodput the CUBIC flows of the `bbr-vs-cubic` mix get (odd flows
+    /// run CUBIC), mean over the runs of a workload (campaign f). Values: the share.
+    MixCubicShare { workload: &'static str },
+    /// The last latecomer's share of all flows' delivered bytes during its first stagger
+    /// interval (a fair share is 1 / flows), from series.csv, mean over runs (campaign
+    /// f, workload `late4`). Values: the share, the fair share.
+    LatecomerShare { variant: &'static str },
 }
 
 impl Ours {
@@ -74,6 +87,9 @@ impl Ours {
             Ours::ShadowExitTimes { .. } | Ours::ExitClasses { .. } => "b-exit-classes",
             Ours::QirGoodput { .. } | Ours::QirFastest { .. } => "c-qir-se",
             Ours::A1ByBuffer | Ours::A1Goodput { .. } => "d-thesis-a1",
+            Ours::FairnessJfi { .. } | Ours::MixCubicShare { .. } | Ours::LatecomerShare { .. } => {
+                "f-thesis-fairness"
+            }
         }
     }
 
@@ -95,6 +111,9 @@ impl Ours {
             Ours::QirFastest { link } => qir_fastest(c, link),
             Ours::A1ByBuffer => a1_by_buffer(c),
             Ours::A1Goodput { variant, plr } => a1_goodput(c, variant, plr),
+            Ours::FairnessJfi { variant, workloads } => fairness_jfi(c, variant, workloads),
+            Ours::MixCubicShare { workload } => mix_cubic_share(c, workload),
+            Ours::LatecomerShare { variant } => latecomer_share(c, variant),
         }
     }
 }
@@ -453,5 +472,155 @@ fn a1_goodput(d: &Loaded, variant: &str, plr: f64) -> Measured {
     match a1_mean_goodput(d, variant, Some(1.0), plr) {
         Some(g) => values(format!("{g:.2}"), vec![g]),
         None => no_data("no runs"),
+    }
+}
+
+/// The finished runs of a variant and workload (campaign f).
+fn select_workload<'a>(l: &'a Loaded, variant: &str, workload: &str) -> Vec<&'a RunData> {
+    l.runs
+        .iter()
+        .filter(|r| r.row.variant == variant && r.row.workload == workload)
+        .filter(|r| !matches!(r.row.status.as_str(), "failed" | "timeout"))
+        .collect()
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn fairness_jfi(f: &Loaded, variant: &str, workloads: &[&str]) -> Measured {
+    let mut vals = Vec::new();
+    let mut text = Vec::new();
+    for w in workloads {
+        let runs = select_workload(f, variant, w);
+        let jfi: Vec<f64> = runs.iter().filter_map(|r| r.row.jain_index).collect();
+        let Some(m) = mean(&jfi) else {
+            return no_data(&format!("no {variant} runs of {w}"));
+        };
+        let flows = runs.first().map_or(0, |r| r.row.flows);
+        text.push(format!("{flows} flows: {m:.2}"));
+        vals.push(m);
+    }
+    values(format!("JFI {} ({variant})", text.join(", ")), vals)
+}
+
+fn mix_cubic_share(f: &Loaded, workload: &str) -> Measured {
+    // The mix alternates: flow 0 runs BBR, flow 1 CUBIC, flow 2 BBR, ...
+    let runs = select_workload(f, "bbr-vs-cubic", workload);
+    let shares: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| {
+            let flows = per_flow_goodput(f, &r.row.run_id)?;
+            let total: f64 = flows.iter().sum();
+            let cubic: f64 = flows.iter().skip(1).step_by(2).sum();
+            (total > 0.0).then(|| cubic / total)
+        })
+        .collect();
+    match mean(&shares) {
+        Some(m) => values(
+            format!(
+                "{:.0} % of the goodput to CUBIC ({} runs)",
+                100.0 * m,
+                shares.len()
+            ),
+            vec![m],
+        ),
+        None => no_data("no bbr-vs-cubic runs"),
+    }
+}
+
+/// Each flow's goodput (bit/s) from a run's summary.json.
+fn per_flow_goodput(l: &Loaded, run_id: &str) -> Option<Vec<f64>> {
+    let text =
+        std::fs::read_to_string(l.dir.join("runs").join(run_id).join("summary.json")).ok()?;
+    let summary: satquic_run::record::Summary = serde_json::from_str(&text).ok()?;
+    Some(summary.flows.iter().map(|f| f.goodput_bps).collect())
+}
+
+fn latecomer_share(f: &Loaded, variant: &str) -> Measured {
+    let runs = select_workload(f, variant, "late4");
+    let mut shares = Vec::new();
+    let mut fair = 0.0;
+    for r in &runs {
+        let (stagger, flows) = (r.row.stagger_s, r.row.flows);
+        if flows < 2 || stagger <= 0.0 {
+            continue;
+        }
+        fair = 1.0 / f64::from(flows);
+        let last = flows - 1;
+        let start = stagger * f64::from(last);
+        let dir = f.dir.join("runs").join(&r.row.run_id);
+        if let Some(s) = delivered_share(&dir, last, start, start + stagger) {
+            shares.push(s);
+        }
+    }
+    match mean(&shares) {
+        Some(m) => values(
+            format!(
+                "{:.0} % in its first {:.0} s (fair: {:.0} %; {variant}, {} runs)",
+                100.0 * m,
+                runs.first().map_or(0.0, |r| r.row.stagger_s),
+                100.0 * fair,
+                shares.len()
+            ),
+            vec![m, fair],
+        ),
+        None => no_data(&format!("no {variant} latecomer runs with a series")),
+    }
+}
+
+/// Flow `flow`'s share of the bytes all flows delivered between `from` and `to` (run
+/// time, s), from the series.csv in `run_dir`.
+fn delivered_share(run_dir: &std::path::Path, flow: u32, from: f64, to: f64) -> Option<f64> {
+    let mut reader = csv::Reader::from_path(run_dir.join("series.csv")).ok()?;
+    // Per flow: delivered bytes at the last row at or before `from`, and at or before `to`.
+    let mut at: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+    for row in reader.deserialize::<satquic_run::record::SeriesRow>() {
+        let row = row.ok()?;
+        let e = at.entry(row.flow).or_default();
+        if row.time_s <= from {
+            e.0 = row.delivered_bytes;
+        }
+        if row.time_s <= to {
+            e.1 = row.delivered_bytes;
+        }
+    }
+    let gained = |&(a, b): &(u64, u64)| b.saturating_sub(a) as f64;
+    let total: f64 = at.values().map(gained).sum();
+    let mine = at.get(&flow).map(gained)?;
+    (total > 0.0).then(|| mine / total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two flows; flow 1 starts at 10 s. Between 10 and 20 s flow 0 delivers 3,000 bytes
+    /// and flow 1 1,000: flow 1's share is a quarter.
+    #[test]
+    fn a_latecomers_share_counts_the_bytes_of_its_interval_only() {
+        let dir = std::env::temp_dir().join(format!("satquic-share-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut csv = String::from(
+            "time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes,link_departed_bytes\n",
+        );
+        for (t, flow, delivered) in [
+            (5.0, 0, 1_000),
+            (10.0, 0, 2_000),
+            (15.0, 0, 4_000),
+            (15.0, 1, 400),
+            (20.0, 0, 5_000),
+            (20.0, 1, 1_000),
+            (25.0, 0, 9_000),
+            (25.0, 1, 9_000),
+        ] {
+            csv.push_str(&format!("{t},{flow},0,0,,,0,0,{delivered},\n"));
+        }
+        std::fs::write(dir.join("series.csv"), csv).unwrap();
+        assert_eq!(delivered_share(&dir, 1, 10.0, 20.0), Some(0.25));
+        assert_eq!(delivered_share(&dir, 0, 10.0, 20.0), Some(0.75));
+        assert_eq!(delivered_share(&dir, 2, 10.0, 20.0), None);
+        assert_eq!(delivered_share(&dir.join("none"), 1, 10.0, 20.0), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -25,6 +25,7 @@ pub fn claims() -> Vec<Claim> {
     exit_classes(&mut t);
     qir_se(&mut t);
     thesis_a1(&mut t);
+    thesis_fairness(&mut t);
     t
 }
 
@@ -241,5 +242,56 @@ fn thesis_a1(t: &mut Vec<Claim>) {
             plr: 0.01,
         },
         rule: Rule::each([Target::Above(15.0)]).trend([is(0, Target::Above(8.0))]),
+    });
+}
+
+/// Seed 004 (scenarios A3 and A4) against campaign f. The seed gives these as figures and
+/// a qualitative table (Table 6.4), for ngtcp2's BBRv1/v2 and CUBIC; the rules turn its
+/// words into thresholds.
+fn thesis_fairness(t: &mut Vec<Claim>) {
+    t.push(Claim {
+        source: "004 A3 (Fig. 6.12)",
+        what: "CUBIC: Jain's index of 8 flows over thesis-sat".into(),
+        seed: "outstanding fairness, even for 64 flows (JFI ~1)".into(),
+        ours: Ours::FairnessJfi {
+            variant: "cubic",
+            workloads: &["x8"],
+        },
+        rule: Rule::each([Target::Above(0.95)]).trend([is(0, Target::Above(0.8))]),
+    });
+    t.push(Claim {
+        source: "004 A3 (Fig. 6.12)",
+        what: "BBR: Jain's index of 2 and of 8 flows".into(),
+        seed: "drops significantly as flows increase (BBRv1, BBRv2)".into(),
+        ours: Ours::FairnessJfi {
+            variant: "bbr",
+            workloads: &["x2", "x8"],
+        },
+        // A drop of at least 0.05 to below 0.9; any drop is the trend.
+        rule: Rule::all([Check::AtLeast(0, 1, 1.05), is(1, Target::Below(0.9))])
+            .trend([Check::Above(0, 1)]),
+    });
+    t.push(Claim {
+        source: "004 A3 (Fig. 6.14 C)",
+        what: "BBR against CUBIC, 2 flows: CUBIC's share of the goodput".into(),
+        seed: "BBRv1 very aggressive: CUBIC gets a small share".into(),
+        ours: Ours::MixCubicShare { workload: "x2" },
+        rule: Rule::each([Target::Below(0.25)]).trend([is(0, Target::Below(0.5))]),
+    });
+    t.push(Claim {
+        source: "004 A4 (Table 6.4)",
+        what: "CUBIC latecomer (4th of 4, 40 s apart): its share in its first interval".into(),
+        seed: "convergence speed poor (slowest, long RTT)".into(),
+        ours: Ours::LatecomerShare { variant: "cubic" },
+        // Below its fair share (value 1) by a fifth; below it at all is the trend.
+        rule: Rule::all([Check::AtLeast(1, 0, 1.25)]).trend([Check::Above(1, 0)]),
+    });
+    t.push(Claim {
+        source: "004 A4 (Table 6.4)",
+        what: "BBR latecomer (4th of 4, 40 s apart): its share in its first interval".into(),
+        seed: "short-term fairness poor: BBRv1 latecomers steal bandwidth".into(),
+        ours: Ours::LatecomerShare { variant: "bbr" },
+        // Above its fair share by a fifth; above it at all is the trend.
+        rule: Rule::all([Check::AtLeast(0, 1, 1.2)]).trend([Check::Above(0, 1)]),
     });
 }

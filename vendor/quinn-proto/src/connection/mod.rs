@@ -1543,7 +1543,34 @@ impl Connection {
             return Ok(());
         }
 
-        let mut ack_eliciting_acked = false;
+        // satquic patch 6: the RTT estimate is updated before the congestion controller
+        // sees the newly acknowledged packets, in RFC 9002's order (Appendix A.7,
+        // `OnAckReceived`: `UpdateRtt` before `OnPacketsAcked`). Updated after them, the
+        // controller saw the estimate of the previous ACK frame, and on the first ACK of a
+        // connection quinn's initial guess (333 ms) as the minimum and smoothed RTT.
+        let ack_eliciting_acked = newly_acked.elts().any(|pn| {
+            self.spaces[space]
+                .sent_packets
+                .get(&pn)
+                .is_some_and(|info| info.ack_eliciting)
+        });
+        if new_largest && ack_eliciting_acked {
+            let ack_delay = if space != SpaceId::Data {
+                Duration::from_micros(0)
+            } else {
+                cmp::min(
+                    self.ack_frequency.peer_max_ack_delay,
+                    Duration::from_micros(ack.delay << self.peer_params.ack_delay_exponent.0),
+                )
+            };
+            let rtt = now.saturating_duration_since(self.spaces[space].largest_acked_packet_sent);
+            self.path.rtt.update(ack_delay, rtt);
+            if self.path.first_packet_after_rtt_sample.is_none() {
+                self.path.first_packet_after_rtt_sample =
+                    Some((space, self.spaces[space].next_packet_number));
+            }
+        }
+
         for packet in newly_acked.elts() {
             if let Some(info) = self.spaces[space].take(packet) {
                 if let Some(acked) = info.largest_acked {
@@ -1554,8 +1581,6 @@ impl Connection {
                     // https://www.rfc-editor.org/rfc/rfc9000.html#name-limiting-ranges-by-tracking
                     self.spaces[space].pending_acks.subtract_below(acked);
                 }
-                ack_eliciting_acked |= info.ack_eliciting;
-
                 // Notify MTU discovery that a packet was acked, because it might be an MTU probe
                 let mtu_updated = self.path.mtud.on_acked(space, packet, info.size);
                 if mtu_updated {
@@ -1577,23 +1602,6 @@ impl Connection {
             self.app_limited,
             self.spaces[space].largest_acked_packet,
         );
-
-        if new_largest && ack_eliciting_acked {
-            let ack_delay = if space != SpaceId::Data {
-                Duration::from_micros(0)
-            } else {
-                cmp::min(
-                    self.ack_frequency.peer_max_ack_delay,
-                    Duration::from_micros(ack.delay << self.peer_params.ack_delay_exponent.0),
-                )
-            };
-            let rtt = now.saturating_duration_since(self.spaces[space].largest_acked_packet_sent);
-            self.path.rtt.update(ack_delay, rtt);
-            if self.path.first_packet_after_rtt_sample.is_none() {
-                self.path.first_packet_after_rtt_sample =
-                    Some((space, self.spaces[space].next_packet_number));
-            }
-        }
 
         // Must be called before crypto/pto_count are clobbered
         self.detect_lost_packets(now, space, true);

@@ -51,7 +51,7 @@ impl Pacer {
     /// `burst` is the controller's burst size, if it asks for one
     /// (`Controller::pacing_burst`); otherwise the capacity follows [`optimal_capacity`].
     /// `rate` is the controller's pacing rate in bytes per second, if it sets one
-    /// (`Controller::pacing_rate`, satquic patch 6); otherwise the bucket refills at
+    /// (`Controller::pacing_rate`, satquic patch 7); otherwise the bucket refills at
     /// `1.25 x window / smoothed_rtt`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn delay(
@@ -134,7 +134,7 @@ impl Pacer {
 
 impl Pacer {
     /// The refill and the wait of [`Pacer::delay`] at a rate the controller chose, in bytes
-    /// per second (satquic patch 6). A rate of 0 disables pacing, as an unknown RTT does.
+    /// per second (satquic patch 7). A rate of 0 disables pacing, as an unknown RTT does.
     fn delay_at_rate(&mut self, rate: u64, bytes_to_send: u64, now: Instant) -> Option<Instant> {
         if rate == 0 {
             return None;

@@ -4386,3 +4386,62 @@ fn preferred_address() {
     let mut pair = Pair::new(Arc::new(EndpointConfig::default()), server_config);
     pair.connect();
 }
+
+/// satquic patch 6: the congestion controller is handed the acknowledged packets after the
+/// RTT estimate took the ACK frame's sample (RFC 9002 Appendix A.7), so the first ACK of
+/// a connection comes with the measured RTT, not the initial guess of 333 ms.
+#[test]
+fn the_controller_sees_the_rtt_sample_of_the_ack_it_is_given() {
+    /// Records the minimum and smoothed RTT the controller sees with each ACK.
+    #[derive(Debug, Clone)]
+    struct Recorder(Arc<Mutex<Vec<(Duration, Duration)>>>);
+    impl congestion::Controller for Recorder {
+        fn on_ack(
+            &mut self,
+            _now: Instant,
+            _sent: Instant,
+            _bytes: u64,
+            _app_limited: bool,
+            rtt: &RttEstimator,
+        ) {
+            self.0.lock().unwrap().push((rtt.min(), rtt.get()));
+        }
+        fn on_congestion_event(&mut self, _: Instant, _: Instant, _: bool, _: u64) {}
+        fn on_mtu_update(&mut self, _new_mtu: u16) {}
+        fn window(&self) -> u64 {
+            1 << 20
+        }
+        fn clone_box(&self) -> Box<dyn congestion::Controller> {
+            Box::new(self.clone())
+        }
+        fn initial_window(&self) -> u64 {
+            1 << 20
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+            self
+        }
+    }
+    impl congestion::ControllerFactory for Recorder {
+        fn build(self: Arc<Self>, _now: Instant, _mtu: u16) -> Box<dyn congestion::Controller> {
+            Box::new((*self).clone())
+        }
+    }
+
+    let _guard = subscribe();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut transport = TransportConfig::default();
+    transport.congestion_controller_factory(Arc::new(Recorder(seen.clone())));
+    let mut config = client_config();
+    config.transport_config(Arc::new(transport));
+    let mut pair = Pair::default();
+    // 50 ms each way: a 100 ms RTT, far from the initial 333 ms.
+    pair.latency = Duration::from_millis(50);
+    pair.connect_with(config);
+    let seen = seen.lock().unwrap();
+    let &(min, smoothed) = seen.first().expect("the client's Initial was acknowledged");
+    assert!(
+        min >= Duration::from_millis(100) && min < Duration::from_millis(120),
+        "{min:?}"
+    );
+    assert_eq!(min, smoothed, "one sample so far");
+}
