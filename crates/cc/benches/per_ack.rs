@@ -9,6 +9,10 @@
 //! measured path is the slow-start path throughout. Classic HyStart runs both detectors on
 //! every ACK and never exits here: the RTT is constant, and its rounds (50,000 ACKs,
 //! 500 ms) end before an ACK train reaches delay_min + 1 ms = 601 ms.
+//!
+//! `bbr3` is a controller of its own: each iteration sends a packet and acknowledges the
+//! one sent 600 ms (60,000 iterations) earlier, so its delivery-rate samples, rounds, filters
+//! and state machine run as on a 1 Gbit/s path (it reaches ProbeBW within the warm-up).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -56,6 +60,18 @@ fn per_ack(c: &mut Criterion) {
             })
         });
     }
+    let mut bbr = CongestionConfig::bbr3().build_bbr3(1200).unwrap();
+    let rtt = RttInfo::fixed(Duration::from_millis(600));
+    let mut now = Duration::from_millis(600);
+    group.bench_function("bbr3", |b| {
+        b.iter(|| {
+            now += Duration::from_micros(10);
+            bbr.on_sent(now, 1200);
+            bbr.on_ack(now, now - rtt.latest, black_box(1200), rtt);
+            bbr.on_end_acks(now, bbr.in_flight(), false);
+            black_box(bbr.window())
+        })
+    });
     group.finish();
 }
 

@@ -16,6 +16,7 @@ use std::any::Any;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use quinn_proto::RttEstimator;
@@ -24,6 +25,7 @@ use quinn_proto::congestion::{
 };
 
 use crate::avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+use crate::bbr3::{Bbr3, Bbr3Config, QuinnBbr3};
 use crate::burst::SlowStartBurst;
 use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
 use crate::controller::{Controller, RttInfo};
@@ -45,6 +47,8 @@ pub enum AvoidanceConfig {
     Hybla { rtt0: Duration },
     /// quinn-proto's built-in BBR (it has its own startup; the slow start is ignored).
     Bbr,
+    /// satquic's BBRv3 (draft-ietf-ccwg-bbr; [`crate::bbr3`]), a controller of its own.
+    Bbr3(Box<Bbr3Config>),
 }
 
 impl AvoidanceConfig {
@@ -55,6 +59,7 @@ impl AvoidanceConfig {
             Self::Cubic(_) => "cubic",
             Self::Hybla { .. } => "hybla",
             Self::Bbr => "bbr",
+            Self::Bbr3(_) => "bbr3",
         }
     }
 
@@ -63,7 +68,7 @@ impl AvoidanceConfig {
             Self::NewReno => Box::new(NewRenoAvoidance::default()),
             Self::Cubic(c) => Box::new(Cubic::new(c.clone())),
             Self::Hybla { rtt0 } => Box::new(HyblaAvoidance::new(*rtt0)),
-            Self::Bbr => return None,
+            Self::Bbr | Self::Bbr3(_) => return None,
         })
     }
 }
@@ -85,6 +90,10 @@ pub struct CongestionConfig {
     burst: Option<SlowStartBurst>,
     floor: Option<RttWindowFloor>,
     loss_filter: Option<LossFilterConfig>,
+    seed: u64,
+    /// Controllers built so far from this configuration and its clones: each gets its own
+    /// random stream of `seed`.
+    builds: Arc<AtomicU64>,
 }
 
 impl CongestionConfig {
@@ -103,6 +112,8 @@ impl CongestionConfig {
             burst: None,
             floor: None,
             loss_filter: None,
+            seed: 0,
+            builds: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -130,6 +141,22 @@ impl CongestionConfig {
     /// quinn-proto's BBR.
     pub fn bbr() -> Self {
         Self::with(AvoidanceConfig::Bbr, SlowStartConfig::Classic)
+    }
+
+    /// BBRv3 (draft-ietf-ccwg-bbr) with the draft's constants; see [`crate::bbr3`].
+    pub fn bbr3() -> Self {
+        Self::with(
+            AvoidanceConfig::Bbr3(Box::default()),
+            SlowStartConfig::Classic,
+        )
+    }
+
+    /// The seed of the controllers' random choices (BBRv3's probe timing). The n-th
+    /// controller built from this configuration (or a clone) draws from stream n of it, so
+    /// a simulation that gives each flow a seed stays reproducible. Default 0.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
     }
 
     /// Parses a spec string such as `cubic+search:v2,lower-cwnd`; see [`crate::spec`].
@@ -276,6 +303,22 @@ impl CongestionConfig {
             .unwrap_or_else(|| (10 * mss).min(14720u64.max(2 * mss)))
     }
 
+    /// Builds BBRv3 for a connection, if that is the configured controller: the next
+    /// random stream of the seed.
+    pub fn build_bbr3(&self, mss: u64) -> Option<Bbr3> {
+        let AvoidanceConfig::Bbr3(config) = &self.avoidance else {
+            return None;
+        };
+        let n = self.builds.fetch_add(1, Ordering::Relaxed);
+        let seed = split_mix(self.seed ^ split_mix(n));
+        Some(Bbr3::new(
+            (**config).clone(),
+            mss,
+            self.initial_window_for(mss),
+            seed,
+        ))
+    }
+
     /// Builds the composed controller for a connection (BBR: `None`, it is quinn's own).
     /// Time offsets in its events are relative to whatever origin the caller uses.
     pub fn build_controller(&self, mss: u64) -> Option<Controller> {
@@ -301,6 +344,15 @@ impl CongestionConfig {
     }
 }
 
+/// SplitMix64's finalizer: a bijective mix, so that neighbouring seeds give unrelated
+/// streams.
+fn split_mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl Default for CongestionConfig {
     /// CUBIC with SEARCH (current draft): the project default.
     fn default() -> Self {
@@ -324,7 +376,10 @@ impl fmt::Display for CongestionConfig {
     /// The canonical spec string (parses back to an equal configuration).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         crate::spec::write_spec(f, &self.avoidance, &self.slow_start)?;
-        if matches!(self.avoidance, AvoidanceConfig::Bbr) {
+        if matches!(
+            self.avoidance,
+            AvoidanceConfig::Bbr | AvoidanceConfig::Bbr3(_)
+        ) {
             return Ok(());
         }
         write!(f, "{}", self.growth)?;
@@ -355,6 +410,9 @@ impl FromStr for CongestionConfig {
 impl ControllerFactory for CongestionConfig {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn QuinnControllerTrait> {
         let mss = u64::from(current_mtu);
+        if let Some(bbr3) = self.build_bbr3(mss) {
+            return Box::new(QuinnBbr3::new(self.time_origin.unwrap_or(now), bbr3));
+        }
         match self.build_controller(mss) {
             Some(inner) => Box::new(QuinnController {
                 origin: self.time_origin.unwrap_or(now),

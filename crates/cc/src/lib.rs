@@ -15,7 +15,9 @@
 //!   that answers repeated losses, not isolated ones ([`loss_filter`]); the `satellite`
 //!   [`profile`] combines them.
 //!
-//! quinn-proto's BBR is available through the same [`CongestionConfig`].
+//! Two BBRs stand beside the composition, each with its own startup: satquic's BBRv3
+//! ([`bbr3`], draft-ietf-ccwg-bbr, spec `bbr3`), and quinn-proto's BBRv1-like
+//! controller (spec `bbr`), both through the same [`CongestionConfig`].
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -38,6 +40,7 @@
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
 
 pub mod avoidance;
+pub mod bbr3;
 pub mod burst;
 pub mod careful_resume;
 mod config;
@@ -51,6 +54,7 @@ pub mod slow_start;
 pub mod spec;
 
 pub use avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+pub use bbr3::{Bbr3, Bbr3Config, Bbr3Pacing, Bbr3State, QuinnBbr3};
 pub use burst::SlowStartBurst;
 pub use careful_resume::{
     CarefulResume, CarefulResumeConfig, CarefulResumePhase, CarefulResumeTrigger, NotObserved,

@@ -5,7 +5,8 @@
 //!
 //! | part | values |
 //! |---|---|
-//! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr` |
+//! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr3` (satquic's BBRv3), `bbr` (quinn's BBRv1-like) |
+//! | `bbr3` options ([`bbr3`](crate::bbr3); each a draft-ietf-ccwg-bbr constant) | `startup-gain=F`, `startup-cwnd-gain=F`, `drain-gain=F`, `cwnd-gain=F`, `down-gain=F`, `cruise-gain=F`, `up-gain=F`, `up-cwnd-gain=F`, `probe-rtt-gain=F`, `probe-rtt-duration=MS`, `probe-rtt-interval=MS`, `min-rtt-window=MS`, `bw-cycles=N`, `extra-acked-rounds=N`, `extra-acked-max=MS`, `loss-thresh=F`, `beta=F`, `headroom=F`, `min-pipe=N` (segments), `full-loss-count=N`, `full-bw-growth=F`, `full-bw-rounds=N`, `pacing-margin=F` (percent), `max-quantum=BYTES`, `probe-wait=MS`, `probe-wait-random=MS`, `reno-rounds=N`, `pacing=rate` or `pacing=window` |
 //! | slow start | `classic` (alias `ss`), `hystart++` (aliases `hspp`, `hystartpp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
 //! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=auto`, `lookback=latest`, `lookback=smoothed` or `lookback=min` |
 //! | `hystart++` options ([`hystart_plus_plus`](crate::slow_start::hystart_plus_plus)) | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
@@ -19,7 +20,7 @@
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
 //!
 //! This module is the grammar. What each option means, its default and its source are
-//! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`],
+//! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`], [`crate::bbr3`],
 //! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
@@ -59,7 +60,7 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-const AVOIDANCES: &str = "newreno, cubic, hybla, bbr";
+const AVOIDANCES: &str = "newreno, cubic, hybla, bbr3, bbr";
 const SLOW_STARTS: &str = "classic, hystart++, hystart, hybla, search";
 const SEARCH_OPTIONS: &str = "v2, v3, draft, set-ssthresh, lower-cwnd, drain, exit, shadow, \
      round, interp, interp-forward, thresh=F, window=F, bins=N, extra=N, reset=N, no-reset, \
@@ -134,6 +135,9 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         "cubic" => AvoidanceConfig::Cubic(CubicConfig::default()),
         "hybla" => AvoidanceConfig::Hybla { rtt0: HYBLA_RTT0 },
         "bbr" => AvoidanceConfig::Bbr,
+        "bbr3" => AvoidanceConfig::Bbr3(Box::new(
+            crate::bbr3::Bbr3Config::parse_options(&ca_opts).map_err(|m| err(spec, m))?,
+        )),
         other => {
             return Err(err(
                 spec,
@@ -143,6 +147,7 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
     };
     for opt in ca_opts {
         match (&mut avoidance, opt.split_once('=')) {
+            (AvoidanceConfig::Bbr3(_), _) => {}
             (AvoidanceConfig::Hybla { rtt0 }, Some(("rtt0", v))) => {
                 *rtt0 = millis(spec, "rtt0", v)?
             }
@@ -156,8 +161,14 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         },
         Some(ss) => parse_slow_start(spec, ss)?,
     };
-    if matches!(avoidance, AvoidanceConfig::Bbr) {
-        // quinn's BBR is used as it is: none of the composed controller's parts apply.
+    if matches!(avoidance, AvoidanceConfig::Bbr | AvoidanceConfig::Bbr3(_)) {
+        // Both BBRs stand alone: none of the composed controller's parts apply.
+        let name = avoidance.name();
+        let own = if name == "bbr" {
+            "is quinn's own"
+        } else {
+            "is a controller of its own"
+        };
         let refused = [
             (
                 slow_start != SlowStartConfig::Classic,
@@ -167,10 +178,7 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
                 growth_part.is_some(),
                 "has its own startup and takes no growth",
             ),
-            (
-                filter_part.is_some(),
-                "is quinn's own and takes no loss filter",
-            ),
+            (filter_part.is_some(), "takes no loss filter"),
             (jump_part.is_some(), "has its own startup and takes no jump"),
             (
                 floor_part.is_some(),
@@ -180,13 +188,15 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
                 burst_part.is_some(),
                 "is paced by its own rule and takes no burst",
             ),
-            (
-                cr_part.is_some(),
-                "is quinn's own and takes no careful resume",
-            ),
+            (cr_part.is_some(), "takes no careful resume"),
         ];
         if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
-            return Err(err(spec, format!("bbr {why}")));
+            let why = if why.starts_with("takes") {
+                format!("{own} and {why}")
+            } else {
+                why.to_string()
+            };
+            return Err(err(spec, format!("{name} {why}")));
         }
     }
     Ok(CongestionConfig::cubic()
@@ -524,9 +534,10 @@ pub(crate) fn write_spec(
         AvoidanceConfig::Hybla { rtt0 } if *rtt0 != HYBLA_RTT0 => {
             write!(f, "hybla:rtt0={}", ms(*rtt0))?
         }
+        AvoidanceConfig::Bbr3(c) => write!(f, "{c}")?,
         other => f.write_str(other.name())?,
     }
-    if matches!(avoidance, AvoidanceConfig::Bbr) {
+    if matches!(avoidance, AvoidanceConfig::Bbr | AvoidanceConfig::Bbr3(_)) {
         return Ok(());
     }
     match slow_start {
@@ -726,7 +737,7 @@ mod tests {
         );
         assert!(!e.contains('\n'));
         let e = parse_spec("cubik").unwrap_err().to_string();
-        assert!(e.contains("newreno, cubic, hybla, bbr"), "{e}");
+        assert!(e.contains("newreno, cubic, hybla, bbr3, bbr"), "{e}");
     }
 
     #[test]
@@ -756,6 +767,20 @@ mod tests {
             "bbr+hystart",
             "bbr+burst",
             "bbr+floor",
+            "bbr3+search",
+            "bbr3+burst",
+            "bbr3+cr",
+            "bbr3+loss-filter",
+            "bbr3:beta=0",
+            "bbr3:beta=1.5",
+            "bbr3:loss-thresh=abc",
+            "bbr3:startup-gain=inf",
+            "bbr3:probe-rtt-interval=-5",
+            "bbr3:bw-cycles=0",
+            "bbr3:pacing=fast",
+            "bbr3:fast",
+            "bbr3:beta=0.5,beta=0.6",
+            "bbr3:max-quantum=1",
             "cubic+burst:divisor=0",
             "cubic+floor:ref=0",
         ] {
@@ -791,6 +816,11 @@ mod tests {
             "cubic+hybla",
             "newreno",
             "bbr",
+            "bbr3",
+            "bbr3:beta=0.5,loss-thresh=0.05",
+            "bbr3:probe-rtt-interval=10000,pacing=window",
+            "bbr3:extra-acked-max=50",
+            "BBR3:Up-Gain=1.5",
         ] {
             let parsed = parse_spec(spec).unwrap();
             let canonical = parsed.to_string();
@@ -819,6 +849,37 @@ mod tests {
                 .to_string(),
             "cubic+hystart:delay,unpaced"
         );
+    }
+
+    #[test]
+    fn bbr3_takes_the_draft_constants_and_overrides_them_by_name() {
+        use crate::bbr3::{Bbr3Config, Bbr3Pacing, LOSS_THRESH, PROBE_RTT_INTERVAL};
+        let c = parse_spec("bbr3").unwrap();
+        let AvoidanceConfig::Bbr3(b) = c.avoidance_config() else {
+            panic!("not bbr3")
+        };
+        assert_eq!(**b, Bbr3Config::default());
+        assert_eq!(b.loss_thresh, LOSS_THRESH);
+        assert_eq!(c.to_string(), "bbr3");
+        let c = parse_spec("bbr3:loss-thresh=0.05,probe-rtt-interval=2500,pacing=window").unwrap();
+        let AvoidanceConfig::Bbr3(b) = c.avoidance_config() else {
+            panic!("not bbr3")
+        };
+        assert_eq!(b.loss_thresh, 0.05);
+        assert_eq!(b.probe_rtt_interval, Duration::from_millis(2500));
+        assert_ne!(b.probe_rtt_interval, PROBE_RTT_INTERVAL);
+        assert_eq!(b.pacing, Bbr3Pacing::Window);
+        assert_eq!(
+            c.to_string(),
+            "bbr3:probe-rtt-interval=2500,loss-thresh=0.05,pacing=window"
+        );
+        let e = parse_spec("bbr3:gain=2").unwrap_err().to_string();
+        assert!(
+            e.contains("'gain=2'") && e.contains("startup-gain=F"),
+            "{e}"
+        );
+        let e = parse_spec("bbr3+hystart").unwrap_err().to_string();
+        assert!(e.contains("bbr3 has its own startup"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub const DEFAULT_PORT: u16 = 4433;
 #[derive(clap::Args, Debug, Clone)]
 pub struct TransportArgs {
     /// Congestion control of this side's sending direction, a satquic-cc spec
-    /// (`cubic`, `cubic+search`, `newreno+hystart++`, `bbr`, ...).
+    /// (`cubic`, `cubic+search`, `newreno+hystart++`, `bbr3`, `bbr`, ...).
     #[arg(long, value_name = "SPEC", default_value = "cubic")]
     pub cc: String,
     /// Slow start to combine with --cc (`classic`, `hystart`, `hystart++`, `hybla`, `search`).

@@ -21,7 +21,8 @@ use crate::Failure;
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  satquic sim --link geo-viasat --cc cubic --cc cubic+search -n 200M --runs 20 --jobs 2\n  \
-satquic sim --link my-link.toml --cc newreno+hystart++ -n 10MiB -J"
+satquic sim --link my-link.toml --cc newreno+hystart++ -n 10MiB -J\n  \
+satquic sim --link thesis-sat:plr=0.01 --cc bbr3 --cc bbr --cc cubic -n 10MB"
 )]
 pub struct Args {
     /// Link preset (see `satquic presets`) or a TOML link file.

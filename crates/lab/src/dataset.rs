@@ -5,7 +5,8 @@
 //! (the only flow of single-flow workloads); `total_goodput_bps`, `utilization` and
 //! `jain_index` cover all flows. Nothing machine-dependent is in a row (wall-clock time
 //! goes to each run's `timing.json`), so the same spec and seeds give the same runs.csv
-//! (except for `bbr` runs: quinn's BBR draws from the thread RNG, see satquic-sim).
+//! (except for `bbr` runs: quinn's BBR draws from the thread RNG, see satquic-sim;
+//! `bbr3` runs are reproducible).
 
 use std::collections::BTreeMap;
 use std::path::Path;

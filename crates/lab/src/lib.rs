@@ -58,7 +58,8 @@
 //! `timing.json` (wall-clock time: the only machine-dependent file) and `row.json`.
 //!
 //! The same spec and seeds give byte-identical runs.csv files, whatever `--jobs` and
-//! sharding, except for `bbr` runs (quinn's BBR draws from the thread RNG).
+//! sharding, except for `bbr` runs (quinn's BBR draws from the thread RNG; satquic's
+//! `bbr3` draws from the run seed and is reproducible).
 
 pub mod analysis;
 pub mod claims;

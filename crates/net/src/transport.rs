@@ -91,11 +91,21 @@ impl NetTransport {
         resume: Option<satquic_cc::ResumeParams>,
     ) -> Result<(TransportConfig, ProbeHandle), NetError> {
         self.validate()?;
-        let factory = controller_factory(&self.spec, sink, origin, resume)
+        let factory = controller_factory(&self.spec, sink, origin, resume, connection_seed())
             .map_err(|e| NetError::Usage(e.to_string()))?;
         let (probe_factory, probe) = ProbeFactory::new(factory, origin);
         let config = transport_config(&self.spec, &self.endpoint_settings(), probe_factory)
             .map_err(NetError::Usage)?;
         Ok((config, probe))
     }
+}
+
+/// The seed of a real connection's controller (BBRv3's probe timing): real runs are not
+/// reproducible anyway, and two connections of one host should not probe in step, so it
+/// comes from the clock and the process.
+fn connection_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }

@@ -23,16 +23,20 @@ use crate::scenario::TransportSpec;
 pub type SharedFactory = Arc<dyn ControllerFactory + Send + Sync + 'static>;
 
 /// Builds the factory for a flow: the satquic-cc spec in `transport.cc`, its initial
-/// window, an optional event sink, event times relative to `origin`, and the saved
+/// window, an optional event sink, event times relative to `origin`, the saved
 /// parameters the first connection it builds resumes from (Careful Resume, RFC 9959;
-/// checked by the caller for path and Lifetime).
+/// checked by the caller for path and Lifetime), and the seed of the controllers' random
+/// choices (BBRv3's probe timing; the simulator derives it from the run seed and flow).
 pub fn controller_factory(
     transport: &TransportSpec,
     sink: Option<Arc<dyn EventSink>>,
     origin: Instant,
     resume: Option<ResumeParams>,
+    seed: u64,
 ) -> Result<SharedFactory, satquic_cc::SpecError> {
-    let mut config = CongestionConfig::from_spec(&transport.cc)?.time_origin(origin);
+    let mut config = CongestionConfig::from_spec(&transport.cc)?
+        .time_origin(origin)
+        .seed(seed);
     if let Some(iw) = transport.initial_window {
         config = config.initial_window(iw);
     }
@@ -51,7 +55,7 @@ pub fn controller_factory(
 pub fn careful_resume_observation(controller: Box<dyn Controller>) -> Result<Observation, String> {
     match controller.into_any().downcast::<QuinnController>() {
         Ok(c) => c.inner().observe().map_err(|e| e.to_string()),
-        Err(_) => Err("quinn's bbr keeps no Careful Resume state".into()),
+        Err(_) => Err("bbr and bbr3 keep no Careful Resume state".into()),
     }
 }
 
@@ -234,6 +238,10 @@ impl Controller for ProbeController {
 
     fn pacing_burst(&self) -> Option<u64> {
         self.inner.pacing_burst()
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.inner.pacing_rate()
     }
 
     fn metrics(&self) -> ControllerMetrics {

@@ -102,6 +102,8 @@ const SEED_CLIENT_CIDS: u64 = 4;
 const SEED_SERVER_CIDS: u64 = 5;
 const SEED_INITIAL_DCID: u64 = 6;
 const SEED_SHAPER: u64 = 7;
+/// The congestion controller's random choices (BBRv3's probe timing), per flow.
+const SEED_CC: u64 = 8;
 
 /// Options that do not change the simulated behaviour, only what is kept. (The qlog is
 /// made from the record when it is written: [`satquic_run::WriteOptions`].)
@@ -470,15 +472,17 @@ impl Simulation {
             }
             let flow_seed = sub_seed(scenario.seed, 1000 + u64::from(index));
             let events_sink = EventCollector::new();
+            let cc_seed = sub_seed(flow_seed, SEED_CC);
             let sender_cc = controller_factory(
                 &flow.transport,
                 Some(events_sink.clone() as Arc<dyn EventSink>),
                 base,
                 resume.get(i).copied().flatten(),
+                cc_seed,
             )
             .map_err(|e| SimError::Invalid(e.to_string()))?;
             let (probe_factory, probe) = ProbeFactory::new(sender_cc, base);
-            let receiver_cc = controller_factory(&flow.transport, None, base, None)
+            let receiver_cc = controller_factory(&flow.transport, None, base, None, !cc_seed)
                 .map_err(|e| SimError::Invalid(e.to_string()))?;
 
             let mut server_cfg = ServerConfig::new(

@@ -46,7 +46,8 @@
 //! [`RunOptions::stack_qlog`] adds quinn-proto's own, per connection); one
 //! bottleneck per direction (the link crate's model); the client's own congestion
 //! controller uses the flow's spec but its events are not recorded; quinn's BBR draws
-//! from the thread RNG when built, so `bbr` runs are not reproducible; QUIC retransmits
+//! from the thread RNG when built, so `bbr` runs are not reproducible (satquic's `bbr3`
+//! draws from the run seed and the flow index and is); QUIC retransmits
 //! frames, not packets, so the record counts lost packets (quinn's figure) but no
 //! "retransmitted packets".
 

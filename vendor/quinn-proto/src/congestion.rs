@@ -87,6 +87,13 @@ pub trait Controller: Send + Sync {
         None
     }
 
+    /// The rate, in bytes per second, the pacer refills at, if the controller sets one
+    /// (BBR's pacing rate) instead of the pacer's `1.25 x window / smoothed RTT`. Every
+    /// controller but satquic's `bbr3` returns `None`. (satquic patch 7, SATQUIC-PATCH.md)
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
     /// Returns Self for use in down-casting to extract implementation details
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }

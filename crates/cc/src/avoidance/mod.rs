@@ -11,7 +11,8 @@
 //! | `cubic` | [`cubic`] | CUBIC, RFC 9438 |
 //! | `hybla` | [`hybla`] | Hybla (Caini & Firrincieli 2004) |
 //!
-//! `bbr` is quinn-proto's own controller, not an [`Avoidance`] ([`crate::AvoidanceConfig::Bbr`]).
+//! `bbr` is quinn-proto's own controller, not an [`Avoidance`] ([`crate::AvoidanceConfig::Bbr`]);
+//! `bbr3`, satquic's BBRv3, is a controller of its own too ([`crate::bbr3`]).
 
 use std::fmt;
 use std::time::Duration;

@@ -650,6 +650,7 @@ impl Connection {
                         self.path.current_mtu(),
                         self.path.congestion.window(),
                         self.path.congestion.pacing_burst(),
+                        self.path.congestion.pacing_rate(),
                         now,
                     ) {
                         self.timers.set(Timer::Pacing, delay);

@@ -50,6 +50,10 @@ impl Pacer {
     ///
     /// `burst` is the controller's burst size, if it asks for one
     /// (`Controller::pacing_burst`); otherwise the capacity follows [`optimal_capacity`].
+    /// `rate` is the controller's pacing rate in bytes per second, if it sets one
+    /// (`Controller::pacing_rate`, satquic patch 7); otherwise the bucket refills at
+    /// `1.25 x window / smoothed_rtt`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn delay(
         &mut self,
         smoothed_rtt: Duration,
@@ -57,6 +61,7 @@ impl Pacer {
         mtu: u16,
         window: u64,
         burst: Option<u64>,
+        rate: Option<u64>,
         now: Instant,
     ) -> Option<Instant> {
         debug_assert_ne!(
@@ -80,6 +85,10 @@ impl Pacer {
         // if we can already send a packet, there is no need for delay
         if self.tokens >= bytes_to_send {
             return None;
+        }
+
+        if let Some(rate) = rate {
+            return self.delay_at_rate(rate, bytes_to_send, now);
         }
 
         // we disable pacing for extremely large windows
@@ -120,6 +129,36 @@ impl Pacer {
         // divisions come before multiplications to prevent overflow
         // this is the time at which the pacing window becomes empty
         Some(self.prev + (unscaled_delay / 5) * 4)
+    }
+}
+
+impl Pacer {
+    /// The refill and the wait of [`Pacer::delay`] at a rate the controller chose, in bytes
+    /// per second (satquic patch 7). A rate of 0 disables pacing, as an unknown RTT does.
+    fn delay_at_rate(&mut self, rate: u64, bytes_to_send: u64, now: Instant) -> Option<Instant> {
+        if rate == 0 {
+            return None;
+        }
+        let time_elapsed = now.checked_duration_since(self.prev).unwrap_or_else(|| {
+            warn!("received a timestamp early than a previous recorded time, ignoring");
+            Default::default()
+        });
+        let new_tokens = (u128::from(rate) * time_elapsed.as_nanos() / 1_000_000_000) as u64;
+        if new_tokens > 0 {
+            // Keep the remainder of a refill too small for a whole byte for the next call.
+            self.prev = now;
+        }
+        self.tokens = self
+            .tokens
+            .saturating_add(new_tokens)
+            .min(self.capacity);
+        if self.tokens >= bytes_to_send {
+            return None;
+        }
+        let missing = bytes_to_send.max(self.capacity) - self.tokens;
+        let wait_nanos = (u128::from(missing) * 1_000_000_000).div_ceil(u128::from(rate));
+        let wait = Duration::from_nanos(u64::try_from(wait_nanos).unwrap_or(u64::MAX));
+        Some(self.prev + wait)
     }
 }
 
@@ -172,17 +211,17 @@ mod tests {
 
         assert!(
             Pacer::new(rtt, 30000, 1500, new_instant)
-                .delay(Duration::from_micros(0), 0, 1500, 1, None, old_instant)
+                .delay(Duration::from_micros(0), 0, 1500, 1, None, None, old_instant)
                 .is_none()
         );
         assert!(
             Pacer::new(rtt, 30000, 1500, new_instant)
-                .delay(Duration::from_micros(0), 1600, 1500, 1, None, old_instant)
+                .delay(Duration::from_micros(0), 1600, 1500, 1, None, None, old_instant)
                 .is_none()
         );
         assert!(
             Pacer::new(rtt, 30000, 1500, new_instant)
-                .delay(Duration::from_micros(0), 1500, 1500, 3000, None, old_instant)
+                .delay(Duration::from_micros(0), 1500, 1500, 3000, None, None, old_instant)
                 .is_none()
         );
     }
@@ -225,27 +264,27 @@ mod tests {
         assert_eq!(pacer.tokens, pacer.capacity);
         let initial_tokens = pacer.tokens;
 
-        pacer.delay(rtt, mtu as u64, mtu, window * 2, None, now);
+        pacer.delay(rtt, mtu as u64, mtu, window * 2, None, None, now);
         assert_eq!(
             pacer.capacity,
             (2 * window as u128 * BURST_INTERVAL_NANOS / rtt.as_nanos()) as u64
         );
         assert_eq!(pacer.tokens, initial_tokens);
 
-        pacer.delay(rtt, mtu as u64, mtu, window / 2, None, now);
+        pacer.delay(rtt, mtu as u64, mtu, window / 2, None, None, now);
         assert_eq!(
             pacer.capacity,
             (window as u128 / 2 * BURST_INTERVAL_NANOS / rtt.as_nanos()) as u64
         );
         assert_eq!(pacer.tokens, initial_tokens / 2);
 
-        pacer.delay(rtt, mtu as u64, mtu * 2, window, None, now);
+        pacer.delay(rtt, mtu as u64, mtu * 2, window, None, None, now);
         assert_eq!(
             pacer.capacity,
             (window as u128 * BURST_INTERVAL_NANOS / rtt.as_nanos()) as u64
         );
 
-        pacer.delay(rtt, mtu as u64, 20_000, window, None, now);
+        pacer.delay(rtt, mtu as u64, 20_000, window, None, None, now);
         assert_eq!(pacer.capacity, 20_000_u64 * MIN_BURST_SIZE);
     }
 
@@ -261,7 +300,7 @@ mod tests {
 
         for _ in 0..packet_capacity {
             assert_eq!(
-                pacer.delay(rtt, mtu as u64, mtu, window, None, old_instant),
+                pacer.delay(rtt, mtu as u64, mtu, window, None, None, old_instant),
                 None,
                 "When capacity is available packets should be sent immediately"
             );
@@ -273,7 +312,7 @@ mod tests {
 
         assert_eq!(
             pacer
-                .delay(rtt, mtu as u64, mtu, window, None, old_instant)
+                .delay(rtt, mtu as u64, mtu, window, None, None, old_instant)
                 .expect("Send must be delayed")
                 .duration_since(old_instant),
             pace_duration
@@ -287,6 +326,7 @@ mod tests {
                 mtu,
                 window,
                 None,
+                None,
                 old_instant + pace_duration / 2
             ),
             None
@@ -295,7 +335,7 @@ mod tests {
 
         for _ in 0..packet_capacity / 2 {
             assert_eq!(
-                pacer.delay(rtt, mtu as u64, mtu, window, None, old_instant),
+                pacer.delay(rtt, mtu as u64, mtu, window, None, None, old_instant),
                 None,
                 "When capacity is available packets should be sent immediately"
             );
@@ -310,6 +350,7 @@ mod tests {
                 mtu as u64,
                 mtu,
                 window,
+                None,
                 None,
                 old_instant + pace_duration * 3 / 2
             ),
@@ -326,15 +367,37 @@ mod tests {
         let now = Instant::now();
         let mut pacer = Pacer::new(rtt, window, mtu, now);
         // Without an override: window x 2 ms / RTT, at least 10 datagrams.
-        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, None, now), None);
+        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, None, None, now), None);
         assert_eq!(pacer.capacity, 10 * mtu as u64);
         // A quarter of the window, then back to the pacer's own when the override ends.
-        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, Some(window / 4), now), None);
+        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, Some(window / 4), None, now), None);
         assert_eq!(pacer.capacity, window / 4);
-        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, None, now), None);
+        assert_eq!(pacer.delay(rtt, mtu as u64, mtu, window, None, None, now), None);
         assert_eq!(pacer.capacity, 10 * mtu as u64);
         // Never below one datagram.
-        pacer.delay(rtt, mtu as u64, mtu, window, Some(1), now);
+        pacer.delay(rtt, mtu as u64, mtu, window, Some(1), None, now);
         assert_eq!(pacer.capacity, mtu as u64);
+    }
+
+    #[test]
+    fn a_controller_rate_replaces_the_window_rate() {
+        let window = 2_000_000;
+        let mtu = 1500;
+        let rtt = Duration::from_millis(600);
+        let now = Instant::now();
+        let mut pacer = Pacer::new(rtt, window, mtu, now);
+        // One datagram per burst, 1.5 MB/s: a datagram every millisecond, whatever the
+        // window and RTT would give (1.25 x 2 MB / 600 ms, ~4.2 MB/s).
+        let rate = 1_500_000;
+        assert_eq!(pacer.delay(rtt, 1500, mtu, window, Some(1), Some(rate), now), None);
+        pacer.on_transmit(mtu);
+        let next = pacer
+            .delay(rtt, 1500, mtu, window, Some(1), Some(rate), now)
+            .expect("the bucket is empty");
+        assert_eq!(next, now + Duration::from_millis(1));
+        assert_eq!(pacer.delay(rtt, 1500, mtu, window, Some(1), Some(rate), next), None);
+        // A rate of zero does not pace.
+        pacer.on_transmit(mtu);
+        assert_eq!(pacer.delay(rtt, 1500, mtu, window, Some(1), Some(0), next), None);
     }
 }

@@ -473,7 +473,7 @@ mod tests {
         for _ in 0..1000 {
             if path
                 .pacing
-                .delay(path.rtt.get(), mtu.into(), mtu, window, None, now)
+                .delay(path.rtt.get(), mtu.into(), mtu, window, None, None, now)
                 .is_some()
             {
                 break;
@@ -482,7 +482,7 @@ mod tests {
         }
         assert!(
             path.pacing
-                .delay(path.rtt.get(), mtu.into(), mtu, window, None, now)
+                .delay(path.rtt.get(), mtu.into(), mtu, window, None, None, now)
                 .is_some()
         );
 
@@ -494,6 +494,7 @@ mod tests {
                 path.current_mtu().into(),
                 path.current_mtu(),
                 path.congestion.window(),
+                None,
                 None,
                 now
             ),
