@@ -925,13 +925,58 @@ fn scheduler_thread(
         up: DirectionSnapshot::default(),
         last_publish: Instant::now(),
     };
-    while !s.shared.stop.load(Ordering::Relaxed) {
-        let next = s
-            .path
+    run_scheduler(&mut s, &rx);
+    s.path.take()
+}
+
+/// What the relay's and the TUN link's schedulers share: a link model fed by an I/O
+/// thread's events, delivering what is due and publishing counters.
+pub(crate) trait LinkScheduler {
+    type Event;
+    /// When the model next has something to do, on the wall clock.
+    fn next_event(&self) -> Option<Instant>;
+    /// Whether the link was told to stop.
+    fn stopped(&self) -> bool;
+    fn handle(&mut self, event: Self::Event);
+    fn deliver_due(&mut self);
+    fn publish(&mut self, force: bool);
+}
+
+impl LinkScheduler for Scheduler {
+    type Event = Event;
+
+    fn next_event(&self) -> Option<Instant> {
+        self.path
             .as_ref()
             .and_then(|p| p.poll_timeout())
-            .map(|t| s.shared.start + t);
-        let wait = match next {
+            .map(|t| self.shared.start + t)
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    fn handle(&mut self, event: Event) {
+        Scheduler::handle(self, event)
+    }
+
+    fn deliver_due(&mut self) {
+        Scheduler::deliver_due(self)
+    }
+
+    fn publish(&mut self, force: bool) {
+        Scheduler::publish(self, force)
+    }
+}
+
+/// The scheduler loop: waits for the I/O thread's next event or the model's next
+/// departure, whichever comes first (sleeping at most 10 ms, and spinning on the channel
+/// when a departure is closer than [`SPIN_THRESHOLD`], so as not to oversleep), handles
+/// what arrived, delivers what is due and publishes; until told to stop or the I/O
+/// thread is gone. Ends with a final publish.
+pub(crate) fn run_scheduler<S: LinkScheduler>(s: &mut S, rx: &Receiver<S::Event>) {
+    while !s.stopped() {
+        let wait = match s.next_event() {
             Some(t) => t.saturating_duration_since(Instant::now()),
             None => Duration::from_millis(10),
         }
@@ -969,5 +1014,4 @@ fn scheduler_thread(
         s.publish(false);
     }
     s.publish(true);
-    s.path.take()
 }

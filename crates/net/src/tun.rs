@@ -44,7 +44,7 @@ use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -52,7 +52,9 @@ use std::time::{Duration, Instant, SystemTime};
 use satquic_link::{GroundTruthConfig, LinkSpec, Path};
 
 use crate::NetError;
-use crate::relay::{CHANNEL_CAPACITY, DirectionSnapshot, RelaySnapshot};
+use crate::relay::{
+    CHANNEL_CAPACITY, DirectionSnapshot, LinkScheduler, RelaySnapshot, run_scheduler,
+};
 
 /// Default namespace of the client side.
 pub const DEFAULT_CLIENT_NS: &str = "satq-client";
@@ -69,8 +71,6 @@ pub const TUN_MTU: u32 = 1500;
 /// Largest TCP send and receive buffer in the namespaces (above geo-viasat's 11 MB BDP
 /// plus its 36 MB queue would need more; 64 MiB covers the window TCP reaches there).
 pub const TCP_BUFFER_MAX_BYTES: u64 = 64 << 20;
-/// The scheduler spins instead of sleeping when the next event is this close.
-const SPIN_THRESHOLD: Duration = Duration::from_micros(50);
 /// Largest packet read from a TUN device.
 const READ_BUFFER: usize = 65536;
 
@@ -777,6 +777,33 @@ impl Scheduler {
     }
 }
 
+impl LinkScheduler for Scheduler {
+    type Event = Event;
+
+    fn next_event(&self) -> Option<Instant> {
+        self.path
+            .as_ref()
+            .and_then(|p| p.poll_timeout())
+            .map(|t| self.shared.start + t)
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    fn handle(&mut self, event: Event) {
+        Scheduler::handle(self, event)
+    }
+
+    fn deliver_due(&mut self) {
+        Scheduler::deliver_due(self)
+    }
+
+    fn publish(&mut self, force: bool) {
+        Scheduler::publish(self, force)
+    }
+}
+
 fn scheduler_thread(
     path: Option<Path<Vec<u8>>>,
     client: OwnedFd,
@@ -796,48 +823,7 @@ fn scheduler_thread(
         tcp_down: HashMap::new(),
         tcp_target_bytes,
     };
-    while !s.shared.stop.load(Ordering::Relaxed) {
-        let next = s
-            .path
-            .as_ref()
-            .and_then(|p| p.poll_timeout())
-            .map(|t| s.shared.start + t);
-        let wait = match next {
-            Some(t) => t.saturating_duration_since(Instant::now()),
-            None => Duration::from_millis(10),
-        }
-        .min(Duration::from_millis(10));
-        let first = if wait > SPIN_THRESHOLD {
-            match rx.recv_timeout(wait - SPIN_THRESHOLD / 2) {
-                Ok(e) => Some(e),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            let deadline = Instant::now() + wait;
-            loop {
-                if let Ok(e) = rx.try_recv() {
-                    break Some(e);
-                }
-                if Instant::now() >= deadline {
-                    break None;
-                }
-                std::hint::spin_loop();
-            }
-        };
-        if let Some(e) = first {
-            s.handle(e);
-            for _ in 0..256 {
-                match rx.try_recv() {
-                    Ok(e) => s.handle(e),
-                    Err(_) => break,
-                }
-            }
-        }
-        s.deliver_due();
-        s.publish(false);
-    }
-    s.publish(true);
+    run_scheduler(&mut s, &rx);
     // The descriptors close here: the devices go with them, before the namespaces do.
     let flows = s.tcp_down.drain().map(|(k, (_, f))| (k, f)).collect();
     (s.path.take(), flows)
