@@ -886,13 +886,12 @@ impl Scheduler {
         }
         self.last_publish = Instant::now();
         if let Some(path) = self.path.as_mut() {
-            let now = self.shared.start.elapsed();
-            path.down.handle_timeout(now);
-            path.up.handle_timeout(now);
-            self.down.stats = path.down.stats().clone();
-            self.down.queue_bytes = path.down.queue_bytes();
-            self.up.stats = path.up.stats().clone();
-            self.up.queue_bytes = path.up.queue_bytes();
+            refresh_snapshots(
+                path,
+                self.shared.start.elapsed(),
+                &mut self.down,
+                &mut self.up,
+            );
         }
         let snapshot = RelaySnapshot {
             at: self.now(),
@@ -927,6 +926,22 @@ fn scheduler_thread(
     };
     run_scheduler(&mut s, &rx);
     s.path.take()
+}
+
+/// Brings the model to `now` and copies its counters and queue sizes into the snapshots
+/// the relay and the TUN link publish.
+pub(crate) fn refresh_snapshots<T>(
+    path: &mut Path<T>,
+    now: Duration,
+    down: &mut DirectionSnapshot,
+    up: &mut DirectionSnapshot,
+) {
+    path.down.handle_timeout(now);
+    path.up.handle_timeout(now);
+    down.stats = path.down.stats().clone();
+    down.queue_bytes = path.down.queue_bytes();
+    up.stats = path.up.stats().clone();
+    up.queue_bytes = path.up.queue_bytes();
 }
 
 /// What the relay's and the TUN link's schedulers share: a link model fed by an I/O

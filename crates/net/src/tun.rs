@@ -53,7 +53,8 @@ use satquic_link::{GroundTruthConfig, LinkSpec, Path};
 
 use crate::NetError;
 use crate::relay::{
-    CHANNEL_CAPACITY, DirectionSnapshot, LinkScheduler, RelaySnapshot, run_scheduler,
+    CHANNEL_CAPACITY, DirectionSnapshot, LinkScheduler, RelaySnapshot, refresh_snapshots,
+    run_scheduler,
 };
 
 /// Default namespace of the client side.
@@ -755,13 +756,12 @@ impl Scheduler {
         }
         self.last_publish = Instant::now();
         if let Some(path) = self.path.as_mut() {
-            let now = self.shared.start.elapsed();
-            path.down.handle_timeout(now);
-            path.up.handle_timeout(now);
-            self.down.stats = path.down.stats().clone();
-            self.down.queue_bytes = path.down.queue_bytes();
-            self.up.stats = path.up.stats().clone();
-            self.up.queue_bytes = path.up.queue_bytes();
+            refresh_snapshots(
+                path,
+                self.shared.start.elapsed(),
+                &mut self.down,
+                &mut self.up,
+            );
         }
         let snapshot = RelaySnapshot {
             at: self.now(),
