@@ -430,6 +430,16 @@ impl ControllerFactory for CongestionConfig {
     }
 }
 
+/// What quinn's `on_ack` tells of the RTT, for a packet sent at `sent` acknowledged at
+/// `now`: its own sample and quinn's smoothed and minimum RTT.
+pub(crate) fn rtt_info(now: Instant, sent: Instant, rtt: &RttEstimator) -> RttInfo {
+    RttInfo {
+        latest: now.saturating_duration_since(sent),
+        smoothed: rtt.get(),
+        min: rtt.min(),
+    }
+}
+
 /// The composed [`Controller`] behind quinn's controller trait.
 #[derive(Debug, Clone)]
 pub struct QuinnController {
@@ -463,11 +473,7 @@ impl QuinnControllerTrait for QuinnController {
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
-        let info = RttInfo {
-            latest: now.saturating_duration_since(sent),
-            smoothed: rtt.get(),
-            min: rtt.min(),
-        };
+        let info = rtt_info(now, sent, rtt);
         let (now, sent) = (self.at(now), self.at(sent));
         self.inner.on_ack(now, sent, bytes, app_limited, info);
     }

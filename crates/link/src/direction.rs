@@ -394,17 +394,14 @@ impl<T> Direction<T> {
             };
             let change = self.server.next_change(busy);
             // Cross traffic arrives after a departure or rate change at the same instant.
-            let cross = self.cross.as_ref().map(CrossSource::next_arrival);
             let internal = min_opt(departure, change);
-            if let Some(c) = cross
-                && c <= to
-                && internal.is_none_or(|i| c < i)
+            if let Some(source) = self.cross.as_mut()
+                && source.next_arrival() <= to
+                && internal.is_none_or(|i| source.next_arrival() < i)
             {
-                let size = self.cross.as_ref().map_or(0, CrossSource::packet_bytes);
-                if let Some(source) = &mut self.cross {
-                    source.advance();
-                }
-                self.admit(c, size, None);
+                let (at, size) = (source.next_arrival(), source.packet_bytes());
+                source.advance();
+                self.admit(at, size, None);
                 continue;
             }
             match (departure, change) {

@@ -225,15 +225,19 @@ fn crate_first_line(s: &str) -> String {
         .collect()
 }
 
+/// An adapter's name (a QUIC implementation's or a TCP variant's): lowercase letters,
+/// digits, `-` and `_`, as it appears in run ids and `--impl`.
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
 impl Adapter {
     fn validate(&self) -> Result<(), String> {
         let ctx = |what: &str| format!("adapters: implementation {:?}: {what}", self.name);
-        if self.name.is_empty()
-            || !self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-        {
+        if !valid_name(&self.name) {
             return Err(ctx("name must be lowercase letters, digits, - or _"));
         }
         if self.alpn.is_empty() {

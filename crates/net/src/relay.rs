@@ -835,6 +835,69 @@ impl Scheduler {
             d.delay_error.add(sent_at.saturating_sub(arrival));
         }
     }
+}
+
+fn scheduler_thread(
+    path: Option<Path<Pkt>>,
+    listen: UdpSocket,
+    shared: Arc<Shared>,
+    rx: Receiver<Event>,
+) -> Option<Path<Pkt>> {
+    let mut s = Scheduler {
+        path,
+        listen,
+        flows: HashMap::new(),
+        shared,
+        down: DirectionSnapshot::default(),
+        up: DirectionSnapshot::default(),
+        last_publish: Instant::now(),
+    };
+    run_scheduler(&mut s, &rx);
+    s.path.take()
+}
+
+/// Brings the model to `now` and copies its counters and queue sizes into the snapshots
+/// the relay and the TUN link publish.
+pub(crate) fn refresh_snapshots<T>(
+    path: &mut Path<T>,
+    now: Duration,
+    down: &mut DirectionSnapshot,
+    up: &mut DirectionSnapshot,
+) {
+    path.down.handle_timeout(now);
+    path.up.handle_timeout(now);
+    down.stats = path.down.stats().clone();
+    down.queue_bytes = path.down.queue_bytes();
+    up.stats = path.up.stats().clone();
+    up.queue_bytes = path.up.queue_bytes();
+}
+
+/// What the relay's and the TUN link's schedulers share: a link model fed by an I/O
+/// thread's events, delivering what is due and publishing counters.
+pub(crate) trait LinkScheduler {
+    type Event;
+    /// When the model next has something to do, on the wall clock.
+    fn next_event(&self) -> Option<Instant>;
+    /// Whether the link was told to stop.
+    fn stopped(&self) -> bool;
+    fn handle(&mut self, event: Self::Event);
+    fn deliver_due(&mut self);
+    fn publish(&mut self, force: bool);
+}
+
+impl LinkScheduler for Scheduler {
+    type Event = Event;
+
+    fn next_event(&self) -> Option<Instant> {
+        self.path
+            .as_ref()
+            .and_then(|p| p.poll_timeout())
+            .map(|t| self.shared.start + t)
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
 
     fn handle(&mut self, event: Event) {
         match event {
@@ -906,81 +969,6 @@ impl Scheduler {
             .published
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = snapshot;
-    }
-}
-
-fn scheduler_thread(
-    path: Option<Path<Pkt>>,
-    listen: UdpSocket,
-    shared: Arc<Shared>,
-    rx: Receiver<Event>,
-) -> Option<Path<Pkt>> {
-    let mut s = Scheduler {
-        path,
-        listen,
-        flows: HashMap::new(),
-        shared,
-        down: DirectionSnapshot::default(),
-        up: DirectionSnapshot::default(),
-        last_publish: Instant::now(),
-    };
-    run_scheduler(&mut s, &rx);
-    s.path.take()
-}
-
-/// Brings the model to `now` and copies its counters and queue sizes into the snapshots
-/// the relay and the TUN link publish.
-pub(crate) fn refresh_snapshots<T>(
-    path: &mut Path<T>,
-    now: Duration,
-    down: &mut DirectionSnapshot,
-    up: &mut DirectionSnapshot,
-) {
-    path.down.handle_timeout(now);
-    path.up.handle_timeout(now);
-    down.stats = path.down.stats().clone();
-    down.queue_bytes = path.down.queue_bytes();
-    up.stats = path.up.stats().clone();
-    up.queue_bytes = path.up.queue_bytes();
-}
-
-/// What the relay's and the TUN link's schedulers share: a link model fed by an I/O
-/// thread's events, delivering what is due and publishing counters.
-pub(crate) trait LinkScheduler {
-    type Event;
-    /// When the model next has something to do, on the wall clock.
-    fn next_event(&self) -> Option<Instant>;
-    /// Whether the link was told to stop.
-    fn stopped(&self) -> bool;
-    fn handle(&mut self, event: Self::Event);
-    fn deliver_due(&mut self);
-    fn publish(&mut self, force: bool);
-}
-
-impl LinkScheduler for Scheduler {
-    type Event = Event;
-
-    fn next_event(&self) -> Option<Instant> {
-        self.path
-            .as_ref()
-            .and_then(|p| p.poll_timeout())
-            .map(|t| self.shared.start + t)
-    }
-
-    fn stopped(&self) -> bool {
-        self.shared.stop.load(Ordering::Relaxed)
-    }
-
-    fn handle(&mut self, event: Event) {
-        Scheduler::handle(self, event)
-    }
-
-    fn deliver_due(&mut self) {
-        Scheduler::deliver_due(self)
-    }
-
-    fn publish(&mut self, force: bool) {
-        Scheduler::publish(self, force)
     }
 }
 

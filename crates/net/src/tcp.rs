@@ -89,12 +89,7 @@ pub struct TcpAdapter {
 impl TcpAdapter {
     pub(crate) fn validate(&self) -> Result<(), String> {
         let ctx = |what: &str| format!("adapters: tcp variant {:?}: {what}", self.name);
-        if self.name.is_empty()
-            || !self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-        {
+        if !crate::peers::valid_name(&self.name) {
             return Err(ctx("name must be lowercase letters, digits, - or _"));
         }
         if self.cc.is_empty() || !self.cc.chars().all(|c| c.is_ascii_alphanumeric()) {

@@ -723,6 +723,21 @@ impl Scheduler {
             d.delay_error.add(sent_at.saturating_sub(arrival));
         }
     }
+}
+
+impl LinkScheduler for Scheduler {
+    type Event = Event;
+
+    fn next_event(&self) -> Option<Instant> {
+        self.path
+            .as_ref()
+            .and_then(|p| p.poll_timeout())
+            .map(|t| self.shared.start + t)
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
 
     fn handle(&mut self, event: Event) {
         let Event::Packet { down, at, data } = event;
@@ -774,33 +789,6 @@ impl Scheduler {
             .published
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = snapshot;
-    }
-}
-
-impl LinkScheduler for Scheduler {
-    type Event = Event;
-
-    fn next_event(&self) -> Option<Instant> {
-        self.path
-            .as_ref()
-            .and_then(|p| p.poll_timeout())
-            .map(|t| self.shared.start + t)
-    }
-
-    fn stopped(&self) -> bool {
-        self.shared.stop.load(Ordering::Relaxed)
-    }
-
-    fn handle(&mut self, event: Event) {
-        Scheduler::handle(self, event)
-    }
-
-    fn deliver_due(&mut self) {
-        Scheduler::deliver_due(self)
-    }
-
-    fn publish(&mut self, force: bool) {
-        Scheduler::publish(self, force)
     }
 }
 

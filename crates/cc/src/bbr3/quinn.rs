@@ -7,7 +7,6 @@ use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller as QuinnControllerTrait, ControllerMetrics};
 
 use super::{Bbr3, Bbr3Pacing};
-use crate::controller::RttInfo;
 
 /// A [`Bbr3`] for quinn: times become offsets from `origin`, the pacing rate and send
 /// quantum go to quinn's pacer (quinn-proto patches 7 and 4).
@@ -47,11 +46,7 @@ impl QuinnControllerTrait for QuinnBbr3 {
         _app_limited: bool,
         rtt: &RttEstimator,
     ) {
-        let info = RttInfo {
-            latest: now.saturating_duration_since(sent),
-            smoothed: rtt.get(),
-            min: rtt.min(),
-        };
+        let info = crate::config::rtt_info(now, sent, rtt);
         let (now, sent) = (self.at(now), self.at(sent));
         self.inner.on_ack(now, sent, bytes, info);
     }

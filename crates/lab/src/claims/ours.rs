@@ -128,9 +128,14 @@ fn no_data(why: &str) -> Measured {
 
 /// The finished runs (not failed or timed out) of a link and variant.
 fn select<'a>(l: &'a Loaded, link: &str, variant: &str) -> Vec<&'a RunData> {
+    finished(l, |r| r.row.link == link && r.row.variant == variant)
+}
+
+/// The finished runs (not failed or timed out) that `keep` keeps.
+fn finished(l: &Loaded, keep: impl Fn(&RunData) -> bool) -> Vec<&RunData> {
     l.runs
         .iter()
-        .filter(|r| r.row.link == link && r.row.variant == variant)
+        .filter(|r| keep(r))
         .filter(|r| !matches!(r.row.status.as_str(), "failed" | "timeout"))
         .collect()
 }
@@ -477,15 +482,13 @@ fn a1_goodput(d: &Loaded, variant: &str, plr: f64) -> Measured {
 
 /// The finished runs of a variant and workload (campaign f).
 fn select_workload<'a>(l: &'a Loaded, variant: &str, workload: &str) -> Vec<&'a RunData> {
-    l.runs
-        .iter()
-        .filter(|r| r.row.variant == variant && r.row.workload == workload)
-        .filter(|r| !matches!(r.row.status.as_str(), "failed" | "timeout"))
-        .collect()
+    finished(l, |r| {
+        r.row.variant == variant && r.row.workload == workload
+    })
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    analysis::mean_sd(v).map(|(m, _)| m)
 }
 
 fn fairness_jfi(f: &Loaded, variant: &str, workloads: &[&str]) -> Measured {
