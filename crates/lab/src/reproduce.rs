@@ -2,7 +2,7 @@
 //!
 //! | campaign | seed | what |
 //! |---|---|---|
-//! | `a-search-geo` | 000/001 | SEARCH 2.0 (quicly's, 15 extra bins) vs classic slow start with CUBIC, with and without cwnd lowering, plus shadow mode; `geo-viasat` (the emulated testbed) and `geo-viasat-bod` (with the real link's bandwidth-on-demand oscillation); 200 MB, 60 s cap |
+//! | `a-search-geo` | 000/001 | SEARCH 2.0 (quicly's, 15 extra bins) vs classic slow start with NewReno (quicly's default, as in the seeds; CUBIC as two extra variants), with and without cwnd lowering, plus shadow mode; `geo-viasat` (the emulated testbed) and `geo-viasat-bod` (with the real link's bandwidth-on-demand oscillation); 200 MB, 60 s cap |
 //! | `b-exit-classes` | 003 Tables II-III | SEARCH 2.0 (10 extra bins, as 003) vs Linux HyStart vs HyStart++ vs classic, and SEARCH in shadow mode on classic runs (003 ran SEARCH offline on HyStart-off logs); GEO (`geo-viasat-bod`), `leo`, `lte` |
 //! | `c-qir-se` | 002 Table II | our variants on QIR-SE TERRESTRIAL, SAT, SATLOSS; 10 MiB |
 //! | `d-thesis-a1` | 004 A1 | CUBIC vs BBR, buffer 0.25-2 BDP x PLR 0 / 0.1 / 1 %, timed bulk flows |
