@@ -1,20 +1,29 @@
 //! The bandwidth-on-demand allocator (see [`BodSpec`] for the model).
 //!
-//! Events: a *decision* every `period` on the grid `k x period` (k >= 1), and a *grant*
-//! `lag` after each decision. Decisions measure the bytes offered during `[d - window, d)`;
+//! Events: a *decision* every `period` on the grid `offset + k x period` (k >= 1; the
+//! offset is 0, or uniform in `[0, period)` with `random_phase`), and a *grant* `lag` (plus
+//! a uniform draw in `[0, lag_jitter]`) after each decision. Decisions measure the bytes offered during `[d - window, d)`;
 //! arrivals at exactly `d` count for the next decision. While nothing is offered and the
 //! allocation is back at its floor the allocator is quiescent and schedules no events, so an
 //! idle link costs nothing; the decision grid resumes with the next arrival.
 
+use crate::random::{STREAM_BOD, stream_rng};
 use crate::service::ArrivalLog;
 use crate::spec::BodSpec;
 use crate::units::{NANOS_PER_SEC, Nanos, to_nanos};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Bod {
     period_ns: Nanos,
+    /// Start of the decision grid, in `[0, period)`.
+    offset_ns: Nanos,
     lag_ns: Nanos,
+    lag_jitter_ns: Nanos,
+    /// Draws the grants' jitter (only with a `lag_jitter`; boxed, as most links have none).
+    rng: Option<Box<ChaCha8Rng>>,
     window_ns: Nanos,
     min_rate_bps: u64,
     plan_rate_bps: u64,
@@ -32,17 +41,26 @@ pub(crate) struct Bod {
 }
 
 impl Bod {
-    pub(crate) fn new(spec: &BodSpec, plan_rate_bps: u64) -> Self {
+    pub(crate) fn new(spec: &BodSpec, plan_rate_bps: u64, seed: u64) -> Self {
         let period_ns = to_nanos(spec.period).max(1);
+        let mut rng = stream_rng(seed, STREAM_BOD);
+        let offset_ns = if spec.random_phase {
+            rng.random_range(0..period_ns)
+        } else {
+            0
+        };
         Bod {
             period_ns,
+            offset_ns,
             lag_ns: to_nanos(spec.lag),
+            lag_jitter_ns: to_nanos(spec.lag_jitter),
+            rng: (!spec.lag_jitter.is_zero()).then(|| Box::new(rng)),
             window_ns: to_nanos(spec.window).max(1),
             min_rate_bps: spec.min_rate_bps,
             plan_rate_bps,
             headroom: spec.headroom,
             allocation_bps: spec.initial_rate_bps,
-            next_decision: period_ns,
+            next_decision: offset_ns + period_ns,
             grants: VecDeque::new(),
             arrivals: VecDeque::new(),
             arrivals_bytes: 0,
@@ -90,7 +108,12 @@ impl Bod {
             } else {
                 (request as u64).max(self.min_rate_bps)
             };
-            self.grants.push_back((t.saturating_add(self.lag_ns), rate));
+            let jitter = match self.rng.as_mut() {
+                Some(rng) => rng.random_range(0..=self.lag_jitter_ns),
+                None => 0,
+            };
+            let at = t.saturating_add(self.lag_ns).saturating_add(jitter);
+            self.grants.push_back((at, rate));
             self.next_decision = t.saturating_add(self.period_ns);
         }
         while let Some(&(g, rate)) = self.grants.front() {
@@ -110,7 +133,10 @@ impl Bod {
     pub(crate) fn record_arrival(&mut self, t: Nanos, bytes: u32) {
         if self.quiescent() && self.next_decision <= t {
             // Resume the grid after an idle stretch that scheduled no events.
-            self.next_decision = (t / self.period_ns + 1).saturating_mul(self.period_ns);
+            let k = t.saturating_sub(self.offset_ns) / self.period_ns + 1;
+            self.next_decision = k
+                .saturating_mul(self.period_ns)
+                .saturating_add(self.offset_ns);
         }
         self.arrivals.push_back((t, u64::from(bytes)));
         self.arrivals_bytes += u64::from(bytes);
@@ -130,12 +156,14 @@ mod tests {
             initial_rate_bps: 1_000_000,
             min_rate_bps: 1_000_000,
             headroom: 2.0,
+            lag_jitter: Duration::ZERO,
+            random_phase: false,
         }
     }
 
     #[test]
     fn grants_follow_offered_load_after_lag() {
-        let mut b = Bod::new(&spec(), 100_000_000);
+        let mut b = Bod::new(&spec(), 100_000_000, 1);
         assert_eq!(b.next_event(), None, "quiescent at start");
         // 125 kB in the first 100 ms = 10 Mbit/s offered.
         for i in 0..100u64 {
@@ -158,7 +186,7 @@ mod tests {
 
     #[test]
     fn capped_at_plan_rate() {
-        let mut b = Bod::new(&spec(), 5_000_000);
+        let mut b = Bod::new(&spec(), 5_000_000, 1);
         for i in 0..100u64 {
             b.record_arrival(i * 1_000_000, 1250);
         }
@@ -167,8 +195,60 @@ mod tests {
     }
 
     #[test]
+    fn a_random_phase_shifts_the_grid_and_jitter_delays_each_grant() {
+        let random = BodSpec {
+            lag_jitter: Duration::from_millis(40),
+            random_phase: true,
+            ..spec()
+        };
+        // Decision times and each decision's grant delay, offered 10 Mbit/s for 2 s.
+        let run = |seed| {
+            let mut b = Bod::new(&random, 100_000_000, seed);
+            let (mut decisions, mut lags) = (Vec::new(), Vec::new());
+            for i in 0..2000u64 {
+                let t = i * 1_000_000;
+                while let Some(e) = b.next_event().filter(|&e| e <= t) {
+                    let decided = b.next_decision == e;
+                    b.apply(e);
+                    if decided {
+                        decisions.push(e);
+                        lags.push(b.grants.back().expect("a decision queues a grant").0 - e);
+                    }
+                }
+                b.record_arrival(t, 1250);
+            }
+            (decisions, lags)
+        };
+        let (decisions, lags) = run(1);
+        assert_eq!((decisions.clone(), lags.clone()), run(1), "same seed");
+        assert_ne!(lags, run(2).1, "another seed, other draws");
+        // The grid is shifted by an offset in (0, 100 ms) and keeps its period.
+        assert!(
+            (100_000_001..200_000_000).contains(&decisions[0]),
+            "{decisions:?}"
+        );
+        assert!(decisions.windows(2).all(|w| w[1] - w[0] == 100_000_000));
+        // Each grant comes lag (50 ms) plus 0-40 ms after its decision, not always the same.
+        assert!(
+            lags.iter().all(|l| (50_000_000..=90_000_000).contains(l)),
+            "{lags:?}"
+        );
+        assert!(lags.iter().any(|&l| l != lags[0]), "{lags:?}");
+    }
+
+    #[test]
+    fn a_lag_jitter_of_a_whole_period_is_refused() {
+        let spec = BodSpec {
+            lag_jitter: Duration::from_millis(100),
+            ..spec()
+        };
+        let e = spec.validate(100_000_000).unwrap_err().to_string();
+        assert!(e.contains("lag_jitter") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
     fn resumes_grid_after_idle() {
-        let mut b = Bod::new(&spec(), 100_000_000);
+        let mut b = Bod::new(&spec(), 100_000_000, 1);
         b.record_arrival(1_234_567_890, 1500);
         assert_eq!(b.next_event(), Some(1_300_000_000));
     }

@@ -6,7 +6,10 @@
 //! an on-period at time 0. With `exponential`, each period's length is drawn from an
 //! exponential distribution with that mean (a Markov on/off source, the classic model of
 //! aggregated web traffic), from the direction's own random stream, so the same seed gives
-//! the same background.
+//! the same background. With `random_start`, time 0 falls at a random point of the cycle
+//! instead: the source is on with probability `on / (on + off)`, for the rest of a period
+//! (for exponential periods, memoryless, a fresh draw; for fixed ones, a uniform part), so
+//! a run starts in the source's steady state rather than at the start of a burst.
 //!
 //! Cross packets go through the queue's limit and AQM like any packet (they can be
 //! dropped, and they take their share of the rate and of the buffer), but not through the
@@ -58,6 +61,10 @@ pub struct CrossTrafficSpec {
     /// Draw each period from an exponential distribution with the given mean.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exponential: bool,
+    /// Start at a random point of the on/off cycle instead of at the start of an
+    /// on-period (see the module docs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_start: bool,
 }
 
 fn default_packet_bytes() -> u32 {
@@ -87,6 +94,10 @@ impl CrossTrafficSpec {
                 "exponential",
                 "needs on and off periods to draw",
             )),
+            (None, None) if self.random_start => Err(LinkError::invalid(
+                "random_start",
+                "needs on and off periods (a constant source has no cycle)",
+            )),
             (None, None) => Ok(()),
             (Some(on), Some(off)) => {
                 for (field, d) in [("on", on), ("off", off)] {
@@ -106,22 +117,28 @@ impl CrossTrafficSpec {
         }
     }
 
-    /// Parses a preset parameter: `RATE[:ON:OFF[:exp]]` (`50M`, `10M:5s:5s:exp`).
+    /// Parses a preset parameter: `RATE[:ON:OFF[:exp][:random]]` (`50M`,
+    /// `10M:5s:5s:exp`, `60M:2s:4s:exp:random`).
     pub fn parse_param(text: &str) -> Result<Self, String> {
         let parts: Vec<&str> = text.split(':').map(str::trim).collect();
         let rate_bps = parse_rate_bps(parts[0]).map_err(|e| format!("cross traffic rate: {e}"))?;
         let period = |p: &str| parse_duration(p).map_err(|e| format!("cross traffic period: {e}"));
         let spec = match parts.as_slice() {
             [_] => CrossTrafficSpec::constant(rate_bps),
-            [_, on, off] | [_, on, off, "exp"] => CrossTrafficSpec {
-                on: Some(period(on)?),
-                off: Some(period(off)?),
-                exponential: parts.len() == 4,
-                ..CrossTrafficSpec::constant(rate_bps)
-            },
+            [_, on, off, flags @ ..]
+                if matches!(flags, [] | ["exp"] | ["random"] | ["exp", "random"]) =>
+            {
+                CrossTrafficSpec {
+                    on: Some(period(on)?),
+                    off: Some(period(off)?),
+                    exponential: flags.contains(&"exp"),
+                    random_start: flags.contains(&"random"),
+                    ..CrossTrafficSpec::constant(rate_bps)
+                }
+            }
             _ => {
                 return Err(format!(
-                    "cross traffic {text:?}: expected RATE, RATE:ON:OFF or RATE:ON:OFF:exp"
+                    "cross traffic {text:?}: expected RATE, RATE:ON:OFF, then optionally :exp and :random"
                 ));
             }
         };
@@ -137,6 +154,7 @@ impl CrossTrafficSpec {
             on: None,
             off: None,
             exponential: false,
+            random_start: false,
         }
     }
 }
@@ -165,8 +183,27 @@ impl CrossSource {
             on_until: Nanos::MAX,
             gap,
         };
-        if let Some(on) = source.spec.on {
+        if let (Some(on), Some(off)) = (source.spec.on, source.spec.off) {
             source.on_until = source.period(on);
+            if source.spec.random_start {
+                let cycle = to_nanos(on) as f64 + to_nanos(off) as f64;
+                let on_now = source.rng.random_bool(to_nanos(on) as f64 / cycle);
+                // The rest of the current period: a fresh draw for exponential periods
+                // (memoryless), a uniform part of a fixed one.
+                let rest = |s: &mut Self, d: Duration| -> Nanos {
+                    if s.spec.exponential {
+                        s.period(d)
+                    } else {
+                        s.rng.random_range(1..=to_nanos(d).max(1))
+                    }
+                };
+                if on_now {
+                    source.on_until = rest(&mut source, on);
+                } else {
+                    source.next = rest(&mut source, off);
+                    source.on_until = source.next.saturating_add(source.period(on));
+                }
+            }
         }
         source
     }
@@ -251,6 +288,42 @@ mod tests {
     }
 
     #[test]
+    fn a_random_start_begins_anywhere_in_the_cycle() {
+        // 25 % duty: about a quarter of the seeds start in an on-period.
+        let spec = CrossTrafficSpec::parse_param("12M:100ms:300ms:exp:random").unwrap();
+        assert!(spec.random_start && spec.exponential);
+        let firsts: Vec<Nanos> = (0..400)
+            .map(|seed| CrossSource::new(&spec, seed).next_arrival())
+            .collect();
+        let on_at_zero = firsts.iter().filter(|&&t| t == 0).count();
+        assert!((60..=140).contains(&on_at_zero), "{on_at_zero}");
+        // The others start after a rest of an off-period, 300 ms on average.
+        let off: Vec<f64> = firsts
+            .iter()
+            .filter(|&&t| t > 0)
+            .map(|&t| t as f64)
+            .collect();
+        let mean = off.iter().sum::<f64>() / off.len() as f64;
+        assert!((200e6..400e6).contains(&mean), "{mean}");
+        // Fixed periods: a uniform part of the period, and the duty cycle is kept.
+        let fixed = CrossTrafficSpec::parse_param("12M:100ms:300ms:random").unwrap();
+        assert!(!fixed.exponential);
+        let a = {
+            let mut s = CrossSource::new(&fixed, 3);
+            let mut n = 0u64;
+            while s.next_arrival() < 40_000_000_000 {
+                n += 1;
+                s.advance();
+            }
+            n
+        };
+        assert!((9_900..=10_100).contains(&a), "{a}");
+        // Without :random the source starts sending at 0 whatever the seed.
+        let plain = CrossTrafficSpec::parse_param("12M:100ms:300ms:exp").unwrap();
+        assert!((0..50).all(|seed| CrossSource::new(&plain, seed).next_arrival() == 0));
+    }
+
+    #[test]
     fn bad_parameters_are_one_line_errors() {
         for bad in [
             "",
@@ -259,6 +332,9 @@ mod tests {
             "10M:1s",
             "10M:1s:0s",
             "10M:1s:1s:gauss",
+            "10M:1s:1s:random:exp",
+            "10M:1s:1s:exp:exp",
+            "10M:random",
             "10M:x:1s",
         ] {
             let e = CrossTrafficSpec::parse_param(bad).unwrap_err();

@@ -189,7 +189,7 @@ impl<T> Direction<T> {
                 "needs the path's base RTT; build a Path or resolve the LinkSpec first",
             ));
         }
-        let server = Server::new(&spec.rate, spec.bod.as_ref());
+        let server = Server::new(&spec.rate, spec.bod.as_ref(), seed);
         let truth = GroundTruth::new(
             config,
             server.initial_allocation(),

@@ -20,7 +20,10 @@
 //! `thesis-sat:buffer=0.5,plr=0.001`; `buffer` is the queue limit as a multiple of the
 //! BDP (default 1), `plr` the random loss rate of each direction as a fraction (default 0).
 //! The `sat-*` presets take `loss=N` (1 packet in N lost, picoquic's fixed pattern) and
-//! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`.
+//! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
+//! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
+//! `geo-viasat-bod:lag-jitter=1s,phase=random`. Every preset takes cross traffic,
+//! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
 //! each way; values the seeds leave open are documented on each preset function.
@@ -129,7 +132,7 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
     };
     let mut spec = match base {
         "geo-viasat" => no_params(base, &params, geo_viasat())?,
-        "geo-viasat-bod" => no_params(base, &params, geo_viasat_bod())?,
+        "geo-viasat-bod" => bod_params(base, &params, geo_viasat_bod())?,
         "qir-terrestrial" => no_params(base, &params, qir_terrestrial())?,
         "qir-sat" => no_params(base, &params, qir_sat())?,
         "qir-satloss" => no_params(base, &params, qir_satloss())?,
@@ -197,7 +200,7 @@ fn no_params(
         Some((k, _)) => Err(LinkError::PresetParameter {
             preset: preset.to_string(),
             message: format!(
-                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
+                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat-bod, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
             ),
         }),
     }
@@ -240,6 +243,49 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
         }
     }
     Ok((buffer, plr))
+}
+
+/// `geo-viasat-bod`'s randomness: `lag-jitter=DURATION` (each grant a uniform 0 to that
+/// much later, [`BodSpec::lag_jitter`]) and `phase=random` (the allocation cycle at a random
+/// offset from the connection's start, [`BodSpec::random_phase`]; `phase=fixed` is the
+/// default).
+fn bod_params(
+    preset: &str,
+    params: &[(String, String)],
+    mut spec: LinkSpec,
+) -> Result<LinkSpec, LinkError> {
+    let err = |message: String| LinkError::PresetParameter {
+        preset: preset.to_string(),
+        message,
+    };
+    let bod = spec.down.bod.as_mut().expect("geo-viasat-bod has BoD");
+    for (k, v) in params {
+        match k.as_str() {
+            "lag-jitter" => {
+                bod.lag_jitter =
+                    crate::units::parse_duration(v).map_err(|e| err(format!("lag-jitter: {e}")))?;
+            }
+            "phase" => {
+                bod.random_phase = match v.as_str() {
+                    "random" => true,
+                    "fixed" => false,
+                    _ => return Err(err(format!("phase is random or fixed, got {v:?}"))),
+                }
+            }
+            other => {
+                return Err(err(format!(
+                    "unknown parameter {other:?}; valid parameters: lag-jitter, phase, cross, cross-up"
+                )));
+            }
+        }
+    }
+    spec.down
+        .bod
+        .as_ref()
+        .expect("set above")
+        .validate(spec.down.rate.nominal_rate_bps())
+        .map_err(|e| err(e.to_string()))?;
+    Ok(spec)
 }
 
 /// `(loss one in N, jitter)` from `loss=N,jitter=DURATION`.
@@ -905,6 +951,28 @@ mod tests {
         assert!(e.contains("not a number"), "{e}");
         let e = lookup("thesis-sat:plr=1.5").unwrap_err().to_string();
         assert!(e.contains("[0, 1]"), "{e}");
+        for (bad, says) in [
+            ("geo-viasat-bod:phase=sometimes", "random or fixed"),
+            ("geo-viasat-bod:lag-jitter=2s", "below the period"),
+            ("geo-viasat-bod:lag-jitter=soon", "lag-jitter"),
+            ("geo-viasat-bod:plr=0.1", "lag-jitter, phase"),
+        ] {
+            let e = lookup(bad).unwrap_err().to_string();
+            assert!(e.contains(says) && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn geo_viasat_bod_takes_its_allocators_randomness() {
+        let spec = lookup("geo-viasat-bod:lag-jitter=1s,phase=random").unwrap();
+        let bod = spec.down.bod.as_ref().unwrap();
+        assert_eq!(bod.lag_jitter, Duration::from_secs(1));
+        assert!(bod.random_phase);
+        assert_eq!(spec.name, "geo-viasat-bod:lag-jitter=1s,phase=random");
+        // Without parameters, the calibrated preset: no randomness in the allocator.
+        let plain = lookup("geo-viasat-bod").unwrap();
+        assert_eq!(plain.down.bod, Some(BodSpec::default()));
+        assert!(!BodSpec::default().random_phase && BodSpec::default().lag_jitter.is_zero());
     }
 
     #[test]

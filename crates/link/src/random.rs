@@ -34,5 +34,6 @@ pub(crate) const STREAM_AQM: u64 = 2;
 pub(crate) const STREAM_JITTER: u64 = 3;
 pub(crate) const STREAM_PATH: u64 = 4;
 pub(crate) const STREAM_CROSS: u64 = 5;
+pub(crate) const STREAM_BOD: u64 = 6;
 pub(crate) const STREAM_DOWN: u64 = 0xD0;
 pub(crate) const STREAM_UP: u64 = 0x0B;

@@ -247,7 +247,7 @@ pub(crate) enum Server {
 }
 
 impl Server {
-    pub(crate) fn new(spec: &RateSpec, bod: Option<&BodSpec>) -> Self {
+    pub(crate) fn new(spec: &RateSpec, bod: Option<&BodSpec>, seed: u64) -> Self {
         match spec {
             RateSpec::MahimahiTrace {
                 timestamps_ms,
@@ -265,7 +265,7 @@ impl Server {
             _ => {
                 let mut s = FluidServer {
                     rate: RateFn::new(spec),
-                    bod: bod.map(|b| Bod::new(b, spec.nominal_rate_bps())),
+                    bod: bod.map(|b| Bod::new(b, spec.nominal_rate_bps(), seed)),
                     clock: 0,
                     head_remaining: 0,
                     current_rate_bps: 0,

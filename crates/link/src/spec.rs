@@ -404,6 +404,16 @@ pub struct BodSpec {
     pub min_rate_bps: u64,
     /// Factor applied to the measured offered rate (>= 1).
     pub headroom: f64,
+    /// Each grant takes effect a further uniform random time in `[0, lag_jitter]` after
+    /// `lag` (a scheduler that answers requests late when the beam is busy), drawn from the
+    /// direction's own stream. Below `period`, so grants keep their order. Default 0.
+    #[serde(with = "duration_str", skip_serializing_if = "Duration::is_zero")]
+    pub lag_jitter: Duration,
+    /// The decision grid starts at a uniform random offset in `[0, period)` instead of at
+    /// the epoch: a connection does not start in phase with the operator's allocation
+    /// cycle. Default false (the grid is `k x period`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub random_phase: bool,
 }
 
 impl Default for BodSpec {
@@ -416,6 +426,8 @@ impl Default for BodSpec {
             initial_rate_bps: 2_000_000,
             min_rate_bps: 2_000_000,
             headroom: 3.0,
+            lag_jitter: Duration::ZERO,
+            random_phase: false,
         }
     }
 }
@@ -720,10 +732,20 @@ impl LossSpec {
 }
 
 impl BodSpec {
-    fn validate(&self, plan_rate_bps: u64) -> Result<(), LinkError> {
+    pub(crate) fn validate(&self, plan_rate_bps: u64) -> Result<(), LinkError> {
         check_period("bod.period", self.period)?;
         check_period("bod.window", self.window)?;
         check_delay("bod.lag", self.lag)?;
+        if self.lag_jitter >= self.period {
+            return Err(LinkError::invalid(
+                "bod.lag_jitter",
+                format!(
+                    "must be below the period ({}), got {}",
+                    crate::units::format_duration(self.period),
+                    crate::units::format_duration(self.lag_jitter)
+                ),
+            ));
+        }
         if !self.headroom.is_finite() || !(1.0..=100.0).contains(&self.headroom) {
             return Err(LinkError::invalid(
                 "bod.headroom",

@@ -84,6 +84,8 @@ fn specs() -> Vec<LinkSpec> {
         initial_rate_bps: 7,
         min_rate_bps: 1,
         headroom: 100.0,
+        lag_jitter: Duration::ZERO,
+        random_phase: true,
     });
     outage.down.queue = QueueSpec {
         limit: QueueLimit::Bytes(5000),
