@@ -40,6 +40,8 @@ pub const PROGRESS_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// Progress as lines on stderr, for logs: a bar would be invisible there.
 struct ProgressLog {
+    /// The command, as the lines name it (`satquic reproduce`).
+    command: &'static str,
     started: Instant,
     /// The campaign of the last line and when it was printed.
     last: Option<(String, Instant)>,
@@ -63,11 +65,78 @@ impl ProgressLog {
         // Not eprintln!: a closed stderr must not end the work.
         let _ = writeln!(
             std::io::stderr(),
-            "satquic reproduce: {name}: {}/{} runs{failed}, {:.0} s elapsed",
+            "{}: {name}: {}/{} runs{failed}, {:.0} s elapsed",
+            self.command,
             p.done,
             p.total,
             self.started.elapsed().as_secs_f64()
         );
+    }
+}
+
+/// The progress of several campaigns run one after the other: a bar per campaign on a
+/// terminal, lines on stderr otherwise; remembers which had failed runs.
+pub struct CampaignsProgress {
+    bars: Mutex<Vec<(String, Bar)>>,
+    log: Option<Mutex<ProgressLog>>,
+    failed: Mutex<BTreeMap<String, usize>>,
+}
+
+impl CampaignsProgress {
+    pub fn new(command: &'static str) -> Self {
+        CampaignsProgress {
+            bars: Mutex::new(Vec::new()),
+            log: (!std::io::stderr().is_terminal()).then(|| {
+                Mutex::new(ProgressLog {
+                    command,
+                    started: Instant::now(),
+                    last: None,
+                })
+            }),
+            failed: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn update(&self, name: &str, p: &Progress) {
+        if p.failed > 0 {
+            self.failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name.to_string(), p.failed);
+        }
+        if let Some(log) = &self.log {
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .update(name, p);
+            return;
+        }
+        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        if bars.last().is_none_or(|(n, _)| n != name) {
+            if let Some((_, b)) = bars.last() {
+                b.finish();
+            }
+            bars.push((name.to_string(), Bar::new(name)));
+        }
+        if let Some((_, b)) = bars.last() {
+            b.update(p);
+        }
+    }
+
+    /// Ends the last bar; an error naming the campaigns with failed runs, if any (the
+    /// results are incomplete: say so after printing them).
+    pub fn finish(self) -> Result<(), Failure> {
+        if let Some((_, b)) = self.bars.lock().unwrap_or_else(|e| e.into_inner()).last() {
+            b.finish();
+        }
+        let failed = self.failed.into_inner().unwrap_or_else(|e| e.into_inner());
+        if failed.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<String> = failed.iter().map(|(n, f)| format!("{n} {f}")).collect();
+        Err(Failure::Other(format!(
+            "failed runs ({}): the results above are incomplete",
+            list.join(", ")
+        )))
     }
 }
 
@@ -80,41 +149,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         opts.jobs = j;
     }
-    let bars: Mutex<Vec<(String, Bar)>> = Mutex::new(Vec::new());
-    let log = (!std::io::stderr().is_terminal()).then(|| {
-        Mutex::new(ProgressLog {
-            started: Instant::now(),
-            last: None,
-        })
-    });
-    let failed: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
+    let progress = CampaignsProgress::new("satquic reproduce");
     let outcome = reproduce::reproduce(scale, &args.out, &opts, &args.only, &|name, p| {
-        if p.failed > 0 {
-            failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(name.to_string(), p.failed);
-        }
-        if let Some(log) = &log {
-            log.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .update(name, p);
-            return;
-        }
-        let mut bars = bars.lock().unwrap_or_else(|e| e.into_inner());
-        if bars.last().is_none_or(|(n, _)| n != name) {
-            if let Some((_, b)) = bars.last() {
-                b.finish();
-            }
-            bars.push((name.to_string(), Bar::new(name)));
-        }
-        if let Some((_, b)) = bars.last() {
-            b.update(p);
-        }
+        progress.update(name, p)
     });
-    if let Some((_, b)) = bars.lock().unwrap_or_else(|e| e.into_inner()).last() {
-        b.finish();
-    }
+    // Bars end before the table; failed runs are reported after it.
+    let finished = progress.finish();
     let o = outcome.map_err(lab_failure)?;
     for (name, secs, ran) in &o.per_campaign {
         outln!("{name}: {ran} runs executed in {secs:.1} s")?;
@@ -139,14 +179,5 @@ pub fn run(args: Args) -> Result<(), Failure> {
         o.wall.as_secs_f64(),
         o.index_html.display()
     )?;
-    // Results with failed runs are incomplete: say so, after printing them.
-    let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
-    if !failed.is_empty() {
-        let list: Vec<String> = failed.iter().map(|(n, f)| format!("{n} {f}")).collect();
-        return Err(Failure::Other(format!(
-            "failed runs ({}): the results above are incomplete",
-            list.join(", ")
-        )));
-    }
-    Ok(())
+    finished
 }

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 #[macro_use]
 mod out;
 
+mod cmd_calibrate;
 mod cmd_campaign;
 mod cmd_client;
 mod cmd_link;
@@ -49,6 +50,8 @@ enum Command {
     Report(cmd_report::Args),
     /// Run the built-in campaigns that reproduce the seeds' tables and figures.
     Reproduce(cmd_reproduce::Args),
+    /// Rank candidate links by the seeds' claims about their real GEO link.
+    Calibrate(cmd_calibrate::Args),
     /// Every client x server pair of QUIC implementations through `satquic link` (seed 002).
     Matrix(cmd_matrix::Args),
 }
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Campaign(args) => cmd_campaign::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Reproduce(args) => cmd_reproduce::run(args),
+        Command::Calibrate(args) => cmd_calibrate::run(args),
         Command::Matrix(args) => cmd_matrix::run(args),
     };
     match result {

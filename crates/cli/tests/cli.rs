@@ -299,6 +299,45 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
 }
 
 #[test]
+fn calibrate_refuses_bad_candidates_in_one_line() {
+    help("calibrate");
+    let dir = TempDir::new("calibrate");
+    let out = dir.join("out");
+    // A candidate is a link preset; the first bad one stops the command before any run.
+    let e = usage_error(&[
+        "calibrate",
+        "--link",
+        "geo-viasat-bod:phase=often",
+        "--out",
+        &out,
+    ]);
+    assert!(
+        e.contains("candidate 1") && e.contains("random or fixed"),
+        "{e}"
+    );
+    usage_error(&["calibrate", "--link", "no-such-link", "--out", &out]);
+    usage_error(&["calibrate", "--out", &out]);
+    usage_error(&[
+        "calibrate",
+        "--link",
+        "geo-viasat",
+        "--repetitions",
+        "0",
+        "--out",
+        &out,
+    ]);
+    usage_error(&[
+        "calibrate",
+        "--link",
+        "geo-viasat",
+        "--jobs",
+        "0",
+        "--out",
+        &out,
+    ]);
+}
+
+#[test]
 fn run_emulates_a_download_on_loopback_and_refuses_a_zero_window() {
     help("run");
     let v: serde_json::Value = serde_json::from_str(&ok(&[

@@ -62,6 +62,7 @@
 //! `bbr3` draws from the run seed and is reproducible).
 
 pub mod analysis;
+pub mod calibrate;
 pub mod claims;
 pub mod dataset;
 pub mod exec;

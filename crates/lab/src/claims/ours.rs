@@ -93,6 +93,28 @@ impl Ours {
         }
     }
 
+    /// The link whose runs it reads, for analyses of one link.
+    pub fn link(&self) -> Option<&'static str> {
+        match *self {
+            Ours::Divergence { link }
+            | Ours::LargestSaving { link }
+            | Ours::PairedAt150 { link }
+            | Ours::DeliveredWithinCap { link }
+            | Ours::ExitBeforeLoss { link }
+            | Ours::ShadowExitVsLoss { link }
+            | Ours::ShadowExitTimes { link }
+            | Ours::ExitClasses { link, .. }
+            | Ours::QirGoodput { link, .. }
+            | Ours::QirFastest { link } => Some(link),
+            Ours::CwndReduction
+            | Ours::A1ByBuffer
+            | Ours::A1Goodput { .. }
+            | Ours::FairnessJfi { .. }
+            | Ours::MixCubicShare { .. }
+            | Ours::LatecomerShare { .. } => None,
+        }
+    }
+
     /// Measures on `campaign` (the campaign of [`Ours::campaign`]); `loaded` is every
     /// loaded campaign, for analyses that fall back to another one.
     pub fn measure(&self, campaign: &Loaded, loaded: &[Loaded]) -> Measured {

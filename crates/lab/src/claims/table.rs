@@ -4,8 +4,9 @@
 use super::{Check, Claim, Ours, Rule, Target};
 
 /// The real-link results (000/001 datasets) are compared with `geo-viasat-bod`, the
-/// emulated-testbed ones with `geo-viasat`.
-const REAL: &str = "geo-viasat-bod";
+/// emulated-testbed ones with `geo-viasat`. [`crate::calibrate`] evaluates the claims on
+/// `REAL` with candidate links in its place.
+pub const REAL: &str = "geo-viasat-bod";
 const TESTBED: &str = "geo-viasat";
 
 /// 002 Table II: scenario, link, mean goodput (Mbit/s), mean efficiency, max goodput,

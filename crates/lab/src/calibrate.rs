@@ -1,0 +1,250 @@
+//! Fitting the link that stands for the seeds' real Viasat link (issue 13): the seeds'
+//! claims about that link, evaluated with candidate links in its place.
+//!
+//! `reproduce` compares the real-link results of seeds 000, 001 and 003 with the runs of
+//! one link, [`table::REAL`]. [`calibrate`] runs, for each candidate link (a preset with
+//! parameters, e.g. `geo-viasat-bod:lag-jitter=1s,phase=random,cross=60M:2s:4s:exp:random`),
+//! the part of the built-in campaigns a and b those claims read (their real-link
+//! variants, at `--quick` scale unless told otherwise), then evaluates every claim on
+//! [`table::REAL`] with the candidate's runs standing in for it. Candidates are ranked by
+//! their verdicts: fewest `differs`, then most `matches`. Each candidate's campaigns stay
+//! in their own directory, so a second call with more candidates reuses the finished ones.
+
+use std::path::{Path, PathBuf};
+
+use crate::LabError;
+use crate::claims::table;
+use crate::exec::{self, ExecOptions, Progress};
+use crate::plan::Plan;
+use crate::report::{self, ComparisonRow, Loaded};
+use crate::reproduce::{self, Scale};
+use crate::spec::LinkEntry;
+
+/// The built-in campaigns whose real-link claims are fitted, and the variants those
+/// claims read.
+const FITTED: [(&str, &[&str]); 2] = [
+    ("a-search-geo", &["classic", "search", "search-shadow"]),
+    (
+        "b-exit-classes",
+        &["classic", "search", "hystart", "search-shadow"],
+    ),
+];
+
+/// One candidate's result.
+#[derive(Debug, Clone)]
+pub struct CandidateResult {
+    /// The link, as given.
+    pub link: String,
+    /// Where its campaigns are.
+    pub dir: PathBuf,
+    /// The real-link claims with this link in place of [`table::REAL`].
+    pub rows: Vec<ComparisonRow>,
+}
+
+impl CandidateResult {
+    /// How many rows have this verdict.
+    pub fn count(&self, verdict: &str) -> usize {
+        self.rows.iter().filter(|r| r.verdict == verdict).count()
+    }
+}
+
+/// Runs and evaluates every candidate; the result is ranked, best first.
+/// `repetitions` overrides the `--quick` repetitions of both campaigns.
+pub fn calibrate(
+    candidates: &[String],
+    repetitions: Option<u32>,
+    out: &Path,
+    opts: &ExecOptions,
+    progress: &(dyn Fn(&str, &Progress) + Sync),
+) -> Result<Vec<CandidateResult>, LabError> {
+    if candidates.is_empty() {
+        return Err(LabError::Usage("give at least one candidate link".into()));
+    }
+    if repetitions == Some(0) {
+        return Err(LabError::Usage("--repetitions must be at least 1".into()));
+    }
+    crate::output_dir(out)?;
+    let builtins = reproduce::builtins(Scale::Quick);
+    let mut results = Vec::new();
+    for (i, link) in candidates.iter().enumerate() {
+        let dir = out.join(format!("candidate-{:02}", i + 1));
+        crate::output_dir(&dir)?;
+        std::fs::write(dir.join("link.txt"), format!("{link}\n"))
+            .map_err(|e| LabError::Io(format!("{}: {e}", dir.display())))?;
+        let mut loaded = Vec::new();
+        for (name, variants) in FITTED {
+            let builtin = builtins
+                .iter()
+                .find(|b| b.name == name)
+                .expect("the fitted campaigns are built in");
+            let mut spec = builtin.spec.clone();
+            spec.links = vec![LinkEntry {
+                preset: Some(link.clone()),
+                file: None,
+                label: None,
+                params: Default::default(),
+            }];
+            spec.variants
+                .retain(|v| v.label.as_deref().is_some_and(|l| variants.contains(&l)));
+            if let Some(r) = repetitions {
+                spec.repetitions = r;
+            }
+            let plan = Plan::new(&spec)
+                .map_err(|e| LabError::Usage(format!("candidate {}: {link}: {e}", i + 1)))?;
+            let campaign_dir = dir.join(name);
+            let label = format!("candidate {} {name}", i + 1);
+            exec::run_campaign(&spec, &plan, &campaign_dir, opts, &|p| progress(&label, p))?;
+            loaded.push(standing_in(report::load(&campaign_dir)?, link));
+        }
+        results.push(CandidateResult {
+            link: link.clone(),
+            dir,
+            rows: real_link_rows(&loaded),
+        });
+    }
+    rank(&mut results);
+    Ok(results)
+}
+
+/// Best first: fewest `differs`, then most `matches`; ties keep the order given.
+fn rank(results: &mut [CandidateResult]) {
+    results.sort_by_key(|r| (r.count("differs"), std::cmp::Reverse(r.count("matches"))));
+}
+
+/// The campaign's runs of `link` relabelled as runs of [`table::REAL`].
+fn standing_in(mut loaded: Loaded, link: &str) -> Loaded {
+    for r in &mut loaded.runs {
+        if r.row.link == link {
+            r.row.link = table::REAL.to_string();
+        }
+    }
+    loaded
+}
+
+/// The claims on [`table::REAL`] evaluated on `loaded`.
+pub fn real_link_rows(loaded: &[Loaded]) -> Vec<ComparisonRow> {
+    table::claims()
+        .iter()
+        .filter(|c| c.ours.link() == Some(table::REAL))
+        .map(|c| c.evaluate(loaded))
+        .collect()
+}
+
+/// The ranking as a Markdown table, then each candidate's rows.
+pub fn markdown(results: &[CandidateResult]) -> String {
+    let mut s = String::from(
+        "| rank | link | matches | same trend | differs | no data |\n|---|---|---|---|---|---|\n",
+    );
+    for (i, r) in results.iter().enumerate() {
+        s.push_str(&format!(
+            "| {} | `{}` | {} | {} | {} | {} |\n",
+            i + 1,
+            r.link,
+            r.count("matches"),
+            r.count("same trend"),
+            r.count("differs"),
+            r.count("no data")
+        ));
+    }
+    for (i, r) in results.iter().enumerate() {
+        s.push_str(&format!(
+            "\n{}. `{}` ({})\n\n| source | what | seed's number | ours | verdict |\n|---|---|---|---|---|\n",
+            i + 1,
+            r.link,
+            r.dir.display()
+        ));
+        for row in &r.rows {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                row.source, row.what, row.seed, row.ours, row.verdict
+            ));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(link: &str, verdicts: &[&str]) -> CandidateResult {
+        CandidateResult {
+            link: link.into(),
+            dir: PathBuf::new(),
+            rows: verdicts
+                .iter()
+                .map(|v| ComparisonRow {
+                    source: String::new(),
+                    what: String::new(),
+                    seed: String::new(),
+                    ours: String::new(),
+                    verdict: v.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn candidates_rank_by_fewest_differs_then_most_matches() {
+        let mut r = vec![
+            candidate("two-differ", &["matches", "differs", "differs"]),
+            candidate("one-differs", &["same trend", "same trend", "differs"]),
+            candidate(
+                "one-differs-one-match",
+                &["matches", "same trend", "differs"],
+            ),
+            candidate("none-differ", &["same trend", "no data", "same trend"]),
+        ];
+        rank(&mut r);
+        let order: Vec<&str> = r.iter().map(|c| c.link.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "none-differ",
+                "one-differs-one-match",
+                "one-differs",
+                "two-differ"
+            ]
+        );
+        let md = markdown(&r);
+        assert!(md.contains("| 1 | `none-differ` | 0 | 2 | 0 | 1 |"), "{md}");
+    }
+
+    #[test]
+    fn the_fitted_variants_exist_in_the_builtin_campaigns() {
+        let builtins = reproduce::builtins(Scale::Quick);
+        for (name, variants) in FITTED {
+            let b = builtins.iter().find(|b| b.name == name).expect(name);
+            for v in variants {
+                assert!(
+                    b.spec
+                        .variants
+                        .iter()
+                        .any(|e| e.label.as_deref() == Some(v)),
+                    "{name} has no variant {v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_real_link_claim_reads_a_fitted_campaign_and_variant() {
+        // A claim on the real link that reads a campaign or variant the calibration
+        // does not run would always say "no data" there.
+        let real: Vec<_> = table::claims()
+            .into_iter()
+            .filter(|c| c.ours.link() == Some(table::REAL))
+            .collect();
+        assert!(real.len() >= 8, "{}", real.len());
+        for c in &real {
+            assert!(
+                FITTED.iter().any(|(name, _)| *name == c.ours.campaign()),
+                "{}",
+                c.what
+            );
+            if let crate::claims::Ours::ExitClasses { variant, .. } = c.ours {
+                assert!(FITTED[1].1.contains(&variant), "{variant}");
+            }
+        }
+    }
+}
