@@ -39,8 +39,9 @@ use crate::spec::{SpecError, parse_spec};
 /// Which congestion-avoidance algorithm (or stand-alone controller) to use.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AvoidanceConfig {
-    /// RFC 9002 NewReno.
-    NewReno,
+    /// RFC 9002 NewReno, with its `kLossReductionFactor` (0.5 unless the spec's
+    /// `loss-reduction` says otherwise).
+    NewReno { loss_reduction_factor: f64 },
     /// RFC 9438 CUBIC.
     Cubic(CubicConfig),
     /// Hybla (reference RTT).
@@ -52,10 +53,17 @@ pub enum AvoidanceConfig {
 }
 
 impl AvoidanceConfig {
+    /// RFC 9002 NewReno with RFC 9002's reduction factor.
+    pub fn newreno() -> Self {
+        Self::NewReno {
+            loss_reduction_factor: crate::avoidance::newreno::LOSS_REDUCTION_FACTOR,
+        }
+    }
+
     /// Short name used in spec strings.
     pub fn name(&self) -> &'static str {
         match self {
-            Self::NewReno => "newreno",
+            Self::NewReno { .. } => "newreno",
             Self::Cubic(_) => "cubic",
             Self::Hybla { .. } => "hybla",
             Self::Bbr => "bbr",
@@ -65,7 +73,11 @@ impl AvoidanceConfig {
 
     fn build(&self) -> Option<Box<dyn Avoidance>> {
         Some(match self {
-            Self::NewReno => Box::new(NewRenoAvoidance::default()),
+            Self::NewReno {
+                loss_reduction_factor,
+            } => Box::new(NewRenoAvoidance {
+                loss_reduction_factor: *loss_reduction_factor,
+            }),
             Self::Cubic(c) => Box::new(Cubic::new(c.clone())),
             Self::Hybla { rtt0 } => Box::new(HyblaAvoidance::new(*rtt0)),
             Self::Bbr | Self::Bbr3(_) => return None,
@@ -127,7 +139,7 @@ impl CongestionConfig {
 
     /// NewReno with classic slow start (quinn's default behaviour).
     pub fn new_reno() -> Self {
-        Self::with(AvoidanceConfig::NewReno, SlowStartConfig::Classic)
+        Self::with(AvoidanceConfig::newreno(), SlowStartConfig::Classic)
     }
 
     /// Hybla avoidance with Hybla's slow start.

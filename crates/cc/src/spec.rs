@@ -12,6 +12,7 @@
 //! | `hystart++` options ([`hystart_plus_plus`](crate::slow_start::hystart_plus_plus)) | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
+//! | `newreno` options ([`avoidance::newreno`](crate::avoidance::newreno)) | `loss-reduction=F`, RFC 9002's `kLossReductionFactor` (default 0.5; quicly's Reno, the seeds' controller, uses 0.7: `newreno:loss-reduction=0.7`) |
 //! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
 //! | `+floor` (the window at least the initial window x min RTT / 100 ms in the initial slow start, picoquic's long-RTT rule; see [`crate::growth::RttWindowFloor`]) options | `ref=MS`, `max-rtt=MS` |
 //! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
@@ -131,7 +132,7 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
     };
     let (ca_name, ca_opts) = split_opts(ca_part);
     let mut avoidance = match ca_name {
-        "newreno" | "reno" => AvoidanceConfig::NewReno,
+        "newreno" | "reno" => AvoidanceConfig::newreno(),
         "cubic" => AvoidanceConfig::Cubic(CubicConfig::default()),
         "hybla" => AvoidanceConfig::Hybla { rtt0: HYBLA_RTT0 },
         "bbr" => AvoidanceConfig::Bbr,
@@ -150,6 +151,22 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             (AvoidanceConfig::Bbr3(_), _) => {}
             (AvoidanceConfig::Hybla { rtt0 }, Some(("rtt0", v))) => {
                 *rtt0 = millis(spec, "rtt0", v)?
+            }
+            (
+                AvoidanceConfig::NewReno {
+                    loss_reduction_factor,
+                },
+                Some(("loss-reduction", v)),
+            ) => {
+                *loss_reduction_factor = match v.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x < 1.0 => x,
+                    _ => {
+                        return Err(err(
+                            spec,
+                            format!("loss-reduction must be a fraction in (0, 1), got '{v}'"),
+                        ));
+                    }
+                }
             }
             _ => return Err(err(spec, format!("unknown option '{opt}' for {ca_name}"))),
         }
@@ -681,11 +698,26 @@ mod tests {
         );
 
         let c = parse_spec("newreno+hystart++").unwrap();
-        assert_eq!(c.avoidance_config(), &AvoidanceConfig::NewReno);
+        assert_eq!(c.avoidance_config(), &AvoidanceConfig::newreno());
         assert!(matches!(
             c.slow_start_config(),
             SlowStartConfig::HyStartPlusPlus(_)
         ));
+        let c = parse_spec("reno:loss-reduction=0.7+search:v2").unwrap();
+        assert_eq!(
+            c.avoidance_config(),
+            &AvoidanceConfig::NewReno {
+                loss_reduction_factor: 0.7
+            }
+        );
+        for bad in [
+            "newreno:loss-reduction=1",
+            "newreno:loss-reduction=x",
+            "newreno:beta=0.7",
+        ] {
+            let e = parse_spec(bad).unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.contains("newreno"), "{bad}: {e}");
+        }
 
         let c = parse_spec("cubic+search:v2,lower-cwnd,thresh=0.3").unwrap();
         let SlowStartConfig::Search(s) = c.slow_start_config() else {

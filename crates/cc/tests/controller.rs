@@ -44,6 +44,25 @@ fn loss_in_slow_start_is_a_loss_exit_with_beta() {
     assert_eq!(ctl.window(), 2 * MSS);
 }
 
+#[test]
+fn newreno_halves_the_window_unless_told_quiclys_factor() {
+    // RFC 9002's kLossReductionFactor is 0.5; quicly's Reno (the seeds') cuts to 0.7.
+    for (spec, num) in [("newreno", 5), ("reno:loss-reduction=0.7", 7)] {
+        let mut ctl = CongestionConfig::from_spec(spec)
+            .unwrap()
+            .build_controller(MSS)
+            .unwrap();
+        let before = ctl.window();
+        ctl.on_congestion_event(
+            Duration::from_secs(1),
+            Duration::from_millis(900),
+            false,
+            1200,
+        );
+        assert_eq!(ctl.window(), before * num / 10, "{spec}");
+    }
+}
+
 /// Round-trip time of qir-satloss (300 ms each way).
 const SAT_RTT: Duration = Duration::from_millis(600);
 

@@ -4,14 +4,16 @@
 //!
 //! # Options
 //!
-//! The spec name is `newreno` (alias `reno`); it takes no options. The slow start is the
-//! part after `+` (`classic` when none is given; see [`crate::spec`]). The one constant is a
-//! field, for a [`crate::Controller`] built by hand; [`crate::CongestionConfig`] uses its
-//! default:
+//! The spec name is `newreno` (alias `reno`). The slow start is the part after `+`
+//! (`classic` when none is given; see [`crate::spec`]). The one constant is a field and a
+//! spec option:
 //!
-//! | field | meaning | default | source |
-//! |---|---|---|---|
-//! | [`NewRenoAvoidance::loss_reduction_factor`] | `kLossReductionFactor`: `ssthresh = cwnd x factor` on a congestion event | 0.5 ([`LOSS_REDUCTION_FACTOR`]) | RFC 9002 Sec. 7.3.2, Appendix B.1 |
+//! | option | field | meaning | default | source |
+//! |---|---|---|---|---|
+//! | `loss-reduction=F` | [`NewRenoAvoidance::loss_reduction_factor`] | `kLossReductionFactor`: `ssthresh = cwnd x factor` on a congestion event | 0.5 ([`LOSS_REDUCTION_FACTOR`]) | RFC 9002 Sec. 7.3.2, Appendix B.1 |
+//!
+//! quicly's Reno, which the seeds' qperf runs used (seed 000 Sec. 2.4), is this algorithm
+//! with 0.7 (`QUICLY_RENO_BETA` in quicly's `include/quicly/cc.h`): `newreno:loss-reduction=0.7`.
 
 use std::time::Duration;
 
