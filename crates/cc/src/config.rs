@@ -33,6 +33,7 @@ use crate::event::{Emitter, EventSink};
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::LossFilterConfig;
+use crate::rollback::RollbackConfig;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
 use crate::spec::{SpecError, parse_spec};
 
@@ -102,6 +103,7 @@ pub struct CongestionConfig {
     burst: Option<SlowStartBurst>,
     floor: Option<RttWindowFloor>,
     loss_filter: Option<LossFilterConfig>,
+    rollback: Option<RollbackConfig>,
     seed: u64,
     /// Controllers built so far from this configuration and its clones: each gets its own
     /// random stream of `seed`.
@@ -124,6 +126,7 @@ impl CongestionConfig {
             burst: None,
             floor: None,
             loss_filter: None,
+            rollback: None,
             seed: 0,
             builds: Arc::new(AtomicU64::new(0)),
         }
@@ -273,6 +276,19 @@ impl CongestionConfig {
         self.loss_filter
     }
 
+    /// Undo a reduction whose recovery period lost few packets (spec part
+    /// `+rollback[:...]`; see [`crate::rollback`]). Default: none, every reduction stands
+    /// (RFC 9002, RFC 9438).
+    pub fn rollback(mut self, rollback: Option<RollbackConfig>) -> Self {
+        self.rollback = rollback;
+        self
+    }
+
+    /// The rollback rule, if enabled.
+    pub fn rollback_config(&self) -> Option<RollbackConfig> {
+        self.rollback
+    }
+
     /// Careful Resume constants and switch (RFC 9959; spec suffix `+cr:...`).
     pub fn careful_resume(mut self, config: CarefulResumeConfig) -> Self {
         self.careful_resume = config;
@@ -350,6 +366,7 @@ impl CongestionConfig {
         controller.set_burst(self.burst);
         controller.set_floor(self.floor);
         controller.set_loss_filter(self.loss_filter);
+        controller.set_rollback(self.rollback);
         let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
         controller.set_careful_resume(self.careful_resume.clone(), resume);
         Some(controller)
@@ -406,6 +423,9 @@ impl fmt::Display for CongestionConfig {
         }
         if let Some(filter) = self.loss_filter {
             write!(f, "{filter}")?;
+        }
+        if let Some(rollback) = self.rollback {
+            write!(f, "{rollback}")?;
         }
         crate::careful_resume::write_spec(f, &self.careful_resume)
     }

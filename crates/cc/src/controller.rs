@@ -30,6 +30,7 @@ use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::{BdpJump, PeakRate};
 use crate::loss_filter::{LossFilter, LossFilterConfig};
+use crate::rollback::RollbackConfig;
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
 /// RTT estimates handed in with each acknowledgement.
@@ -107,6 +108,25 @@ pub struct Controller {
     rtt: RttInfo,
     /// The filter that lets isolated losses pass without a reduction, if enabled.
     loss_filter: Option<LossFilter>,
+    /// Undoing reductions whose recovery period lost few packets, if enabled.
+    rollback: Option<RollbackConfig>,
+    /// Packets declared lost so far (lost bytes over the MSS, rounded up per report).
+    lost_packets: u64,
+    /// The state before the current recovery period's reduction, while it may be undone.
+    checkpoint: Option<Checkpoint>,
+}
+
+/// What a reduction changed, saved so that [`crate::rollback`] can undo it.
+#[derive(Debug, Clone)]
+struct Checkpoint {
+    /// Window before the reduction, bytes (with its fraction).
+    cwnd: f64,
+    /// Slow-start threshold before the reduction, bytes.
+    ssthresh: u64,
+    /// Congestion avoidance before the reduction (CUBIC's `W_max`, `K`, `t_epoch`, ...).
+    avoidance: Box<dyn Avoidance>,
+    /// [`Controller::lost_packets`] before the losses that caused the reduction.
+    lost_packets: u64,
 }
 
 /// A proportional drain after a slow-start exit that asked for one ([`SsDecision::Exit`]
@@ -174,7 +194,17 @@ impl Controller {
             floor: None,
             rtt: RttInfo::fixed(Duration::ZERO),
             loss_filter: None,
+            rollback: None,
+            lost_packets: 0,
+            checkpoint: None,
         }
+    }
+
+    /// Enables undoing reductions whose recovery period lost few packets
+    /// ([`crate::rollback`]).
+    pub fn set_rollback(&mut self, config: Option<RollbackConfig>) {
+        self.rollback = config;
+        self.checkpoint = None;
     }
 
     /// Enables the filter that reduces the window only for repeated losses
@@ -415,6 +445,10 @@ impl Controller {
         if self.recovery_start.is_some_and(|start| sent <= start) {
             return;
         }
+        // The first acknowledgement of a packet sent after the recovery period began ends it.
+        if let Some(checkpoint) = self.checkpoint.take() {
+            self.end_recovery(now, checkpoint);
+        }
         let hold = !matches!(cr, AckEffect::Normal);
         if !self.initial_slow_start_done {
             let floor = self
@@ -496,6 +530,29 @@ impl Controller {
         self.set_window(next);
     }
 
+    /// The recovery period of `checkpoint` ended: undo its reduction if it lost few packets
+    /// ([`crate::rollback`]).
+    fn end_recovery(&mut self, now: Duration, checkpoint: Checkpoint) {
+        let Some(config) = self.rollback else {
+            return;
+        };
+        let lost_packets = self.lost_packets - checkpoint.lost_packets;
+        if (self.cwnd as f64) >= checkpoint.cwnd
+            || !config.undoes(lost_packets, self.cwnd / self.mss)
+        {
+            return;
+        }
+        self.set_window(checkpoint.cwnd);
+        self.ssthresh = checkpoint.ssthresh;
+        self.avoidance = checkpoint.avoidance;
+        let cwnd_after = self.cwnd;
+        self.events.emit(|| CcEvent::CongestionUndone {
+            at: now,
+            lost_packets,
+            cwnd_after,
+        });
+    }
+
     fn exit_slow_start(&mut self, now: Duration, cwnd: u64, ssthresh: u64, reason: ExitReason) {
         let before = self.cwnd;
         self.set_window(cwnd as f64);
@@ -574,6 +631,12 @@ impl Controller {
         persistent: bool,
         lost_bytes: u64,
     ) {
+        let before_losses = self.lost_packets;
+        self.lost_packets += lost_bytes.div_ceil(self.mss);
+        if lost_bytes == 0 {
+            // An ECN-CE mark is congestion: the current reduction stands ([`crate::rollback`]).
+            self.checkpoint = None;
+        }
         // The loss filter hears every loss once ([`crate::loss_filter`]); with its `cr`
         // option a loss it lets pass does not reach Careful Resume either.
         let mut tolerated = false;
@@ -618,6 +681,20 @@ impl Controller {
             self.drain = None;
         }
         if !in_recovery {
+            // A reduction for lost packets in congestion avoidance may be undone when its
+            // recovery period ends; a mark, persistent congestion or the end of slow start
+            // may not ([`crate::rollback`]).
+            self.checkpoint = (self.rollback.is_some()
+                && lost_bytes > 0
+                && !persistent
+                && self.initial_slow_start_done
+                && !self.in_slow_start())
+            .then(|| Checkpoint {
+                cwnd: self.cwnd as f64 + self.cwnd_carry,
+                ssthresh: self.ssthresh,
+                avoidance: self.avoidance.clone(),
+                lost_packets: before_losses,
+            });
             self.recovery_start = Some(now);
             let before = self.cwnd;
             let ssthresh = self.avoidance.on_congestion(now, self.cwnd, self.mss);
@@ -637,6 +714,7 @@ impl Controller {
         }
         if persistent {
             // RFC 9002 Sec. 7.6.2: collapse to the minimum window; start over.
+            self.checkpoint = None;
             self.recovery_start = Some(now);
             self.set_window(self.minimum_window() as f64);
             self.slow_start.reset();

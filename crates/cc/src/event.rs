@@ -132,6 +132,14 @@ pub enum CcEvent {
         cwnd_after: u64,
         persistent: bool,
     },
+    /// A recovery period ended having lost few packets, and the reduction that began it was
+    /// undone ([`crate::rollback`]): `lost_packets` were lost in it; `cwnd_after` is the
+    /// restored window in bytes.
+    CongestionUndone {
+        at: Duration,
+        lost_packets: u64,
+        cwnd_after: u64,
+    },
     /// A periodic sample of the controller state (one per RTT sample at most; the caller
     /// decides the resolution it keeps).
     Sample {
@@ -167,6 +175,7 @@ impl CcEvent {
             | Self::SearchEval { at, .. }
             | Self::HyStartPhase { at, .. }
             | Self::Congestion { at, .. }
+            | Self::CongestionUndone { at, .. }
             | Self::Sample { at, .. }
             | Self::CarefulResumePhaseUpdated { at, .. } => *at,
         }
@@ -179,6 +188,7 @@ impl CcEvent {
             | Self::SearchEval { at, .. }
             | Self::HyStartPhase { at, .. }
             | Self::Congestion { at, .. }
+            | Self::CongestionUndone { at, .. }
             | Self::Sample { at, .. }
             | Self::CarefulResumePhaseUpdated { at, .. } => at,
         }

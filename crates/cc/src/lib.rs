@@ -12,8 +12,9 @@
 //!   previous one saved jumps to half its capacity after one RTT;
 //! * options for long-RTT paths, not from an RFC: start-up growth faster than doubling
 //!   ([`growth`]), picoquic's jump to half the delivery-rate BDP ([`jump`]) and its filter
-//!   that answers repeated losses, not isolated ones ([`loss_filter`]); the `satellite`
-//!   [`profile`] combines them.
+//!   that answers repeated losses, not isolated ones ([`loss_filter`]), and quiche's undo
+//!   of a reduction whose recovery period lost few packets ([`rollback`]); the `satellite`
+//!   [`profile`] combines some of them.
 //!
 //! Two BBRs stand beside the composition, each with its own startup: satquic's BBRv3
 //! ([`bbr3`], draft-ietf-ccwg-bbr, spec `bbr3`), and quinn-proto's BBRv1-like
@@ -34,7 +35,7 @@
 //!
 //! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`]; each algorithm's
 //! options, with their defaults and sources, in its module under [`avoidance`],
-//! [`slow_start`], [`growth`], [`jump`], [`loss_filter`] and [`careful_resume`].
+//! [`slow_start`], [`growth`], [`jump`], [`loss_filter`], [`rollback`] and [`careful_resume`].
 //!
 //! The crate does no I/O and reads no clock: every time is handed in. Events
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
@@ -50,6 +51,7 @@ pub mod growth;
 pub mod jump;
 pub mod loss_filter;
 pub mod profile;
+pub mod rollback;
 pub mod slow_start;
 pub mod spec;
 
@@ -67,6 +69,7 @@ pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use growth::{RttWindowFloor, StartupGrowth};
 pub use jump::BdpJump;
 pub use loss_filter::LossFilterConfig;
+pub use rollback::RollbackConfig;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
     LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,

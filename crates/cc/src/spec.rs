@@ -1,6 +1,6 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+floor[:OPTION,...]][+jump[:OPTION,...]][+burst[:OPTION,...]][+loss-filter[:OPTION,...]][+cr[:OPTION,...]]`,
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+floor[:OPTION,...]][+jump[:OPTION,...]][+burst[:OPTION,...]][+loss-filter[:OPTION,...]][+rollback[:OPTION,...]][+cr[:OPTION,...]]`,
 //! case-insensitive.
 //!
 //! | part | values |
@@ -18,11 +18,12 @@
 //! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
 //! | `+burst` (pacing bursts of a quarter window in the initial slow start on long paths, picoquic's quanta; see [`crate::burst`]) options | `divisor=D`, `min=BYTES`, `min-rtt=MS` |
 //! | `+loss-filter` (reduce the window only for repeated losses, picoquic's rule; not RFC 9002; see [`crate::loss_filter`]) options | `threshold=F`, `gain=F`, `scope=N`, `cr` (Careful Resume hears only the losses the filter answers) |
+//! | `+rollback` (undo a reduction whose recovery period lost fewer than a share of the window, quiche's rule; not RFC 9438; see [`crate::rollback`]) options | `share=F`, `min=N` (packets) |
 //! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
 //!
 //! This module is the grammar. What each option means, its default and its source are
 //! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`], [`crate::bbr3`],
-//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
+//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`], [`crate::rollback`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
@@ -99,6 +100,13 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         Some(opts) => Some(
             crate::loss_filter::LossFilterConfig::parse_options(opts).map_err(|m| err(spec, m))?,
         ),
+        None => None,
+    };
+    let (lower, rollback_part) = split_part(&lower, "rollback");
+    let rollback = match rollback_part {
+        Some(opts) => {
+            Some(crate::rollback::RollbackConfig::parse_options(opts).map_err(|m| err(spec, m))?)
+        }
         None => None,
     };
     let (lower, jump_part) = split_part(&lower, "jump");
@@ -196,6 +204,7 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
                 "has its own startup and takes no growth",
             ),
             (filter_part.is_some(), "takes no loss filter"),
+            (rollback_part.is_some(), "takes no rollback"),
             (jump_part.is_some(), "has its own startup and takes no jump"),
             (
                 floor_part.is_some(),
@@ -224,7 +233,8 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
         .jump(jump)
         .burst(burst)
         .floor(floor)
-        .loss_filter(loss_filter))
+        .loss_filter(loss_filter)
+        .rollback(rollback))
 }
 
 /// Splits a lower-case spec into the spec without its `+NAME[:OPTIONS]` part and that

@@ -16,6 +16,10 @@
 //!   `K = 0`: the window grows smoothly from the exit window. (The seeds' quicly code
 //!   leaves this state unset on a SEARCH exit; its window then explodes.)
 //!
+//! Every reduction stands: RFC 9438 Sec. 4.9.2's undo is for spurious losses, which quinn
+//! does not report. quiche's undo of reductions that lost few packets is the controller
+//! option `+rollback` ([`crate::rollback`]), outside the RFC.
+//!
 //! The stage starts (`t_epoch`) at the first acknowledgement processed in congestion
 //! avoidance, i.e. after recovery ends, as in Linux and quinn; the RFC's "beginning of the
 //! current congestion avoidance stage".
