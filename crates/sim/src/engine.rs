@@ -646,11 +646,14 @@ impl Simulation {
             match f.status {
                 FlowStatus::Pending => consider(Some(f.start)),
                 FlowStatus::Running => {
-                    for c in [&mut f.client, &mut f.server].into_iter().flatten() {
-                        if let Some(t) = c.conn.poll_timeout() {
-                            consider(Some(t.saturating_duration_since(self.base)));
-                        }
-                    }
+                    // The earlier of the two deadlines, turned into simulated time once
+                    // (the conversion is monotonic, so the minimum is the same).
+                    let deadline = [&mut f.client, &mut f.server]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|c| c.conn.poll_timeout())
+                        .min();
+                    consider(deadline.map(|t| t.saturating_duration_since(self.base)));
                     if let Workload::Timed { duration } = f.workload {
                         consider(Some(f.start + duration));
                     }

@@ -89,6 +89,24 @@ impl ArrayRangeSet {
             return false;
         }
 
+        // satquic patch 9: packet numbers arrive in increasing order, so a new range
+        // nearly always starts after the start of the last range. Every earlier range
+        // then ends before it, and the scan below would pass over all of them; handle
+        // the last range directly, with the scan's result.
+        if let Some(last) = self.0.last_mut() {
+            if x.start > last.start {
+                if x.end <= last.end {
+                    return false;
+                }
+                if x.start <= last.end {
+                    last.end = x.end;
+                } else {
+                    self.0.push(x);
+                }
+                return true;
+            }
+        }
+
         let mut idx = 0;
         while idx != self.0.len() {
             let range = &mut self.0[idx];

@@ -59,6 +59,22 @@ impl RangeSet {
         if x.is_empty() {
             return false;
         }
+        // satquic patch 9: stream data and acknowledgements mostly arrive in order, so a new
+        // range nearly always starts at or after the start of the last range. That range is
+        // then the predecessor and there is no successor: skip the two tree searches.
+        if let Some(mut last) = self.0.last_entry() {
+            if x.start >= *last.key() {
+                let end = last.get_mut();
+                if *end >= x.end {
+                    return false;
+                } else if *end >= x.start {
+                    *end = x.end;
+                } else {
+                    self.0.insert(x.start, x.end);
+                }
+                return true;
+            }
+        }
         if let Some((start, end)) = self.pred(x.start) {
             if end >= x.end {
                 // Wholly contained
@@ -136,9 +152,15 @@ impl RangeSet {
 
     /// Add a range to the set, returning the intersection of current ranges with the new one
     pub fn replace(&mut self, mut range: Range<u64>) -> Replace<'_> {
-        let pred = if let Some((prev_start, prev_end)) = self
-            .pred(range.start)
-            .filter(|&(_, end)| end >= range.start)
+        // satquic patch 9: in-order stream data starts at or after the start of the last
+        // range, which is then the predecessor, and nothing follows it: skip the searches.
+        let last = self.0.last_key_value().map(|(&start, &end)| (start, end));
+        let at_end = match last {
+            Some((start, _)) => start <= range.start,
+            None => true,
+        };
+        let pred = if at_end { last } else { self.pred(range.start) };
+        let pred = if let Some((prev_start, prev_end)) = pred.filter(|&(_, end)| end >= range.start)
         {
             self.0.remove(&prev_start);
             let replaced_start = range.start;
@@ -157,6 +179,7 @@ impl RangeSet {
             set: self,
             range,
             pred,
+            at_end,
         }
     }
 
@@ -275,6 +298,8 @@ pub struct Replace<'a> {
     pred: Option<Range<u64>>,
     /// Union of the input range and all ranges that have been visited by the iterator so far
     range: Range<u64>,
+    /// No range starts after the input range (satquic patch 9): nothing to visit
+    at_end: bool,
 }
 
 impl Iterator for Replace<'_> {
@@ -284,6 +309,9 @@ impl Iterator for Replace<'_> {
             // If a range starting before the inserted range overlapped with it, return the
             // corresponding overlap first
             return Some(pred);
+        }
+        if self.at_end {
+            return None;
         }
 
         let (next_start, next_end) = self.set.succ(self.range.start)?;

@@ -261,3 +261,223 @@ impl RefRangeSet {
             .collect()
     }
 }
+
+/// satquic patch 9: `ArrayRangeSet::insert` takes a short cut at the last range; the ranges
+/// it leaves must be those of the full scan (quinn-proto 0.11.19's `insert`, kept here as
+/// the reference), for inserts in order, with gaps, out of order and overlapping.
+#[test]
+fn array_range_set_insert_short_cut_keeps_the_scan_result() {
+    /// quinn-proto 0.11.19's `ArrayRangeSet::insert`, on a plain vector.
+    fn insert_by_scan(set: &mut Vec<Range<u64>>, x: Range<u64>) -> bool {
+        let mut result = false;
+        if x.is_empty() {
+            return false;
+        }
+        let mut idx = 0;
+        while idx != set.len() {
+            let range = &mut set[idx];
+            if range.start > x.end {
+                set.insert(idx, x);
+                return true;
+            } else if range.start > x.start {
+                result = true;
+                range.start = x.start;
+            }
+            if x.end <= range.end {
+                return result;
+            } else if x.start <= range.end {
+                range.end = x.end;
+                while idx != set.len() - 1 {
+                    let curr = set[idx].clone();
+                    let next = set[idx + 1].clone();
+                    if curr.end >= next.start {
+                        set[idx].end = next.end.max(curr.end);
+                        set.remove(idx + 1);
+                    } else {
+                        break;
+                    }
+                }
+                return true;
+            }
+            idx += 1;
+        }
+        set.push(x);
+        true
+    }
+
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    for round in 0..200 {
+        let mut set = ArrayRangeSet::new();
+        let mut reference = Vec::new();
+        let mut pn = 0;
+        for step in 0..300 {
+            // Mostly the next packet number, sometimes a gap (a loss), sometimes an
+            // earlier one (reordering) or a wide range over several ranges.
+            let x = match next() % 10 {
+                0..=5 => pn..pn + 1,
+                6 => pn + 1 + next() % 5..pn + 2 + next() % 5,
+                7 => {
+                    let s = next() % (pn + 1);
+                    s..s + 1
+                }
+                8 => {
+                    let s = next() % (pn + 1);
+                    s..s + next() % 12
+                }
+                _ => pn..pn,
+            };
+            pn = pn.max(x.end);
+            let got = set.insert(x.clone());
+            let want = insert_by_scan(&mut reference, x.clone());
+            assert_eq!(got, want, "round {round} step {step}: insert {x:?}");
+            assert_eq!(
+                set.iter().collect::<Vec<_>>(),
+                reference,
+                "round {round} step {step}: insert {x:?}"
+            );
+        }
+    }
+}
+
+/// satquic patch 9: `RangeSet::insert` takes a short cut at the last range; the map it
+/// leaves must be that of the two searches (quinn-proto 0.11.19's `insert`, kept here as
+/// the reference).
+#[test]
+fn range_set_insert_short_cut_keeps_the_search_result() {
+    use std::collections::BTreeMap;
+    use std::ops::Bound::{Excluded, Included};
+
+    /// quinn-proto 0.11.19's `RangeSet::insert`, on a plain map.
+    fn insert_by_search(set: &mut BTreeMap<u64, u64>, mut x: Range<u64>) -> bool {
+        if x.is_empty() {
+            return false;
+        }
+        let pred = |set: &BTreeMap<u64, u64>, x: u64| {
+            set.range((Included(0), Included(x)))
+                .next_back()
+                .map(|(&s, &e)| (s, e))
+        };
+        let succ = |set: &BTreeMap<u64, u64>, x: u64| {
+            set.range((Excluded(x), Included(u64::MAX)))
+                .next()
+                .map(|(&s, &e)| (s, e))
+        };
+        if let Some((start, end)) = pred(set, x.start) {
+            if end >= x.end {
+                return false;
+            } else if end >= x.start {
+                set.remove(&start);
+                x.start = start;
+            }
+        }
+        while let Some((next_start, next_end)) = succ(set, x.start) {
+            if next_start > x.end {
+                break;
+            }
+            set.remove(&next_start);
+            x.end = x.end.max(next_end);
+        }
+        set.insert(x.start, x.end);
+        true
+    }
+
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    for round in 0..200 {
+        let mut set = RangeSet::new();
+        let mut reference = BTreeMap::new();
+        let mut offset = 0;
+        for step in 0..300 {
+            // Mostly the next chunk, sometimes after a gap, sometimes a retransmission of
+            // earlier data or a range over several others.
+            let len = 1 + next() % 40;
+            let x = match next() % 10 {
+                0..=5 => offset..offset + len,
+                6 => offset + 1 + next() % 50..offset + 60 + next() % 50,
+                7 => {
+                    let s = next() % (offset + 1);
+                    s..s + len
+                }
+                8 => {
+                    let s = next() % (offset + 1);
+                    s..s + next() % 200
+                }
+                _ => offset..offset,
+            };
+            offset = offset.max(x.end);
+            let got = set.insert(x.clone());
+            let want = insert_by_search(&mut reference, x.clone());
+            assert_eq!(got, want, "round {round} step {step}: insert {x:?}");
+            assert_eq!(
+                set.iter().collect::<Vec<_>>(),
+                reference.iter().map(|(&s, &e)| s..e).collect::<Vec<_>>(),
+                "round {round} step {step}: insert {x:?}"
+            );
+        }
+    }
+}
+
+/// satquic patch 9: `RangeSet::replace` skips its searches when the new range starts at or
+/// after the last one. Checked against a model of single values: `replace` yields the
+/// parts of the new range that were already in the set, in order and maximal, and leaves
+/// the union, for in-order, gapped, repeated and overlapping ranges.
+#[test]
+fn range_set_replace_yields_the_overlaps_and_keeps_the_union() {
+    use std::collections::BTreeSet;
+
+    let mut state = 0x5851_f42d_4c95_7f2d_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    // Maximal runs of consecutive values.
+    let runs = |values: &mut dyn Iterator<Item = u64>| {
+        let mut out: Vec<Range<u64>> = Vec::new();
+        for v in values {
+            match out.last_mut() {
+                Some(last) if last.end == v => last.end = v + 1,
+                _ => out.push(v..v + 1),
+            }
+        }
+        out
+    };
+    for round in 0..100 {
+        let mut set = RangeSet::new();
+        let mut model = BTreeSet::new();
+        let mut offset = 0;
+        for step in 0..150 {
+            let len = next() % 30;
+            let x = match next() % 10 {
+                0..=5 => offset..offset + len,
+                6 => offset + 1 + next() % 40..offset + 50 + next() % 40,
+                _ => {
+                    let s = next() % (offset + 1);
+                    s..s + next() % 120
+                }
+            };
+            offset = offset.max(x.end);
+            let want = runs(&mut x.clone().filter(|v| model.contains(v)));
+            let got = set.replace(x.clone()).collect::<Vec<_>>();
+            assert_eq!(got, want, "round {round} step {step}: replace {x:?}");
+            model.extend(x.clone());
+            assert_eq!(
+                set.iter().collect::<Vec<_>>(),
+                runs(&mut model.iter().copied()),
+                "round {round} step {step}: replace {x:?}"
+            );
+        }
+    }
+}
