@@ -78,7 +78,8 @@
 //! paces at 0.5 and ends after three rounds at the latest; the end of a probe's aftermath
 //! (`ACKS_PROBE_STOPPING` at a round start) advances the max-bw filter once and ends the
 //! probe's samples (-04 advanced it on every round of DOWN and CRUISE, so `max_bw` was a
-//! two-round maximum, 78 % of thesis-sat at 1 % loss instead of 84 %); precautionary
+//! two-round maximum; with the rest of this list, thesis-sat at 1 % loss went from 78 % to
+//! 84 % of the link at seed 1, BENCHMARKS.md "BBRv3"); precautionary
 //! bandwidth probing (Sec. 5.3.3.6) after a probe that lost too much; the loss round
 //! starts at its first loss (`NoteLoss`); the extra-acked window is one round in Startup;
 //! a probe's loss is judged per lost packet only.
