@@ -16,6 +16,7 @@
 //! | [`dataset_makeup`] | 000 Tables 1-3, 001 Tables I, III |
 //! | [`goodput_table`] | 002 Table II, Eq. 1, Fig. 3-4 |
 //! | [`jain_index`] | 004 Eq. 6.3 |
+//! | [`jain_over_time`] | 004 Fig. 6.11 (JFI over time), A4 latecomers |
 
 use std::collections::BTreeMap;
 
@@ -479,6 +480,46 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty() && sq > 0.0).then(|| sum * sum / (xs.len() as f64 * sq))
 }
 
+/// Jain's index over time (seed 004 Fig. 6.11): for each window of `window_s` seconds from
+/// 0 to `until_s`, the index of the bytes each flow delivered in it, over the flows active
+/// for the whole window. `delivered[f]` is flow f's `(time_s, cumulative delivered bytes)`
+/// in time order (a series.csv), `active[f]` its `(start_s, end_s)` in run time.
+/// Points are `(window end, index)`; windows with fewer than two active flows, or in which
+/// no flow delivered anything, have none.
+pub fn jain_over_time(
+    delivered: &[Vec<(f64, u64)>],
+    active: &[(f64, f64)],
+    window_s: f64,
+    until_s: f64,
+) -> Vec<(f64, f64)> {
+    // Cumulative bytes at `t`: the last sample at or before it.
+    let at = |samples: &[(f64, u64)], t: f64| {
+        let i = samples.partition_point(|s| s.0 <= t + 1e-9);
+        if i == 0 { 0 } else { samples[i - 1].1 }
+    };
+    let mut out = Vec::new();
+    if window_s <= 0.0 {
+        return out;
+    }
+    let windows = (until_s / window_s + 1e-9).floor() as usize;
+    for k in 0..windows {
+        let (from, to) = (k as f64 * window_s, (k + 1) as f64 * window_s);
+        let shares: Vec<f64> = delivered
+            .iter()
+            .zip(active)
+            .filter(|(_, (start, end))| *start <= from + 1e-9 && *end >= to - 1e-9)
+            .map(|(samples, _)| at(samples, to).saturating_sub(at(samples, from)) as f64)
+            .collect();
+        if shares.len() < 2 {
+            continue;
+        }
+        if let Some(j) = jain_index(&shares) {
+            out.push((to, j));
+        }
+    }
+    out
+}
+
 /// Groups runs by a key, keeping first-seen order of the keys.
 pub fn group_by<'a, K: PartialEq + Clone>(
     runs: &[&'a RunData],
@@ -692,6 +733,25 @@ mod tests {
             (1, 1, 1, 1)
         );
         assert_eq!(clean(&runs, &rules).len(), 1);
+    }
+
+    #[test]
+    fn jain_over_time_counts_each_window_and_only_the_flows_active_in_it() {
+        // Flow 0 sends 100 bytes/s from 0 s; flow 1 starts at 10 s and sends 50 bytes/s;
+        // flow 2 never starts before 20 s.
+        let flow = |start: f64, rate: u64| -> Vec<(f64, u64)> {
+            (0..=20)
+                .map(|t| (f64::from(t), (t as u64).saturating_sub(start as u64) * rate))
+                .collect()
+        };
+        let delivered = vec![flow(0.0, 100), flow(10.0, 50), vec![]];
+        let active = [(0.0, 20.0), (10.0, 20.0), (20.0, 30.0)];
+        let points = jain_over_time(&delivered, &active, 5.0, 20.0);
+        // Windows ending at 5 and 10 s hold one active flow: no point.
+        let (a, b) = (500.0_f64, 250.0_f64);
+        let two = (a + b).powi(2) / (2.0 * (a * a + b * b));
+        assert_eq!(points, vec![(15.0, two), (20.0, two)]);
+        assert!(jain_over_time(&delivered, &active, 0.0, 20.0).is_empty());
     }
 
     #[test]

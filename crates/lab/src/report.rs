@@ -167,7 +167,10 @@ pub fn campaign_sections(l: &Loaded, tag: &str) -> Vec<Section> {
     let clean_runs = analysis::clean(&all, &rules);
     let baseline = baseline_label(l);
     let baseline = baseline.as_deref();
-    let fairness = thesis::fairness_table(l, &all).map(Item::Table);
+    let fairness = thesis::fairness_table(l, &all)
+        .map(Item::Table)
+        .into_iter()
+        .chain(thesis::jain_over_time_item(l, tag, &all));
     [
         ("overview", overview::items(l, &all, &rules)),
         (
@@ -176,7 +179,7 @@ pub fn campaign_sections(l: &Loaded, tag: &str) -> Vec<Section> {
         ),
         ("slow-start exits", exits::items(l, tag, &clean_runs)),
         ("goodput and efficiency", goodput::items(l, tag, &all)),
-        ("fairness", fairness.into_iter().collect()),
+        ("fairness", fairness.collect()),
         (
             "single runs in detail",
             detail::items(l, tag, &all, baseline),

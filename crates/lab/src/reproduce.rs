@@ -5,8 +5,8 @@
 //! | `a-search-geo` | 000/001 | SEARCH 2.0 (quicly's, 15 extra bins) vs classic slow start with NewReno (quicly's default, as in the seeds; CUBIC as two extra variants), with and without cwnd lowering, plus shadow mode; `geo-viasat` (the emulated testbed) and `geo-viasat-bod` (with the real link's bandwidth-on-demand oscillation); 200 MB, 60 s cap |
 //! | `b-exit-classes` | 003 Tables II-III | SEARCH 2.0 (10 extra bins, as 003) vs Linux HyStart vs HyStart++ vs classic, and SEARCH in shadow mode on classic runs (003 ran SEARCH offline on HyStart-off logs); GEO (`geo-viasat-bod`), `leo`, `lte` |
 //! | `c-qir-se` | 002 Table II | our variants on QIR-SE TERRESTRIAL, SAT, SATLOSS; 10 MiB |
-//! | `d-thesis-a1` | 004 A1 | CUBIC vs BBR, buffer 0.25-2 BDP x PLR 0 / 0.1 / 1 %, timed bulk flows |
-//! | `f-thesis-fairness` | 004 A3, A4 | 2 and 8 flows of CUBIC and of BBR, BBR against CUBIC (`cc = "bbr|cubic"`), 4 latecomers 40 s apart; timed flows on `thesis-sat` |
+//! | `d-thesis-a1` | 004 A1 | CUBIC vs BBR (`bbr` for 004's BBRv1, `bbr3` for its BBRv2), buffer 0.25-2 BDP x PLR 0 / 0.1 / 1 %, timed bulk flows |
+//! | `f-thesis-fairness` | 004 A3, A4 | 2 and 8 flows of CUBIC, of BBR (quinn's `bbr` for 004's BBRv1, satquic's `bbr3` for its BBRv2) and BBR against CUBIC (`cc = "bbr|cubic"`, `"bbr3|cubic"`), 4 latecomers 40 s apart; timed flows on `thesis-sat` |
 //! | `e-seed000-size` | 000 | (`--full` only) the seed-000 datasets' size: 659 + 360 repetitions of baseline and SEARCH (without / with cwnd lowering) on `geo-viasat-bod`, 2038 runs |
 //!
 //! The GEO campaigns (a, b, e) cap the server at 200 Mbit/s with a 1.5 s queue
@@ -309,7 +309,7 @@ pub fn reproduce(
     notes.push("Campaign a runs NewReno, quicly's default and the controller of the seeds' qperf runs (000 Sec. 2.4); its classic-cubic and search-cubic variants show the same comparison with CUBIC. Campaign b runs CUBIC, as 003's kernel runs did.".into());
     notes.push("003's 'HyStart on' is Linux CUBIC's HyStart (Ha & Rhee: delay increase or ACK train); ours is satquic-cc's `hystart`, which follows Linux's tcp_cubic. HyStart++ (RFC 9406) runs alongside in b as an extra variant: its Conservative Slow Start gives up when the bandwidth-on-demand grant drains the queue, so it does not exit early on the oscillating link (it exits at the first loss).".into());
     notes.push("002's numbers are means over 13 x 13 implementation pairs; ours are means over our congestion controllers on one QUIC stack (quinn-proto), so only the order of magnitude and the ordering of scenarios are comparable.".into());
-    notes.push("004 used ngtcp2 and picoquic (BBRv1/v2); our bbr is quinn's BBR (v1-like) with satquic's CUBIC alongside.".into());
+    notes.push("004 used ngtcp2 and picoquic (BBRv1/v2); our bbr is quinn's BBR (v1-like) and stands for BBRv1; in campaigns d and f our bbr3 (satquic's BBRv3 after draft-ietf-ccwg-bbr-06, BBRv2's successor with the same loss-bounded model) stands for BBRv2; satquic's CUBIC alongside.".into());
     let title = format!(
         "satquic reproduce {}: our numbers next to the seeds'",
         match scale {

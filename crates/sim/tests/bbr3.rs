@@ -12,9 +12,14 @@ use satquic_sim::run;
 const LINK_BYTES_PER_S: f64 = 2_500_000.0;
 /// thesis-sat's BDP, bytes (20 Mbit/s x 600 ms).
 const BDP_BYTES: f64 = 1_500_000.0;
-/// Startup and Drain on a 600 ms path take about 14 rounds (`crate::bbr3` docs in
-/// satquic-cc): measurements start after them.
-const CONVERGED: Duration = Duration::from_secs(10);
+/// Steady state on a 600 ms path: Startup and Drain end by about 10 s, the first ProbeRTT
+/// follows 5 s later, and from 30 s on every 30 s window holds about five whole ProbeBW
+/// cycles with their ProbeRTTs (a cycle is 2-3 s of DOWN and CRUISE, a round of REFILL,
+/// UP, and ProbeRTT, which at this RTT often interrupts UP). Goodput before 30 s
+/// still carries Startup's queued bytes (seconds 10-25 measured 20.2 Mbit/s of a
+/// 20 Mbit/s link without loss).
+const STEADY_FROM: Duration = Duration::from_secs(30);
+const STEADY_TO: Duration = Duration::from_secs(60);
 
 fn preset(name: &str) -> satquic_link::LinkSpec {
     satquic_link::presets::lookup(name).unwrap()
@@ -98,11 +103,12 @@ fn two_runs_with_the_same_seed_give_byte_identical_records() {
 
 #[test]
 fn one_flow_converges_to_the_link_rate_on_thesis_sat() {
-    let record = run(&timed_flows("thesis-sat", 1, 20, 1)).unwrap();
-    let to = Duration::from_secs(20);
-    let rate = delivered_between(&record, 0, CONVERGED, to) / (to - CONVERGED).as_secs_f64();
-    // Goodput: QUIC, UDP and IP headers take about 4 % of the link, and the window holds
-    // one ProbeRTT (half the BDP for 200 ms and a round). Measured 2.21 MB/s (88.6 %).
+    let record = run(&timed_flows("thesis-sat", 1, STEADY_TO.as_secs(), 1)).unwrap();
+    let rate = delivered_between(&record, 0, STEADY_FROM, STEADY_TO)
+        / (STEADY_TO - STEADY_FROM).as_secs_f64();
+    // Goodput: QUIC, UDP and IP headers take about 4 % of the link, and every ProbeRTT
+    // (half the BDP for 200 ms and a round, every 5-6 s) some more. Measured 2.225 MB/s
+    // (89.0 %).
     assert!(
         rate >= 0.85 * LINK_BYTES_PER_S,
         "{rate} B/s of {LINK_BYTES_PER_S} after convergence"
@@ -111,13 +117,23 @@ fn one_flow_converges_to_the_link_rate_on_thesis_sat() {
 
 #[test]
 fn one_percent_random_loss_keeps_eighty_percent_of_thesis_sat() {
-    let record = run(&timed_flows("thesis-sat:plr=0.01", 1, 25, 1)).unwrap();
+    // The check: thesis-sat, 1 % random loss, at least 80 % of the 20 Mbit/s
+    // link, here as goodput (QUIC payload acknowledged), which QUIC, UDP and IP headers
+    // put about 4 % below what the link carries. Seed 1: 16.91 Mbit/s (84.6 %); seeds
+    // 1-8 range from 15.84 to 16.91 (BENCHMARKS.md, "BBRv3").
+    let record = run(&timed_flows(
+        "thesis-sat:plr=0.01",
+        1,
+        STEADY_TO.as_secs(),
+        1,
+    ))
+    .unwrap();
     assert!(record.summary.flows[0].packets_lost > 100);
-    let to = Duration::from_secs(25);
-    let rate = delivered_between(&record, 0, CONVERGED, to) / (to - CONVERGED).as_secs_f64();
+    let rate = delivered_between(&record, 0, STEADY_FROM, STEADY_TO)
+        / (STEADY_TO - STEADY_FROM).as_secs_f64();
     assert!(
         rate >= 0.8 * LINK_BYTES_PER_S,
-        "{rate} B/s of {LINK_BYTES_PER_S} with 1 % loss"
+        "{rate} B/s of {LINK_BYTES_PER_S} with 1 % loss over seconds 30-60"
     );
 }
 
@@ -126,8 +142,10 @@ fn two_flows_share_one_bottleneck_with_jain_index_above_0_95() {
     // Both start together; a flow starting 10 s after the other does not converge in 40 s
     // (BENCHMARKS.md, "BBRv3": the incumbent's probes fill the 1-BDP buffer, and the
     // losses cap the newcomer's inflight_hi at its own small inflight).
-    let record = run(&timed_flows("thesis-sat", 2, 40, 3)).unwrap();
-    let (from, to) = (Duration::from_secs(20), Duration::from_secs(40));
+    // Measured over the steady state (`STEADY_FROM`): over seconds 20-40 of a 40 s run
+    // the two took 81 % of the link together (the first ProbeRTTs fall there).
+    let record = run(&timed_flows("thesis-sat", 2, STEADY_TO.as_secs(), 3)).unwrap();
+    let (from, to) = (STEADY_FROM, STEADY_TO);
     let x: Vec<f64> = (0..2)
         .map(|f| delivered_between(&record, f, from, to))
         .collect();

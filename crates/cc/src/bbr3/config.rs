@@ -3,16 +3,20 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Startup's pacing gain, `4 ln 2` rounded as the draft does (Sec. 5.3.1.1, Startup; Sec.
-/// 2.8 `BBRStartupPacingGain`): the smallest gain that doubles the sending rate each round.
+/// Startup's pacing gain, `4 ln 2` rounded as the draft does (Sec. 2.5
+/// `BBR.StartupPacingGain`; Sec. 5.3.1.1, Startup Dynamics): the smallest gain that doubles the sending rate each round.
 pub const STARTUP_PACING_GAIN: f64 = 2.77;
-/// Startup's cwnd gain (Sec. 5.3.1.1; `BBRStartupCwndGain`).
+/// Startup's cwnd gain (Sec. 5.3.1.1: `BBR.DefaultCwndGain`, after [BBRStartupCwndGain]).
 pub const STARTUP_CWND_GAIN: f64 = 2.0;
-/// Drain's pacing gain (Sec. 5.3.2, Drain; `BBRDrainPacingGain`): below `1 / 2.77` so
-/// the queue Startup built drains within a round.
-pub const DRAIN_PACING_GAIN: f64 = 0.35;
-/// The cwnd gain of Drain, ProbeBW_DOWN, CRUISE and REFILL (Sec. 5.6.4.2;
-/// `BBRDefaultCwndGain`): room for delayed and aggregated ACKs.
+/// Drain's pacing gain (Sec. 2.5 and 5.3.2, Drain; `BBR.DrainPacingGain`): at most
+/// `1 / BBR.StartupCwndGain` drains Startup's queue within a round. -06 uses 0.5; up to
+/// -05 it was 0.35 (`1 / 2.77`).
+pub const DRAIN_PACING_GAIN: f64 = 0.5;
+/// Rounds after which Drain ends even if inflight is still above the BDP (Sec. 5.3.2,
+/// `CheckDrainDone`, new in -06).
+pub const DRAIN_MAX_ROUNDS: u64 = 3;
+/// The cwnd gain of Drain, ProbeBW_DOWN, CRUISE and REFILL (Sec. 2.6;
+/// `BBR.DefaultCwndGain`): room for delayed and aggregated ACKs.
 pub const DEFAULT_CWND_GAIN: f64 = 2.0;
 /// ProbeBW_DOWN's pacing gain (Sec. 5.3.3.1, ProbeBW_DOWN): leaves headroom and drains a
 /// queue the probe built.
@@ -23,21 +27,22 @@ pub const PROBE_BW_CRUISE_PACING_GAIN: f64 = 1.0;
 pub const PROBE_BW_UP_PACING_GAIN: f64 = 1.25;
 /// ProbeBW_UP's cwnd gain (Sec. 5.3.3.4): lets inflight exceed 2 BDP while probing.
 pub const PROBE_BW_UP_CWND_GAIN: f64 = 2.25;
-/// ProbeRTT's cwnd, a multiple of the estimated BDP (Sec. 5.3.4.4, ProbeRTT;
-/// `BBRProbeRTTCwndGain`).
+/// ProbeRTT's cwnd, a multiple of the estimated BDP (Sec. 2.16.2 and 5.6.4.5;
+/// `BBR.ProbeRTTCwndGain`).
 pub const PROBE_RTT_CWND_GAIN: f64 = 0.5;
-/// How long ProbeRTT holds inflight at its cwnd, at least (Sec. 5.3.4.4;
-/// `ProbeRTTDuration`).
+/// How long ProbeRTT holds inflight at its cwnd, at least (Sec. 2.16.2 and
+/// 5.3.4.1; `BBR.ProbeRTTDuration`).
 pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// How long `probe_rtt_min_delay` lasts before ProbeRTT is entered to refresh it (Sec.
-/// 5.3.4.3, `ProbeRTTInterval`).
+/// 2.16.2 and 5.3.4.1, `BBR.ProbeRTTInterval`).
 pub const PROBE_RTT_INTERVAL: Duration = Duration::from_secs(5);
-/// Window of the min-RTT filter (Sec. 5.3.4.3, `MinRTTFilterLen`).
+/// Window of the min-RTT filter (Sec. 2.16.1 and 5.5.7.2, `BBR.MinRTTFilterLen`).
 pub const MIN_RTT_FILTER_LEN: Duration = Duration::from_secs(10);
-/// Window of the max-bandwidth filter in ProbeBW cycles (Sec. 5.5.2, `MaxBwFilterLen`).
+/// Window of the max-bandwidth filter in ProbeBW cycles (Sec. 2.11 and 5.5.3,
+/// `BBR.MaxBwFilterLen`).
 pub const MAX_BW_FILTER_LEN: u32 = 2;
 /// Window of the extra-acked (ACK aggregation) filter in round trips (Sec. 5.5.9,
-/// `BBRExtraAckedFilterLen`).
+/// `BBR.ExtraAckedFilterLen`).
 pub const EXTRA_ACKED_FILTER_LEN: u32 = 10;
 /// Most ACK aggregation the cwnd makes room for, as time at `bw`: Linux BBR's
 /// `bbr_extra_acked_max_us` (100 ms), not in the draft (Sec. 5.5.9 caps `extra_acked` at
@@ -46,15 +51,15 @@ pub const EXTRA_ACKED_FILTER_LEN: u32 = 10;
 /// 3 BDP on a deep buffer in this module's tests.
 pub const EXTRA_ACKED_MAX_TIME: Duration = Duration::from_millis(100);
 /// Highest loss rate per round a probe tolerates before it sets `inflight_hi` (Sec.
-/// 5.5.10.2, `BBRLossThresh`).
+/// 5.5.10.2, `BBR.LossThresh`).
 pub const LOSS_THRESH: f64 = 0.02;
 /// Multiplicative decrease of `bw_lo` / `inflight_lo` per round with loss and floor of a
-/// loss-set `inflight_hi` (Sec. 5.5.10.3, `BBRBeta`).
+/// loss-set `inflight_hi` (Sec. 2.8 and 5.5.10.3, `BBR.Beta`).
 pub const BETA: f64 = 0.7;
 /// Share of `inflight_hi` left free in ProbeBW_CRUISE and ProbeRTT for other flows (Sec.
-/// 5.6.4.4, `BBRHeadroom`).
+/// 2.8, `BBR.Headroom`; `InflightWithHeadroom` in Sec. 5.3.3.9).
 pub const HEADROOM: f64 = 0.15;
-/// Smallest cwnd in segments (Sec. 5.6.4.1, `BBRMinPipeCwnd`: 4 x SMSS).
+/// Smallest cwnd in segments (Sec. 2.8 and 5.6.4.3, `BBR.MinPipeCwnd`: 4 x SMSS).
 pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
 /// Rounds with losses that, together with a loss rate above [`LOSS_THRESH`], end Startup
 /// (Sec. 5.3.1.3, `BBRStartupFullLossCnt`). Counted here in quinn's loss events (one per
@@ -62,26 +67,26 @@ pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
 /// discontiguous lost ranges.
 pub const STARTUP_FULL_LOSS_COUNT: u32 = 6;
 /// Growth of the delivery rate per round below which a round counts as not growing (Sec.
-/// 5.3.1.2, "Exiting Startup Based on Bandwidth Plateau", `BBRCheckFullBWReached`: 25 %).
+/// 5.3.1.2, "Exiting Acceleration Based on Bandwidth Plateau", `CheckFullBWReached`: 25 %).
 pub const FULL_BW_GROWTH: f64 = 1.25;
 /// Rounds without that growth after which the pipe is full (Sec. 5.3.1.2,
-/// `BBRStartupFullBwCnt`).
+/// `CheckFullBWReached`: `BBR.full_bw_count >= 3`).
 pub const FULL_BW_COUNT: u32 = 3;
 /// Pacing margin below the estimated bandwidth, in percent (Sec. 5.6.2,
-/// `BBRPacingMarginPercent`).
+/// `BBR.PacingMarginPercent`).
 pub const PACING_MARGIN_PERCENT: f64 = 1.0;
 /// Largest send quantum in bytes (Sec. 5.6.3: 64 KBytes).
 pub const SEND_QUANTUM_MAX: u64 = 64 * 1024;
 /// The send quantum is the pacing rate times this interval (Sec. 5.6.3: 1 ms).
 pub const SEND_QUANTUM_INTERVAL: Duration = Duration::from_millis(1);
-/// Shortest wall-clock wait between bandwidth probes (Sec. 5.3.3.5.3,
-/// `BBRPickProbeWait`: 2 s).
+/// Shortest wall-clock wait between bandwidth probes (Sec. 5.3.3.8.3,
+/// `PickProbeWait`: 2 s).
 pub const PROBE_WAIT_BASE: Duration = Duration::from_secs(2);
-/// Range of the uniform random time added to [`PROBE_WAIT_BASE`] (Sec. 5.3.3.5.3: 0 to
+/// Range of the uniform random time added to [`PROBE_WAIT_BASE`] (Sec. 5.3.3.8.3: 0 to
 /// 1 s).
 pub const PROBE_WAIT_RANDOM: Duration = Duration::from_secs(1);
-/// Most rounds between bandwidth probes for Reno coexistence (Sec. 5.3.3.5.3,
-/// `BBRIsRenoCoexistenceProbeTime`: 63).
+/// Most rounds between bandwidth probes for Reno coexistence (Sec. 5.3.3.8.3,
+/// `IsRenoCoexistenceProbeTime`: 63).
 pub const RENO_MAX_ROUNDS: u64 = 63;
 
 /// Which rate quinn's pacer sends at.

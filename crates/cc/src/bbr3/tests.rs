@@ -176,7 +176,7 @@ fn bulk(seed: u64) -> Pipe {
     Pipe::new(Bbr3Config::default(), seed, 1.0)
 }
 
-/// The transitions the draft allows (Sec. 5.1 and 5.3.3.6); a phase may last less than
+/// The transitions the draft allows (Sec. 5.1 and 5.3.3.9); a phase may last less than
 /// one update (DOWN straight to CRUISE when inflight is already low).
 fn allowed(from: Bbr3State, to: Bbr3State) -> bool {
     use Bbr3State::*;

@@ -64,9 +64,19 @@ pub enum Ours {
         variant: &'static str,
         workloads: &'static [&'static str],
     },
-    /// The share of the goodput the CUBIC flows of the `bbr-vs-cubic` mix get (odd flows
-    /// run CUBIC), mean over the runs of a workload (campaign f). Values: the share.
-    MixCubicShare { workload: &'static str },
+    /// The share of the goodput the CUBIC flows of a BBR-against-CUBIC mix (`bbr-vs-cubic`,
+    /// `bbr3-vs-cubic`: odd flows run CUBIC) get, mean over the runs of a workload
+    /// (campaign f). Values: the share.
+    MixCubicShare {
+        variant: &'static str,
+        workload: &'static str,
+    },
+    /// A BBR-against-CUBIC mix: mean Jain's index over the runs of a workload, with the
+    /// CUBIC flows' share as context (campaign f). Values: the index, the share.
+    MixJfi {
+        variant: &'static str,
+        workload: &'static str,
+    },
     /// The last latecomer's share of all flows' delivered bytes during its first stagger
     /// interval (a fair share is 1 / flows), from series.csv, mean over runs (campaign
     /// f, workload `late4`). Values: the share, the fair share.
@@ -87,9 +97,10 @@ impl Ours {
             Ours::ShadowExitTimes { .. } | Ours::ExitClasses { .. } => "b-exit-classes",
             Ours::QirGoodput { .. } | Ours::QirFastest { .. } => "c-qir-se",
             Ours::A1ByBuffer | Ours::A1Goodput { .. } => "d-thesis-a1",
-            Ours::FairnessJfi { .. } | Ours::MixCubicShare { .. } | Ours::LatecomerShare { .. } => {
-                "f-thesis-fairness"
-            }
+            Ours::FairnessJfi { .. }
+            | Ours::MixCubicShare { .. }
+            | Ours::MixJfi { .. }
+            | Ours::LatecomerShare { .. } => "f-thesis-fairness",
         }
     }
 
@@ -134,7 +145,8 @@ impl Ours {
             Ours::A1ByBuffer => a1_by_buffer(c),
             Ours::A1Goodput { variant, plr } => a1_goodput(c, variant, plr),
             Ours::FairnessJfi { variant, workloads } => fairness_jfi(c, variant, workloads),
-            Ours::MixCubicShare { workload } => mix_cubic_share(c, workload),
+            Ours::MixCubicShare { variant, workload } => mix_cubic_share(c, variant, workload),
+            Ours::MixJfi { variant, workload } => mix_jfi(c, variant, workload),
             Ours::LatecomerShare { variant } => latecomer_share(c, variant),
         }
     }
@@ -529,18 +541,38 @@ fn fairness_jfi(f: &Loaded, variant: &str, workloads: &[&str]) -> Measured {
     values(format!("JFI {} ({variant})", text.join(", ")), vals)
 }
 
-fn mix_cubic_share(f: &Loaded, workload: &str) -> Measured {
+/// The CUBIC flows' share of the goodput in each run of a mix.
+fn cubic_shares(f: &Loaded, runs: &[&RunData]) -> Vec<f64> {
     // The mix alternates: flow 0 runs BBR, flow 1 CUBIC, flow 2 BBR, ...
-    let runs = select_workload(f, "bbr-vs-cubic", workload);
-    let shares: Vec<f64> = runs
-        .iter()
+    runs.iter()
         .filter_map(|r| {
             let flows = per_flow_goodput(f, &r.row.run_id)?;
             let total: f64 = flows.iter().sum();
             let cubic: f64 = flows.iter().skip(1).step_by(2).sum();
             (total > 0.0).then(|| cubic / total)
         })
-        .collect();
+        .collect()
+}
+
+fn mix_jfi(f: &Loaded, variant: &str, workload: &str) -> Measured {
+    let runs = select_workload(f, variant, workload);
+    let jfi: Vec<f64> = runs.iter().filter_map(|r| r.row.jain_index).collect();
+    match (mean(&jfi), mean(&cubic_shares(f, &runs))) {
+        (Some(j), Some(s)) => values(
+            format!(
+                "JFI {j:.2}, {:.0} % of the goodput to CUBIC ({} runs)",
+                100.0 * s,
+                jfi.len()
+            ),
+            vec![j, s],
+        ),
+        _ => no_data(&format!("no {variant} runs of {workload}")),
+    }
+}
+
+fn mix_cubic_share(f: &Loaded, variant: &str, workload: &str) -> Measured {
+    let runs = select_workload(f, variant, workload);
+    let shares = cubic_shares(f, &runs);
     match mean(&shares) {
         Some(m) => values(
             format!(
@@ -550,7 +582,7 @@ fn mix_cubic_share(f: &Loaded, workload: &str) -> Measured {
             ),
             vec![m],
         ),
-        None => no_data("no bbr-vs-cubic runs"),
+        None => no_data(&format!("no {variant} runs")),
     }
 }
 

@@ -244,6 +244,17 @@ fn thesis_a1(t: &mut Vec<Claim>) {
         },
         rule: Rule::each([Target::Above(15.0)]).trend([is(0, Target::Above(8.0))]),
     });
+    t.push(Claim {
+        source: "004 A1 (Fig. 6.8)",
+        what: "BBRv2 as bbr3 (BBRv3): goodput at 1% loss, 1 BDP (Mbit/s)".into(),
+        seed: "drops significantly at 1 % (BBRv2), unlike BBRv1 (> 15)".into(),
+        ours: Ours::A1Goodput {
+            variant: "bbr3",
+            plr: 0.01,
+        },
+        // Well below BBRv1's 15 Mbit/s; below it at all is the trend.
+        rule: Rule::each([Target::Below(10.0)]).trend([is(0, Target::Below(15.0))]),
+    });
 }
 
 /// Seed 004 (scenarios A3 and A4) against campaign f. The seed gives these as figures and
@@ -276,7 +287,10 @@ fn thesis_fairness(t: &mut Vec<Claim>) {
         source: "004 A3 (Fig. 6.14 C)",
         what: "BBR against CUBIC, 2 flows: CUBIC's share of the goodput".into(),
         seed: "BBRv1 very aggressive: CUBIC gets a small share".into(),
-        ours: Ours::MixCubicShare { workload: "x2" },
+        ours: Ours::MixCubicShare {
+            variant: "bbr-vs-cubic",
+            workload: "x2",
+        },
         rule: Rule::each([Target::Below(0.25)]).trend([is(0, Target::Below(0.5))]),
     });
     t.push(Claim {
@@ -294,5 +308,37 @@ fn thesis_fairness(t: &mut Vec<Claim>) {
         ours: Ours::LatecomerShare { variant: "bbr" },
         // Above its fair share by a fifth; above it at all is the trend.
         rule: Rule::all([Check::AtLeast(0, 1, 1.2)]).trend([Check::Above(0, 1)]),
+    });
+    // The seed's BBRv2 rows, against satquic's bbr3 (BBRv3, BBRv2's successor).
+    t.push(Claim {
+        source: "004 A3 (Fig. 6.12)",
+        what: "BBRv2 as bbr3 (BBRv3): Jain's index of 2 and of 8 flows".into(),
+        seed: "drops significantly as flows increase (BBRv1, BBRv2)".into(),
+        ours: Ours::FairnessJfi {
+            variant: "bbr3",
+            workloads: &["x2", "x8"],
+        },
+        rule: Rule::all([Check::AtLeast(0, 1, 1.05), is(1, Target::Below(0.9))])
+            .trend([Check::Above(0, 1)]),
+    });
+    t.push(Claim {
+        source: "004 A3 (Fig. 6.14 B)",
+        what: "BBRv2 as bbr3 against CUBIC, 2 flows: Jain's index (CUBIC's share)".into(),
+        seed: "BBRv2 fair towards CUBIC: JFI over 0.9".into(),
+        ours: Ours::MixJfi {
+            variant: "bbr3-vs-cubic",
+            workload: "x2",
+        },
+        rule: Rule::each([Target::Above(0.9)]).trend([is(0, Target::Above(0.75))]),
+    });
+    t.push(Claim {
+        source: "004 A4 (Table 6.4)",
+        what: "BBRv2 as bbr3: latecomer (4th of 4): its share in its first interval".into(),
+        seed: "BBRv2 latecomers join gently (short-term fairness best) and converge (good)".into(),
+        ours: Ours::LatecomerShare { variant: "bbr3" },
+        // Gently and converging: at most its fair share, at least half of it. Not stealing
+        // (at most the fair share) but slower is the trend.
+        rule: Rule::all([Check::AtLeast(1, 0, 1.0), Check::AtLeast(0, 1, 0.5)])
+            .trend([Check::AtLeast(1, 0, 1.0)]),
     });
 }

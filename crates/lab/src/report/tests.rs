@@ -67,3 +67,83 @@ bytes = "6MB"
     assert!(md.contains("003 Table III") && md.contains("figures/"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn jain_over_time_has_a_panel_per_workload_and_a_line_per_variant() {
+    // Two flows together and two 5 s apart (a latecomer), 12 s each, on thesis-sat.
+    let spec = CampaignSpec::from_toml_str(
+        r#"
+name = "tiny-jain"
+repetitions = 1
+time_cap = "25s"
+[[link]]
+preset = "thesis-sat"
+[[variant]]
+label = "cubic"
+cc = "cubic"
+[[variant]]
+label = "bbr3-vs-cubic"
+cc = "bbr3|cubic"
+[[workload]]
+label = "x2"
+kind = "timed"
+duration = "12s"
+flows = 2
+[[workload]]
+label = "late2"
+kind = "timed"
+duration = "12s"
+flows = 2
+stagger = "5s"
+"#,
+        None,
+    )
+    .unwrap();
+    let plan = Plan::new(&spec).unwrap();
+    let dir = std::env::temp_dir().join(format!("satquic-lab-jain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    let l = load(&dir).unwrap();
+    let all: Vec<&RunData> = l.runs.iter().collect();
+    let Some(crate::plot::Figure::Panels { charts, .. }) = thesis::jain_over_time_figure(&l, &all)
+    else {
+        panic!("no Jain's index figure");
+    };
+    assert_eq!(charts.len(), 2);
+    for chart in &charts {
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["cubic", "bbr3-vs-cubic"], "{}", chart.title);
+        for s in &chart.series {
+            for &(t, j) in &s.points {
+                // Window ends, s; an index of two flows lies in [0.5, 1].
+                assert_eq!(t % thesis::JFI_WINDOW_S, 0.0, "{t}");
+                assert!((0.5..=1.0 + 1e-12).contains(&j), "{}: {j} at {t}", s.name);
+            }
+        }
+    }
+    let late = charts.iter().find(|c| c.title.contains("late2")).unwrap();
+    // The latecomer starts at 5 s: the first window with both flows ends at 10 s, and
+    // the second flow's 12 s end at 17 s leaves no window after 15 s.
+    for s in &late.series {
+        let times: Vec<f64> = s.points.iter().map(|p| p.0).collect();
+        assert_eq!(times, [10.0], "{}", s.name);
+    }
+    assert_eq!(late.vlines.len(), 1);
+    assert_eq!(late.vlines[0].at, 5.0);
+    let together = charts.iter().find(|c| c.title.contains("x2")).unwrap();
+    let cubic = &together.series[0];
+    assert_eq!(
+        cubic.points.iter().map(|p| p.0).collect::<Vec<_>>(),
+        [5.0, 10.0]
+    );
+    // Two CUBIC flows started together over a deterministic link stay in step.
+    assert!(
+        cubic.points.iter().all(|p| p.1 > 0.99),
+        "{:?}",
+        cubic.points
+    );
+    let index = write_report(std::slice::from_ref(&dir), &dir.join("report"), None).unwrap();
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("6.16 (latecomers)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

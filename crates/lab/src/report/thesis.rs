@@ -1,11 +1,19 @@
 //! Seed 004 (the thesis): bulk goodput over buffer size x loss rate for links swept over
 //! `buffer` (004 A1, Fig. 6.6-6.8), and the fairness of parallel flows (004 Eq. 6.3, Fig.
-//! 6.11-6.13) for multi-flow workloads.
+//! 6.11-6.13) for multi-flow workloads: a table per run, and Jain's index over time from
+//! the runs' per-flow series (two flows of one controller, BBR against CUBIC, latecomers).
+
+use std::path::Path;
 
 use super::{FigureEntry, Item, Loaded, Table, mbps, pct, runs_desc, variant_runs};
 use crate::analysis;
 use crate::dataset::RunData;
-use crate::plot::{Chart, Figure, Series, SeriesKind};
+use crate::plot::{Chart, Figure, Marker, Series, SeriesKind};
+use satquic_run::record::SeriesRow;
+
+/// Width of the windows Jain's index over time is computed on, s: long enough for several
+/// 600 ms round trips on thesis-sat, short enough to show a latecomer's first 20 s.
+pub(crate) const JFI_WINDOW_S: f64 = 5.0;
 
 /// The table and panels of mean goodput over buffer x PLR; nothing without swept runs.
 pub(super) fn buffer_plr_items(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
@@ -148,4 +156,117 @@ pub(super) fn fairness_table(l: &Loaded, all: &[&RunData]) -> Option<Table> {
         ]);
     }
     Some(t)
+}
+
+/// Jain's index over time of the multi-flow runs, one panel per link and workload and one
+/// line per variant (mean over its runs, window by window); `None` without multi-flow runs
+/// with a series.
+pub(super) fn jain_over_time_item(l: &Loaded, tag: &str, all: &[&RunData]) -> Option<Item> {
+    let figure = jain_over_time_figure(l, all)?;
+    let multi: Vec<&RunData> = all.iter().copied().filter(|r| r.row.flows > 1).collect();
+    Some(Item::Figure(Box::new(FigureEntry {
+        id: format!("{tag}-jain-over-time"),
+        figure,
+        seed_ref: "004 Fig. 6.11 (two flows), 6.14 (BBR against CUBIC), 6.16 (latecomers)".into(),
+        runs: runs_desc(&l.meta.name, None, None, &multi),
+    })))
+}
+
+/// The figure of [`jain_over_time_item`]: each chart's series are the variants' mean
+/// index per [`JFI_WINDOW_S`] window, points at the window's end (s).
+pub(crate) fn jain_over_time_figure(l: &Loaded, all: &[&RunData]) -> Option<Figure> {
+    let multi: Vec<&RunData> = all
+        .iter()
+        .copied()
+        .filter(|r| r.row.flows > 1 && r.row.status != "failed")
+        .collect();
+    let mut charts = Vec::new();
+    for ((link, workload), runs) in
+        analysis::group_by(&multi, |r| (r.row.link.clone(), r.row.workload.clone()))
+    {
+        let mut series = Vec::new();
+        for (i, v) in l.meta.variants.iter().enumerate() {
+            let per_run: Vec<Vec<(f64, f64)>> = variant_runs(&runs, v)
+                .iter()
+                .map(|r| run_jain_over_time(&l.dir.join("runs").join(&r.row.run_id), r))
+                .filter(|p| !p.is_empty())
+                .collect();
+            let points = mean_by_time(&per_run);
+            if !points.is_empty() {
+                series.push(Series::line(v.as_str(), points, i));
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let first = &runs[0].row;
+        let mut vlines = Vec::new();
+        if first.stagger_s > 0.0 {
+            vlines = (1..first.flows)
+                .map(|f| Marker {
+                    at: first.stagger_s * f64::from(f),
+                    label: format!("flow {} starts", f + 1),
+                    color: 6,
+                })
+                .collect();
+        }
+        charts.push(Chart {
+            title: format!("{link}, {workload}: {} flows", first.flows),
+            x_label: "time (s)".into(),
+            y_label: format!("Jain's index per {JFI_WINDOW_S} s"),
+            series,
+            vlines,
+            y_range: Some((0.0, 1.05)),
+            ..Chart::default()
+        });
+    }
+    (!charts.is_empty()).then(|| Figure::Panels {
+        title: "Jain's index of the flows' goodputs over time".into(),
+        charts,
+    })
+}
+
+/// One run's index over time from its series.csv; empty when it has none.
+fn run_jain_over_time(dir: &Path, run: &RunData) -> Vec<(f64, f64)> {
+    let Ok(mut reader) = csv::Reader::from_path(dir.join("series.csv")) else {
+        return Vec::new();
+    };
+    let flows = run.row.flows as usize;
+    let mut delivered: Vec<Vec<(f64, u64)>> = vec![Vec::new(); flows];
+    for row in reader.deserialize::<SeriesRow>().flatten() {
+        if let Some(samples) = delivered.get_mut(row.flow as usize) {
+            samples.push((row.time_s, row.delivered_bytes));
+        }
+    }
+    let until = delivered
+        .iter()
+        .filter_map(|s| s.last().map(|x| x.0))
+        .fold(0.0, f64::max);
+    let active: Vec<(f64, f64)> = (0..flows)
+        .map(|f| {
+            let start = run.row.stagger_s * f as f64;
+            let end = run.row.duration_s.map_or(until, |d| (start + d).min(until));
+            (start, end)
+        })
+        .collect();
+    analysis::jain_over_time(&delivered, &active, JFI_WINDOW_S, until)
+}
+
+/// The mean of several runs' `(time, value)` points at each time that any has.
+fn mean_by_time(per_run: &[Vec<(f64, f64)>]) -> Vec<(f64, f64)> {
+    let mut times: Vec<f64> = per_run.iter().flatten().map(|p| p.0).collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    times
+        .into_iter()
+        .filter_map(|t| {
+            let v: Vec<f64> = per_run
+                .iter()
+                .flatten()
+                .filter(|p| p.0 == t)
+                .map(|p| p.1)
+                .collect();
+            analysis::mean_sd(&v).map(|(m, _)| (t, m))
+        })
+        .collect()
 }
