@@ -143,7 +143,13 @@ fn the_slow_start_exit_ecn_marks_and_persistent_congestion_stand() {
     let before = ctl.congestion_window();
     ctl.on_congestion_event(now, now - SAT_RTT / 2, false, MSS);
     ctl.on_congestion_event(now + SAT_RTT / 4, now - SAT_RTT / 3, false, 0);
-    ctl.on_ack(now + SAT_RTT, now + Duration::from_millis(1), MSS, false, rtt);
+    ctl.on_ack(
+        now + SAT_RTT,
+        now + Duration::from_millis(1),
+        MSS,
+        false,
+        rtt,
+    );
     assert!(ctl.congestion_window() < before, "a loss and a mark");
 
     // Persistent congestion.

@@ -122,6 +122,7 @@ impl Ours {
             | Ours::A1Goodput { .. }
             | Ours::FairnessJfi { .. }
             | Ours::MixCubicShare { .. }
+            | Ours::MixJfi { .. }
             | Ours::LatecomerShare { .. } => None,
         }
     }
