@@ -4,10 +4,9 @@
 use std::path::PathBuf;
 
 use satquic_lab::calibrate;
-use satquic_lab::exec::ExecOptions;
 
 use crate::Failure;
-use crate::cmd_campaign::lab_failure;
+use crate::cmd_campaign::{exec_options, lab_failure};
 use crate::cmd_reproduce::CampaignsProgress;
 
 #[derive(clap::Args)]
@@ -31,13 +30,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let mut opts = ExecOptions::default();
-    if let Some(j) = args.jobs {
-        if j == 0 {
-            return Err(Failure::Usage("--jobs must be at least 1".into()));
-        }
-        opts.jobs = j;
-    }
+    let opts = exec_options(args.jobs)?;
     let progress = CampaignsProgress::new("satquic calibrate");
     let outcome = calibrate::calibrate(&args.links, args.repetitions, &args.out, &opts, &|n, p| {
         progress.update(n, p)

@@ -123,18 +123,24 @@ struct ExecArgs {
 
 impl ExecArgs {
     fn options(&self, shard: Option<(usize, usize)>) -> Result<ExecOptions, Failure> {
-        let mut o = ExecOptions::default();
-        if let Some(j) = self.jobs {
-            if j == 0 {
-                return Err(Failure::Usage("--jobs must be at least 1".into()));
-            }
-            o.jobs = j;
-        }
+        let mut o = exec_options(self.jobs)?;
         o.retry_failed = self.retry_failed;
         o.take_over = self.force;
         o.shard = shard;
         Ok(o)
     }
+}
+
+/// The default execution options with `--jobs` (at least 1; none: the number of CPUs).
+pub(crate) fn exec_options(jobs: Option<usize>) -> Result<ExecOptions, Failure> {
+    let mut o = ExecOptions::default();
+    if let Some(j) = jobs {
+        if j == 0 {
+            return Err(Failure::Usage("--jobs must be at least 1".into()));
+        }
+        o.jobs = j;
+    }
+    Ok(o)
 }
 
 /// A lab error as a command failure: bad input exits 2.

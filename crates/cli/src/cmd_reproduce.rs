@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use satquic_lab::exec::{ExecOptions, Progress};
+use satquic_lab::exec::Progress;
 use satquic_lab::reproduce::{self, Scale};
 
 use crate::Failure;
-use crate::cmd_campaign::{Bar, lab_failure};
+use crate::cmd_campaign::{Bar, exec_options, lab_failure};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -142,13 +142,7 @@ impl CampaignsProgress {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let scale = if args.full { Scale::Full } else { Scale::Quick };
-    let mut opts = ExecOptions::default();
-    if let Some(j) = args.jobs {
-        if j == 0 {
-            return Err(Failure::Usage("--jobs must be at least 1".into()));
-        }
-        opts.jobs = j;
-    }
+    let opts = exec_options(args.jobs)?;
     let progress = CampaignsProgress::new("satquic reproduce");
     let outcome = reproduce::reproduce(scale, &args.out, &opts, &args.only, &|name, p| {
         progress.update(name, p)
