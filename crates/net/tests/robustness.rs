@@ -394,7 +394,9 @@ fn connection_limit_refuses_extra_clients() {
         let mut long = Vec::new();
         for _ in 0..2 {
             long.push(tokio::spawn(async move {
-                let mut o = ClientOptions::download(addr, 1_000_000_000);
+                // 50 GB (the server's default limit is 100 GB): far more than loopback
+                // moves in the 2 s cap (1 GB did, on a fast idle machine).
+                let mut o = ClientOptions::download(addr, 50_000_000_000);
                 o.time_cap = Some(Duration::from_secs(2));
                 run_client(o, None).await
             }));
@@ -535,7 +537,8 @@ fn one_address_cannot_take_every_connection() {
         let mut long = Vec::new();
         for _ in 0..2 {
             long.push(tokio::spawn(async move {
-                let mut o = ClientOptions::download(addr, 1_000_000_000);
+                // Still running when the third client comes (see above).
+                let mut o = ClientOptions::download(addr, 50_000_000_000);
                 o.time_cap = Some(Duration::from_secs(3));
                 run_client(o, None).await
             }));
