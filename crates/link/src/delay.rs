@@ -62,6 +62,12 @@ impl DelayProcess {
         }
     }
 
+    /// A lower bound of every packet's delay: the base delay (oscillation, path-change
+    /// extras and jitter only ever add to it).
+    pub(crate) fn min_delay_ns(&self) -> Nanos {
+        self.base_ns
+    }
+
     /// The deterministic part of the delay at time `t` (base + oscillation + path extra).
     pub(crate) fn deterministic_delay(&self, t: Nanos) -> Nanos {
         let mut d = self.base_ns;

@@ -166,6 +166,11 @@ pub struct Direction<T> {
     truth: GroundTruth,
     /// Background traffic into the queue, if the spec has some.
     cross: Option<CrossSource>,
+    /// No departure, rate or BoD change or cross-traffic arrival is due before this time,
+    /// as of the last [`Self::advance`]: advancing to an earlier time only accounts
+    /// service. [`Self::admit`], which changes the queue, the head packet and the BoD
+    /// measurement, resets it to 0.
+    quiet_until: Nanos,
 }
 
 impl<T> Direction<T> {
@@ -213,6 +218,7 @@ impl<T> Direction<T> {
                 .cross_traffic
                 .as_ref()
                 .map(|c| CrossSource::new(c, seed)),
+            quiet_until: 0,
         })
     }
 
@@ -226,6 +232,7 @@ impl<T> Direction<T> {
 
     /// Admits a packet at `now` (the clock is there already); `None` is cross traffic.
     fn admit(&mut self, now: Nanos, size_bytes: u32, payload: Option<T>) -> Admission {
+        self.quiet_until = 0;
         let id = self.next_id;
         self.next_id += 1;
         let cross = payload.is_none();
@@ -298,18 +305,27 @@ impl<T> Direction<T> {
         None
     }
 
-    /// Earliest time at which [`Self::poll_deliver`] may return a packet or the model's
-    /// state changes (a departure, a rate step, a BoD decision or grant while the queue is
-    /// busy). `None` when nothing is queued or in flight. May be earlier than the last
-    /// `now` if a packet is waiting to be collected.
+    /// Earliest time at which [`Self::poll_deliver`] may return a packet: the next arrival
+    /// on the wire or, while the queue is busy, the earliest the head of the queue could
+    /// arrive (its departure, or an earlier rate step or BoD decision that could speed it
+    /// up, plus the base delay, which no delay variation undercuts). The second is a lower
+    /// bound, so a caller may find nothing then and ask again. `None` when nothing is
+    /// queued or in flight. May be earlier than the last `now` if a packet is waiting to be
+    /// collected.
+    ///
+    /// Departures and rate or BoD changes need no call of their own: the model processes
+    /// them at their own times whenever it is next asked about a later time
+    /// ([`Self::enqueue`], [`Self::poll_deliver`], [`Self::handle_timeout`]), so a caller
+    /// that wakes only for arrivals sees the same packets at the same times.
     pub fn poll_timeout(&self) -> Option<Duration> {
         let pipe = self.pipe.front().map(|d| to_nanos(d.arrival));
-        let internal = if self.queue.is_empty() {
+        let queued = if self.queue.is_empty() {
             None
         } else {
             min_opt(self.server.head_finish(), self.server.next_change(true))
+                .map(|t| t.saturating_add(self.delay.min_delay_ns()))
         };
-        min_opt(pipe, internal).map(from_nanos)
+        min_opt(pipe, queued).map(from_nanos)
     }
 
     /// The next packet whose arrival at the far end is `<= now`, in FIFO order.
@@ -385,6 +401,17 @@ impl<T> Direction<T> {
     /// Moves the clock to `now` (never backwards), processing events in time order.
     fn advance(&mut self, now: Duration) -> Nanos {
         let to = to_nanos(now).max(self.now);
+        // The simulator advances each direction several times per event (every send and
+        // delivery poll), and most calls find nothing due. Accounting alone moves no due
+        // time: the fluid server's head finishes at `clock + ceil(remaining / rate)`, and
+        // accounting takes exactly `rate x (to - clock)` off `remaining` as it moves
+        // `clock` to `to`; a trace server's opportunities and the rate and BoD schedules
+        // do not depend on the clock.
+        if to < self.quiet_until {
+            self.server.account(to, !self.queue.is_empty());
+            self.now = to;
+            return to;
+        }
         loop {
             let busy = !self.queue.is_empty();
             let departure = if busy {
@@ -395,6 +422,7 @@ impl<T> Direction<T> {
             let change = self.server.next_change(busy);
             // Cross traffic arrives after a departure or rate change at the same instant.
             let internal = min_opt(departure, change);
+            let cross = self.cross.as_ref().map(CrossSource::next_arrival);
             if let Some(source) = self.cross.as_mut()
                 && source.next_arrival() <= to
                 && internal.is_none_or(|i| source.next_arrival() < i)
@@ -413,7 +441,11 @@ impl<T> Direction<T> {
                         self.truth.on_allocation(c, rate);
                     }
                 }
-                _ => break,
+                _ => {
+                    // Nothing is due up to `to`.
+                    self.quiet_until = min_opt(internal, cross).unwrap_or(Nanos::MAX);
+                    break;
+                }
             }
         }
         self.server.account(to, !self.queue.is_empty());

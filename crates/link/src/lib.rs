@@ -47,11 +47,12 @@
 //! let spec = presets::lookup("qir-terrestrial").unwrap();
 //! let mut path: Path<&str> = Path::new(&spec, 42).unwrap();
 //! path.down.enqueue(Duration::ZERO, 1200, "hello");
-//! let t = path.down.poll_timeout().unwrap(); // departure after 480 us at 20 Mbit/s
-//! assert!(path.down.poll_deliver(t).is_none()); // ... still propagating
+//! // 480 us to serialize at 20 Mbit/s, then 15 ms on the wire.
 //! let t = path.down.poll_timeout().unwrap();
+//! assert_eq!(t, Duration::from_micros(480) + Duration::from_millis(15));
+//! assert!(path.down.poll_deliver(t - Duration::from_nanos(1)).is_none());
 //! let pkt = path.down.poll_deliver(t).unwrap();
-//! assert_eq!(pkt.arrival, Duration::from_micros(480) + Duration::from_millis(15));
+//! assert_eq!(pkt.arrival, t);
 //! ```
 //!
 //! # Ground truth

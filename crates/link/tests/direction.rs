@@ -527,28 +527,100 @@ fn same_seed_same_result_different_seed_differs() {
     assert_ne!(a, c);
 }
 
+/// The model is lazy: a direction processes its departures, rate and BoD changes and
+/// cross-traffic arrivals when asked about a later time, at their own times. How often it
+/// is asked must not matter (the simulator asks at every send and delivery; the
+/// real-time relay at its timer).
 #[test]
 fn results_do_not_depend_on_polling_frequency() {
-    let spec = presets::lookup("lte").unwrap();
-    let run = |poll_every: u64| {
-        let mut path: Path<u64> = Path::new(&spec, 9).unwrap();
-        let mut out = Vec::new();
-        for i in 0..20_000u64 {
-            let now = US(i * 100);
-            path.down.enqueue(now, 1400, i);
-            if i % poll_every == 0 {
-                while let Some(p) = path.down.poll_deliver(now) {
-                    out.push((p.payload, p.departed, p.arrival));
+    let mut busy = presets::lookup("geo-viasat-bod").unwrap();
+    busy.down.cross_traffic = Some(CrossTrafficSpec::constant(20_000_000));
+    for (name, spec) in [
+        ("lte", presets::lookup("lte").unwrap()),
+        ("bod+cross", busy),
+    ] {
+        let run = |poll_every: u64, extra_polls: bool| {
+            let mut path: Path<u64> = Path::new(&spec, 9).unwrap();
+            let mut out = Vec::new();
+            for i in 0..20_000u64 {
+                // Bursts of 50 packets, 50 ms apart: the queue fills and empties.
+                let now = US(i * 100 + i / 50 * 50_000);
+                path.down.enqueue(now, 1400, i);
+                if extra_polls {
+                    // Repeated and in-between questions, as the simulator asks them.
+                    path.down.handle_timeout(now);
+                    path.down.handle_timeout(now + US(37));
+                }
+                if i % poll_every == 0 {
+                    while let Some(p) = path.down.poll_deliver(now) {
+                        out.push((p.payload, p.departed, p.arrival));
+                    }
                 }
             }
+            path.down.handle_timeout(Duration::from_secs(3600));
+            while let Some(p) = path.down.poll_deliver(Duration::from_secs(3600)) {
+                out.push((p.payload, p.departed, p.arrival));
+            }
+            (out, path.down.stats().clone())
+        };
+        let reference = run(97, false);
+        assert_eq!(run(1, false), reference, "{name}");
+        assert_eq!(run(1, true), reference, "{name}");
+    }
+}
+
+/// A caller that wakes only at `poll_timeout` collects every packet at its arrival time,
+/// never later: the simulator relies on this, as it steps from one `poll_timeout` to the
+/// next. Delay variation (LEO), rate cycles (LTE), BoD and cross traffic included.
+#[test]
+fn following_poll_timeout_collects_each_packet_at_its_arrival() {
+    let mut bod = presets::lookup("geo-viasat-bod").unwrap();
+    bod.down.cross_traffic = Some(CrossTrafficSpec::constant(20_000_000));
+    let specs = [
+        ("leo", presets::lookup("leo").unwrap()),
+        ("lte", presets::lookup("lte").unwrap()),
+        ("bod+cross", bod),
+    ];
+    for (name, spec) in specs {
+        let mut path: Path<u64> = Path::new(&spec, 5).unwrap();
+        // Every 2 s a burst of 20 packets 20 us apart, and 1 s later a lone packet: only
+        // poll_timeout tells when it arrives (nothing else wakes the caller in between).
+        let sends: Vec<Duration> = (0..2_100u64)
+            .map(|i| {
+                let (block, j) = (i / 21, i % 21);
+                let offset = if j < 20 { US(j * 20) } else { MS(1000) };
+                MS(2000 * block) + offset
+            })
+            .collect();
+        let (mut next_send, mut collected, mut wakes) = (0, 0, 0);
+        loop {
+            let due = path.down.poll_timeout();
+            let now = match (sends.get(next_send), due) {
+                (Some(&s), Some(d)) => s.min(d),
+                (Some(&s), None) => s,
+                (None, Some(d)) => d,
+                (None, None) => break,
+            };
+            wakes += 1;
+            while let Some(p) = path.down.poll_deliver(now) {
+                assert_eq!(
+                    p.arrival, now,
+                    "{name}: packet {} collected late",
+                    p.payload
+                );
+                collected += 1;
+            }
+            if sends.get(next_send) == Some(&now) {
+                path.down.enqueue(now, 1400, next_send as u64);
+                next_send += 1;
+            }
         }
-        path.down.handle_timeout(Duration::from_secs(3600));
-        while let Some(p) = path.down.poll_deliver(Duration::from_secs(3600)) {
-            out.push((p.payload, p.departed, p.arrival));
-        }
-        out
-    };
-    assert_eq!(run(1), run(97));
+        let stats = path.down.stats();
+        assert_eq!(collected, stats.delivered.packets, "{name}");
+        assert!(collected > 1_500, "{name}: {collected}");
+        // One wake per send and per arrival, and a few where a lower bound was early.
+        assert!(wakes < 3 * sends.len(), "{name}: {wakes} wakes");
+    }
 }
 
 #[test]
