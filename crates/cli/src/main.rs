@@ -5,13 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// mimalloc instead of the system allocator: the simulator allocates per packet (frames,
-/// datagrams, ACK bookkeeping), and a 200 MB `satquic sim` run is 4-7 % faster with it, at
-/// ~25 MB more peak memory (BENCHMARKS.md, "Simulator speed, side by side"). Libraries
-/// keep the allocator their user chooses.
+/// mimalloc instead of the system allocator ([`alloc`]). Libraries keep the allocator
+/// their user chooses.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: alloc::Mimalloc = alloc::Mimalloc;
 
+mod alloc;
 // First: its macros are used by the commands.
 #[macro_use]
 mod out;
