@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 static GLOBAL: alloc::Mimalloc = alloc::Mimalloc;
 
 mod alloc;
+
 // First: its macros are used by the commands.
 #[macro_use]
 mod out;

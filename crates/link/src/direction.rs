@@ -2,7 +2,7 @@
 //! (rate, schedule, trace, BoD) -> propagation (delay, jitter, oscillation, path changes).
 //!
 //! The API is pull-style, like quinn-proto: the caller tells the direction what arrived
-//! ([`Direction::enqueue`]), asks when something will next happen
+//! ([`Direction::enqueue`]), asks when something can next arrive
 //! ([`Direction::poll_timeout`]) and collects what has reached the far end
 //! ([`Direction::poll_deliver`]). Internal events (departures, rate steps, BoD decisions)
 //! are processed lazily, in time order, whenever the direction is given a `now`; results
