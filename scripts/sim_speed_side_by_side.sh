@@ -9,7 +9,10 @@
 #   such as LD_PRELOAD=...); EXTRA: arguments appended after SIM_ARGS. Example:
 #   scripts/sim_speed_side_by_side.sh 5 base=/tmp/satquic-main \
 #     "tls=target/campaign/satquic::--packet-cipher tls" null=target/campaign/satquic
-# env: SIM_ARGS (default: the 200 MB GEO run), OUT (default: a temp directory)
+# env: SIM_ARGS (default: the 200 MB GEO run), OUT (default: a temp directory),
+#   RECORDS=1: afterwards, run each variant once more with `--out` and compare the whole
+#   record directories with the first variant's (all files; `timing.json` and the
+#   `wall_s` line of `sim.json` aside)
 set -euo pipefail
 rounds=${1:?rounds}; shift
 sim_args=${SIM_ARGS:-"sim --link geo-viasat --cc cubic+search -n 200M --jobs 1 -J"}
@@ -44,3 +47,22 @@ for spec in "$@"; do
   fi
 done
 echo "times: $out/times.csv"
+if [[ ${RECORDS:-0} == 1 ]]; then
+  for spec in "$@"; do
+    name=${spec%%=*}; cmd=${spec#*=}; extra=""
+    if [[ $cmd == *::* ]]; then extra=${cmd#*::}; cmd=${cmd%%::*}; fi
+    rm -rf "$out/records-$name"
+    # shellcheck disable=SC2086 # as above
+    env $cmd $sim_args $extra --out "$out/records-$name" > /dev/null
+  done
+  for spec in "$@"; do
+    name=${spec%%=*}
+    if diff -r -x timing.json -x sim.json "$out/records-$first" "$out/records-$name" > /dev/null &&
+      diff <(grep -v wall_s "$out/records-$first/sim.json") \
+        <(grep -v wall_s "$out/records-$name/sim.json") > /dev/null; then
+      echo "$name: record directory identical to $first's (timing aside)"
+    else
+      echo "$name: record directory DIFFERS from $first's"
+    fi
+  done
+fi
