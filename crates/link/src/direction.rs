@@ -167,7 +167,7 @@ pub struct Direction<T> {
     /// Background traffic into the queue, if the spec has some.
     cross: Option<CrossSource>,
     /// No departure, rate or BoD change or cross-traffic arrival is due before this time,
-    /// as of the last [`Self::advance`]: advancing to an earlier time only accounts
+    /// as of the last [`Self::process_due`]: advancing to an earlier time only accounts
     /// service. [`Self::admit`], which changes the queue, the head packet and the BoD
     /// measurement, resets it to 0.
     quiet_until: Nanos,
@@ -407,11 +407,17 @@ impl<T> Direction<T> {
         // accounting takes exactly `rate x (to - clock)` off `remaining` as it moves
         // `clock` to `to`; a trace server's opportunities and the rate and BoD schedules
         // do not depend on the clock.
-        if to < self.quiet_until {
-            self.server.account(to, !self.queue.is_empty());
-            self.now = to;
-            return to;
+        if to >= self.quiet_until {
+            self.process_due(to);
         }
+        self.server.account(to, !self.queue.is_empty());
+        self.now = to;
+        to
+    }
+
+    /// Processes every departure, rate or BoD change and cross-traffic arrival due up to
+    /// `to`, in time order, and notes when the next one is due ([`Self::quiet_until`]).
+    fn process_due(&mut self, to: Nanos) {
         loop {
             let busy = !self.queue.is_empty();
             let departure = if busy {
@@ -423,11 +429,12 @@ impl<T> Direction<T> {
             // Cross traffic arrives after a departure or rate change at the same instant.
             let internal = min_opt(departure, change);
             let cross = self.cross.as_ref().map(CrossSource::next_arrival);
-            if let Some(source) = self.cross.as_mut()
-                && source.next_arrival() <= to
-                && internal.is_none_or(|i| source.next_arrival() < i)
+            if let Some(at) = cross
+                && at <= to
+                && internal.is_none_or(|i| at < i)
+                && let Some(source) = self.cross.as_mut()
             {
-                let (at, size) = (source.next_arrival(), source.packet_bytes());
+                let size = source.packet_bytes();
                 source.advance();
                 self.admit(at, size, None);
                 continue;
@@ -444,13 +451,10 @@ impl<T> Direction<T> {
                 _ => {
                     // Nothing is due up to `to`.
                     self.quiet_until = min_opt(internal, cross).unwrap_or(Nanos::MAX);
-                    break;
+                    return;
                 }
             }
         }
-        self.server.account(to, !self.queue.is_empty());
-        self.now = to;
-        to
     }
 
     fn depart_head(&mut self, t: Nanos) {
