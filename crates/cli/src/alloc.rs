@@ -22,9 +22,9 @@ use libmimalloc_sys::{
 /// power of two).
 const PLAIN_ALIGN: usize = 16;
 
-/// Whether a plain `mi_malloc` block satisfies `layout`'s alignment.
-fn plain(layout: &Layout) -> bool {
-    layout.align() <= PLAIN_ALIGN && layout.align() <= layout.size()
+/// Whether a plain `mi_malloc` block of `size` bytes is aligned to `align`.
+fn plain(size: usize, align: usize) -> bool {
+    align <= PLAIN_ALIGN && align <= size
 }
 
 /// mimalloc as a Rust global allocator.
@@ -38,7 +38,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: mimalloc's allocation functions accept any size and alignment.
         unsafe {
-            if plain(&layout) {
+            if plain(layout.size(), layout.align()) {
                 mi_malloc(layout.size()).cast()
             } else {
                 mi_malloc_aligned(layout.size(), layout.align()).cast()
@@ -49,7 +49,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as in `alloc`.
         unsafe {
-            if plain(&layout) {
+            if plain(layout.size(), layout.align()) {
                 mi_zalloc(layout.size()).cast()
             } else {
                 mi_zalloc_aligned(layout.size(), layout.align()).cast()
@@ -65,8 +65,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: `ptr` came from mimalloc; the new block keeps `layout`'s alignment.
         unsafe {
-            let new = Layout::from_size_align_unchecked(new_size, layout.align());
-            if plain(&new) {
+            if plain(new_size, layout.align()) {
                 mi_realloc(ptr.cast::<c_void>(), new_size).cast()
             } else {
                 mi_realloc_aligned(ptr.cast::<c_void>(), new_size, layout.align()).cast()
