@@ -19,10 +19,21 @@ sim_args=${SIM_ARGS:-"sim --link geo-viasat --cc cubic+search -n 200M --jobs 1 -
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 echo "variant,round,wall_s,user_s,sim_s" > "$out/times.csv"
+# Splits a NAME=CMD[::EXTRA] argument into $name, $cmd and $extra.
+split_spec() {
+  name=${1%%=*}; cmd=${1#*=}; extra=""
+  if [[ $cmd == *::* ]]; then extra=${cmd#*::}; cmd=${cmd%%::*}; fi
+}
+# Says whether WHAT of variant $name equals the first variant's (ASIDE: what the
+# comparison leaves out); the rest is the command that compares them.
+same_as_first() {
+  local what=$1 aside=$2; shift 2
+  if "$@" > /dev/null; then echo "$name: $what identical to $first's ($aside)"
+  else echo "$name: $what DIFFERS from $first's"; fi
+}
 for round in $(seq 1 "$rounds"); do
   for spec in "$@"; do
-    name=${spec%%=*}; cmd=${spec#*=}; extra=""
-    if [[ $cmd == *::* ]]; then extra=${cmd#*::}; cmd=${cmd%%::*}; fi
+    split_spec "$spec"
     # shellcheck disable=SC2086 # word splitting of the command and arguments is wanted
     /usr/bin/time -f "%e %U" -o "$out/time" env $cmd $sim_args $extra > "$out/$name.json"
     read -r wall user < "$out/time"
@@ -32,37 +43,30 @@ for round in $(seq 1 "$rounds"); do
 done
 echo "variant  min wall s  min user s  sim s  sim/wall  sim/user"
 for spec in "$@"; do
-  name=${spec%%=*}
+  split_spec "$spec"
   awk -F, -v n="$name" '$1==n { if (w==""||$3<w) w=$3; if (u==""||$4<u) u=$4; s=$5 }
     END { printf "%-8s %10.3f %11.3f %6.2f %8.1fx %8.1fx\n", n, w, u, s, s/w, s/u }' "$out/times.csv"
 done
 # The record, apart from wall-clock time, must not change.
 first=${1%%=*}
 for spec in "$@"; do
-  name=${spec%%=*}
-  if diff <(grep -v wall_s "$out/$first.json") <(grep -v wall_s "$out/$name.json") > /dev/null; then
-    echo "$name: -J output identical to $first's (wall_s aside)"
-  else
-    echo "$name: -J output DIFFERS from $first's"
-  fi
+  split_spec "$spec"
+  same_as_first "-J output" "wall_s aside" \
+    diff <(grep -v wall_s "$out/$first.json") <(grep -v wall_s "$out/$name.json")
 done
 echo "times: $out/times.csv"
 if [[ ${RECORDS:-0} == 1 ]]; then
   for spec in "$@"; do
-    name=${spec%%=*}; cmd=${spec#*=}; extra=""
-    if [[ $cmd == *::* ]]; then extra=${cmd#*::}; cmd=${cmd%%::*}; fi
+    split_spec "$spec"
     rm -rf "$out/records-$name"
     # shellcheck disable=SC2086 # as above
     env $cmd $sim_args $extra --out "$out/records-$name" > /dev/null
   done
   for spec in "$@"; do
-    name=${spec%%=*}
-    if diff -r -x timing.json -x sim.json "$out/records-$first" "$out/records-$name" > /dev/null &&
-      diff <(grep -v wall_s "$out/records-$first/sim.json") \
-        <(grep -v wall_s "$out/records-$name/sim.json") > /dev/null; then
-      echo "$name: record directory identical to $first's (timing aside)"
-    else
-      echo "$name: record directory DIFFERS from $first's"
-    fi
+    split_spec "$spec"
+    same_as_first "record directory" "timing aside" bash -c '
+      diff -r -x timing.json -x sim.json "$1" "$2" &&
+        diff <(grep -v wall_s "$1/sim.json") <(grep -v wall_s "$2/sim.json")' _ \
+      "$out/records-$first" "$out/records-$name"
   done
 fi
