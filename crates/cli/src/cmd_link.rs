@@ -8,6 +8,7 @@ use satquic_link::units::parse_duration;
 use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
 use satquic_net::relay::{DirectionSnapshot, Relay, RelayOptions};
 use satquic_run::LinkSource;
+use satquic_run::scenario::ShaperSpec;
 use satquic_run::units::{parse_rate_bps, parse_size};
 
 use crate::Failure;
@@ -73,6 +74,12 @@ pub struct Args {
     /// Seed of the model's random processes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A sender cap in front of the link's down direction, as `satquic sim --sender-cap`
+    /// places it at the server's interface: RATE[:LATENCY] (the seeds' 200M:1.5s token
+    /// bucket, seed 000 Sec. 4.7), or none (the default). Server -> client packets cross
+    /// it first, then the link.
+    #[arg(long, value_name = "RATE[:LATENCY]")]
+    sender_cap: Option<String>,
     /// Most client addresses relayed at once (when full, the oldest flow the server never
     /// answered makes room; new clients are refused only when all are answered).
     #[arg(long, value_name = "N")]
@@ -256,6 +263,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let to = socket_address("--to", args.to.as_deref().unwrap_or_default())?;
     let mut options = RelayOptions::new(listen, to, link.clone());
     options.seed = args.seed;
+    options.sender_cap = sender_cap(&args)?;
     options.max_flows = args
         .max_flows
         .unwrap_or(satquic_net::relay::DEFAULT_MAX_FLOWS);
@@ -319,6 +327,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--sender-cap`, parsed (the relay and the TUN link refuse it without a link model).
+fn sender_cap(args: &Args) -> Result<Option<ShaperSpec>, Failure> {
+    args.sender_cap.as_deref().map_or(Ok(None), |t| {
+        ShaperSpec::parse_cap(t).map_err(usage("--sender-cap"))
+    })
+}
+
 fn link_text(l: &LinkSpec) -> String {
     format!(
         "{} (down {}, up {}; base RTT {})",
@@ -336,6 +351,13 @@ fn totals(last: &satquic_net::RelaySnapshot) -> Result<(), Failure> {
         q.map(satquic_link::units::format_duration)
             .unwrap_or_else(|| "-".into())
     };
+    if last.cap.stats.offered.packets > 0 {
+        outln!(
+            "sender cap: {} packets in, {} dropped at its queue",
+            last.cap.stats.offered.packets,
+            last.cap.stats.dropped_total().packets
+        )?;
+    }
     for (name, d) in [("down", &last.down), ("up", &last.up)] {
         outln!(
             "{name}: forwarded {} packets, modelled drops {}, delay error p50 {} p99 {}",
@@ -354,6 +376,7 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     use satquic_net::tun::{self, TunLink, TunOptions};
     let mut options = TunOptions::new(link.clone());
     options.seed = args.seed;
+    options.sender_cap = sender_cap(args)?;
     options.client_ns = args.client_ns.clone();
     options.server_ns = args.server_ns.clone();
     options.client_addr = args.client_addr;

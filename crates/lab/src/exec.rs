@@ -230,7 +230,7 @@ pub fn run_campaign(
 }
 
 /// Checks before any run starts that every run of an emulated campaign can be emulated
-/// (one flow, no sender cap: satquic-net's emulated run), so a campaign is refused in one
+/// (one flow, a link and transport satquic-net's emulated run accepts), so a campaign is refused in one
 /// line rather than run differently from its spec.
 fn check_emulated(spec: &CampaignSpec, plan: &Plan) -> Result<(), LabError> {
     if spec.mode != Mode::Emulated {

@@ -25,6 +25,7 @@
 pub mod client;
 pub mod emulated;
 pub mod http;
+pub mod model;
 pub mod peers;
 pub mod perf;
 pub mod qlog;

@@ -58,9 +58,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use satquic_link::{Admission, DirectionStats, DropReason, GroundTruthConfig, LinkSpec, Path};
+use satquic_link::{DirectionStats, DropReason, LinkSpec, Path};
+use satquic_run::scenario::ShaperSpec;
 
 use crate::NetError;
+use crate::model::Model;
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 /// Datagrams that may wait between the receiving threads and the scheduler.
@@ -88,6 +90,9 @@ pub struct RelayOptions {
     pub link: Option<LinkSpec>,
     /// Seed of the model's random processes.
     pub seed: u64,
+    /// A sender cap in front of the down direction (`--sender-cap`, [`crate::model`]);
+    /// only with a model.
+    pub sender_cap: Option<ShaperSpec>,
     /// Client addresses relayed at once.
     pub max_flows: usize,
     /// A flow with no datagram either way for this long is forgotten.
@@ -104,6 +109,7 @@ impl RelayOptions {
             to,
             link,
             seed: 1,
+            sender_cap: None,
             max_flows: DEFAULT_MAX_FLOWS,
             flow_idle_timeout: DEFAULT_FLOW_IDLE_TIMEOUT,
             occupancy_resolution: Duration::from_secs(1),
@@ -199,6 +205,8 @@ pub struct RelaySnapshot {
     pub at: Duration,
     pub down: DirectionSnapshot,
     pub up: DirectionSnapshot,
+    /// The sender cap in front of `down` (all zero without one).
+    pub cap: DirectionSnapshot,
     pub flows: usize,
     /// New client addresses turned away: every flow was answered and the table full.
     pub flows_refused: u64,
@@ -251,7 +259,7 @@ fn count_direct(counters: &[AtomicU64; 3], ok: bool, bytes: usize) {
 pub struct Relay {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
-    scheduler: Option<JoinHandle<Option<Path<Pkt>>>>,
+    scheduler: Option<JoinHandle<Option<Model<Pkt>>>>,
     io: Option<JoinHandle<()>>,
     io_stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -363,20 +371,23 @@ impl Relay {
         if sends_to_itself(options.listen, options.to) {
             return Err(loop_error(options.listen));
         }
-        let path = match &options.link {
-            Some(spec) => Some(
-                Path::with_ground_truth(
+        if options.sender_cap.is_some() && options.link.is_none() {
+            return Err(NetError::Usage(
+                "--sender-cap needs a link model (--link or --preset)".into(),
+            ));
+        }
+        let path = options
+            .link
+            .as_ref()
+            .map(|spec| {
+                Model::new(
                     spec,
                     options.seed,
-                    GroundTruthConfig {
-                        packet_log: false,
-                        occupancy_resolution: options.occupancy_resolution,
-                    },
+                    options.sender_cap.as_ref(),
+                    options.occupancy_resolution,
                 )
-                .map_err(|e| NetError::Usage(e.to_string()))?,
-            ),
-            None => None,
-        };
+            })
+            .transpose()?;
         let listen = UdpSocket::bind(options.listen)
             .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
         let local_addr = listen
@@ -495,9 +506,9 @@ impl Relay {
         if let Some(io) = self.io.take() {
             let _ = io.join();
         }
-        let path = self.scheduler.take().and_then(|s| s.join().ok()).flatten();
+        let model = self.scheduler.take().and_then(|s| s.join().ok()).flatten();
         let snapshot = self.snapshot();
-        (snapshot, path)
+        (snapshot, model.map(|m| m.path))
     }
 }
 
@@ -800,12 +811,13 @@ fn send_retry(f: impl Fn() -> std::io::Result<usize>) -> bool {
 }
 
 struct Scheduler {
-    path: Option<Path<Pkt>>,
+    path: Option<Model<Pkt>>,
     listen: UdpSocket,
     flows: HashMap<u32, Flow>,
     shared: Arc<Shared>,
     down: DirectionSnapshot,
     up: DirectionSnapshot,
+    cap: DirectionSnapshot,
     last_publish: Instant,
 }
 
@@ -838,11 +850,11 @@ impl Scheduler {
 }
 
 fn scheduler_thread(
-    path: Option<Path<Pkt>>,
+    path: Option<Model<Pkt>>,
     listen: UdpSocket,
     shared: Arc<Shared>,
     rx: Receiver<Event>,
-) -> Option<Path<Pkt>> {
+) -> Option<Model<Pkt>> {
     let mut s = Scheduler {
         path,
         listen,
@@ -850,26 +862,11 @@ fn scheduler_thread(
         shared,
         down: DirectionSnapshot::default(),
         up: DirectionSnapshot::default(),
+        cap: DirectionSnapshot::default(),
         last_publish: Instant::now(),
     };
     run_scheduler(&mut s, &rx);
     s.path.take()
-}
-
-/// Brings the model to `now` and copies its counters and queue sizes into the snapshots
-/// the relay and the TUN link publish.
-pub(crate) fn refresh_snapshots<T>(
-    path: &mut Path<T>,
-    now: Duration,
-    down: &mut DirectionSnapshot,
-    up: &mut DirectionSnapshot,
-) {
-    path.down.handle_timeout(now);
-    path.up.handle_timeout(now);
-    down.stats = path.down.stats().clone();
-    down.queue_bytes = path.down.queue_bytes();
-    up.stats = path.up.stats().clone();
-    up.queue_bytes = path.up.queue_bytes();
 }
 
 /// What the relay's and the TUN link's schedulers share: a link model fed by an I/O
@@ -923,8 +920,7 @@ impl LinkScheduler for Scheduler {
                 };
                 let t = at.saturating_duration_since(self.shared.start);
                 let size = data.len() as u32 + IP_UDP_OVERHEAD_BYTES;
-                let dir = if down { &mut path.down } else { &mut path.up };
-                let _: Admission = dir.enqueue(t, size, Pkt { flow, data });
+                path.enqueue(down, t, size, Pkt { flow, data });
             }
         }
     }
@@ -934,12 +930,9 @@ impl LinkScheduler for Scheduler {
             return;
         };
         let now = self.now();
-        while let Some(p) = path.down.poll_deliver(now) {
-            self.forward(p.payload.flow, true, &p.payload.data, Some(p.arrival));
-        }
-        while let Some(p) = path.up.poll_deliver(now) {
-            self.forward(p.payload.flow, false, &p.payload.data, Some(p.arrival));
-        }
+        path.deliver_due(now, |down, p| {
+            self.forward(p.payload.flow, down, &p.payload.data, Some(p.arrival));
+        });
         self.path = Some(path);
     }
 
@@ -949,17 +942,18 @@ impl LinkScheduler for Scheduler {
         }
         self.last_publish = Instant::now();
         if let Some(path) = self.path.as_mut() {
-            refresh_snapshots(
-                path,
+            path.refresh(
                 self.shared.start.elapsed(),
                 &mut self.down,
                 &mut self.up,
+                &mut self.cap,
             );
         }
         let snapshot = RelaySnapshot {
             at: self.now(),
             down: self.down.clone(),
             up: self.up.clone(),
+            cap: self.cap.clone(),
             flows: self.flows.len(),
             flows_refused: 0,
             flows_evicted: 0,

@@ -49,12 +49,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use satquic_link::{GroundTruthConfig, LinkSpec, Path};
+use satquic_link::{LinkSpec, Path};
+use satquic_run::scenario::ShaperSpec;
 
 use crate::NetError;
+use crate::model::Model;
 use crate::relay::{
-    CHANNEL_CAPACITY, DirectionSnapshot, LinkScheduler, RelaySnapshot, refresh_snapshots,
-    run_scheduler,
+    CHANNEL_CAPACITY, DirectionSnapshot, LinkScheduler, RelaySnapshot, run_scheduler,
 };
 
 /// Default namespace of the client side.
@@ -82,6 +83,9 @@ pub struct TunOptions {
     pub link: Option<LinkSpec>,
     /// Seed of the model's random processes.
     pub seed: u64,
+    /// A sender cap in front of the down direction (`--sender-cap`, [`crate::model`]);
+    /// only with a model.
+    pub sender_cap: Option<ShaperSpec>,
     pub client_ns: String,
     pub server_ns: String,
     pub client_addr: Ipv4Addr,
@@ -98,6 +102,7 @@ impl TunOptions {
         TunOptions {
             link,
             seed: 1,
+            sender_cap: None,
             client_ns: DEFAULT_CLIENT_NS.into(),
             server_ns: DEFAULT_SERVER_NS.into(),
             client_addr: DEFAULT_CLIENT_ADDR,
@@ -384,20 +389,23 @@ impl TunLink {
                 )));
             }
         }
-        let path = match &options.link {
-            Some(spec) => Some(
-                Path::with_ground_truth(
+        if options.sender_cap.is_some() && options.link.is_none() {
+            return Err(NetError::Usage(
+                "--sender-cap needs a link model (--link or --preset)".into(),
+            ));
+        }
+        let path = options
+            .link
+            .as_ref()
+            .map(|spec| {
+                Model::new(
                     spec,
                     options.seed,
-                    GroundTruthConfig {
-                        packet_log: false,
-                        occupancy_resolution: options.occupancy_resolution,
-                    },
+                    options.sender_cap.as_ref(),
+                    options.occupancy_resolution,
                 )
-                .map_err(|e| NetError::Usage(e.to_string()))?,
-            ),
-            None => None,
-        };
+            })
+            .transpose()?;
         let n = DEVICE_COUNTER.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{}{}", std::process::id() % 1_000_000, n % 100);
         let client_dev = format!("sq{tag}c");
@@ -515,7 +523,10 @@ impl TunLink {
             Namespaces(Vec::new()),
         ));
         let (path, mut tcp_down) = match scheduler {
-            Some((path, flows)) => (path, flows.into_values().collect::<Vec<_>>()),
+            Some((model, flows)) => (
+                model.map(|m| m.path),
+                flows.into_values().collect::<Vec<_>>(),
+            ),
             None => (None, Vec::new()),
         };
         tcp_down.sort_by_key(|f| std::cmp::Reverse(f.delivered_bytes));
@@ -652,15 +663,16 @@ fn tcp_payload(packet: &[u8]) -> Option<((u16, u16), u32, usize)> {
 }
 
 /// The model and the TCP flows seen, when the scheduler stops.
-type SchedulerResult = (Option<Path<Vec<u8>>>, HashMap<(u16, u16), TcpFlowSeen>);
+type SchedulerResult = (Option<Model<Vec<u8>>>, HashMap<(u16, u16), TcpFlowSeen>);
 
 struct Scheduler {
-    path: Option<Path<Vec<u8>>>,
+    path: Option<Model<Vec<u8>>>,
     client: OwnedFd,
     server: OwnedFd,
     shared: Arc<Shared>,
     down: DirectionSnapshot,
     up: DirectionSnapshot,
+    cap: DirectionSnapshot,
     last_publish: Instant,
     tcp_down: HashMap<(u16, u16), (u32, TcpFlowSeen)>,
     tcp_target_bytes: Option<u64>,
@@ -747,8 +759,7 @@ impl LinkScheduler for Scheduler {
         };
         let t = at.saturating_duration_since(self.shared.start);
         let size = data.len() as u32;
-        let dir = if down { &mut path.down } else { &mut path.up };
-        let _ = dir.enqueue(t, size, data);
+        path.enqueue(down, t, size, data);
     }
 
     fn deliver_due(&mut self) {
@@ -756,12 +767,9 @@ impl LinkScheduler for Scheduler {
             return;
         };
         let now = self.now();
-        while let Some(p) = path.down.poll_deliver(now) {
-            self.forward(true, &p.payload, Some(p.arrival));
-        }
-        while let Some(p) = path.up.poll_deliver(now) {
-            self.forward(false, &p.payload, Some(p.arrival));
-        }
+        path.deliver_due(now, |down, p| {
+            self.forward(down, &p.payload, Some(p.arrival))
+        });
         self.path = Some(path);
     }
 
@@ -771,17 +779,18 @@ impl LinkScheduler for Scheduler {
         }
         self.last_publish = Instant::now();
         if let Some(path) = self.path.as_mut() {
-            refresh_snapshots(
-                path,
+            path.refresh(
                 self.shared.start.elapsed(),
                 &mut self.down,
                 &mut self.up,
+                &mut self.cap,
             );
         }
         let snapshot = RelaySnapshot {
             at: self.now(),
             down: self.down.clone(),
             up: self.up.clone(),
+            cap: self.cap.clone(),
             ..RelaySnapshot::default()
         };
         *self
@@ -793,7 +802,7 @@ impl LinkScheduler for Scheduler {
 }
 
 fn scheduler_thread(
-    path: Option<Path<Vec<u8>>>,
+    path: Option<Model<Vec<u8>>>,
     client: OwnedFd,
     server: OwnedFd,
     shared: Arc<Shared>,
@@ -807,6 +816,7 @@ fn scheduler_thread(
         shared,
         down: DirectionSnapshot::default(),
         up: DirectionSnapshot::default(),
+        cap: DirectionSnapshot::default(),
         last_publish: Instant::now(),
         tcp_down: HashMap::new(),
         tcp_target_bytes,

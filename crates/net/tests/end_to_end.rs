@@ -205,6 +205,42 @@ fn emulated_run_agrees_with_the_simulator() {
 }
 
 #[test]
+fn a_sender_cap_is_applied_in_front_of_the_link_as_the_simulator_applies_it() {
+    // A 5 Mbit/s cap with 200 ms of queue in front of the 20 Mbit/s link: the cap is the
+    // bottleneck, its queue overflows in slow start, and the relay's run agrees with the
+    // simulator's on the time and on where the drops were.
+    let mut scenario =
+        Scenario::download(scaled_link(), TransportSpec::with_cc("cubic"), 2_000_000, 1)
+            .with_time_cap(Duration::from_secs(30));
+    scenario.flows[0].transport.sender_shaper =
+        satquic_run::ShaperSpec::parse_cap("5M:200ms").unwrap();
+    let sim = satquic_sim::run(&scenario).unwrap();
+    let run = satquic_net::emulated::run_emulated(&scenario).unwrap();
+    let (s, e) = (&sim.summary.flows[0], &run.record.summary.flows[0]);
+    assert_eq!(run.record.summary.outcome, "completed", "{:?}", e.error);
+    let (st, et) = (s.completion_time_s.unwrap(), e.completion_time_s.unwrap());
+    // 2 MB at 5 Mbit/s is 3.2 s of the cap alone.
+    assert!(
+        st > 3.2 && et > 3.2,
+        "simulated {st:.2} s, emulated {et:.2} s"
+    );
+    assert!(
+        within(et, st, 0.15),
+        "emulated {et:.3} s vs simulated {st:.3} s"
+    );
+    assert!(
+        s.sender_cap_drops > 0,
+        "the simulator's cap dropped nothing"
+    );
+    assert!(e.sender_cap_drops > 0, "the relay's cap dropped nothing");
+    assert_eq!(
+        e.link_drops.values().sum::<u64>(),
+        0,
+        "the link behind the cap dropped"
+    );
+}
+
+#[test]
 fn writes_the_same_record_files_as_the_simulator() {
     let scenario = Scenario::download(
         scaled_link(),

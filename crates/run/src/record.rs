@@ -225,6 +225,10 @@ pub struct FlowSummary {
     pub link_drops: std::collections::BTreeMap<String, u64>,
     /// This flow's client->server packets the link dropped.
     pub link_drops_up: u64,
+    /// This flow's packets the sender cap's queue dropped before the link (absent when
+    /// none: records without a cap, or whose cap never overflowed, stay as they were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sender_cap_drops: u64,
     /// When the link first dropped one of this flow's server->client packets.
     pub first_drop_at_s: Option<f64>,
     /// When the sender first learned of a loss (first congestion event).
@@ -619,6 +623,7 @@ pub fn summarize(
                     .map(|(r, n)| (*r, n)),
             ),
             link_drops_up: f.drops.up_packets,
+            sender_cap_drops: f.drops.shaper_packets,
             first_drop_at_s: f.drops.first_down_drop.map(|(t, _)| secs(t)),
             first_loss_detected_at_s: first_loss.map(secs),
             exit_class: classify(exit.as_ref().map(|e| (e.1, e.2)), first_loss, capacity)
@@ -866,6 +871,10 @@ pub fn write_atomic(dir: &FsPath, name: &str, bytes: &[u8]) -> std::io::Result<(
 
 /// Bytes per MB in `chunks.csv`.
 pub const CHUNK_BYTES: u64 = MB;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use satquic_link::LinkSpec;
 use satquic_link::units::{duration_str, parse_rate_bps};
+use satquic_link::{Direction, DirectionSpec, LinkError, LinkSpec, QueueLimit};
 use serde::{Deserialize, Serialize};
 
 /// One megabyte as the record counts it: 1,000,000 bytes (decimal, like the seeds' "200 MB"
@@ -73,6 +73,22 @@ impl ShaperSpec {
             latency: Duration::from_millis(1500),
         }
     }
+
+    /// The cap as a link direction: its rate, no delay, and a drop-tail queue holding
+    /// `latency` at that rate (at least 64 KiB). The simulator puts one in front of each
+    /// flow's sender, `satquic link --sender-cap` one in front of the down direction.
+    pub fn direction<T>(&self, seed: u64) -> Result<Direction<T>, LinkError> {
+        let limit = (u128::from(self.rate_bps) * self.latency.as_nanos() / 8_000_000_000) as u64;
+        let spec = DirectionSpec::simple(
+            self.rate_bps,
+            Duration::ZERO,
+            QueueLimit::Bytes(limit.max(Self::MIN_QUEUE_BYTES)),
+        );
+        Direction::new(&spec, seed)
+    }
+
+    /// Smallest queue [`ShaperSpec::direction`] gives the cap.
+    pub const MIN_QUEUE_BYTES: u64 = 1 << 16;
 
     /// The cap `auto` means (the default of `satquic sim` and campaign specs): the seeds'
     /// cap, except where the data direction of the link (nominal rate `link_bps`) is

@@ -62,7 +62,7 @@ use quinn_proto::{
     VarInt, WriteError,
 };
 use satquic_cc::{CcEvent, EventSink, Observation, ResumeParams};
-use satquic_link::{Direction, DirectionSpec, GroundTruthConfig, Path, QueueLimit};
+use satquic_link::{Direction, GroundTruthConfig, Path};
 
 use satquic_run::probe::{
     EventCollector, ProbeFactory, ProbeHandle, ProbeState, SharedFactory,
@@ -443,16 +443,9 @@ impl Simulation {
             shapers.push(match &flow.transport.sender_shaper {
                 None => None,
                 Some(spec) => {
-                    let limit = (u128::from(spec.rate_bps) * spec.latency.as_nanos()
-                        / 8_000_000_000) as u64;
-                    let dir = DirectionSpec::simple(
-                        spec.rate_bps,
-                        Duration::ZERO,
-                        QueueLimit::Bytes(limit.max(1 << 16)),
-                    );
                     let seed = sub_seed(scenario.seed, SEED_SHAPER + 100 * i as u64);
                     Some(
-                        Direction::new(&dir, seed).map_err(|e| {
+                        spec.direction(seed).map_err(|e| {
                             SimError::Invalid(format!("flow {i}: sender_shaper: {e}"))
                         })?,
                     )
