@@ -104,7 +104,11 @@ impl Assembler {
     /// We merge contiguous chunks in the process of doing so.
     fn defragment(&mut self) {
         // Chunks smaller than min_chunk_size are merged regardless of fragmentation
-        let min_chunk_size = max(self.buffered.div_ceil(MAX_CHUNKS), MIN_RETAINED_CHUNK_SIZE);
+        // satquic patch (SATQUIC-PATCH.md, patch 10): the bound scales with the data held.
+        let min_chunk_size = max(
+            self.buffered.div_ceil(chunk_limit(self.buffered)),
+            MIN_RETAINED_CHUNK_SIZE,
+        );
         let new = BinaryHeap::with_capacity(self.data.len());
         let old = mem::replace(&mut self.data, new);
         let mut buffers = old.into_sorted_vec();
@@ -212,10 +216,15 @@ impl Assembler {
         // balance between defragmentation overhead and over-allocation.
         let threshold = 32768.max(buffered * 3 / 2);
         // Small gapped frames hold over-allocation below the threshold, so bound the count too.
-        if over_allocation > threshold || self.data.len() > COMPACT_THRESHOLD {
+        // satquic patch (SATQUIC-PATCH.md, patch 10): the bound on chunks grows with the
+        // (duplicate-free) data held, so a long fat path whose losses leave a hole every
+        // few packets is not cut off, while small gapped frames still are.
+        if over_allocation > threshold
+            || self.data.len() > COMPACT_THRESHOLD_FACTOR * chunk_limit(buffered)
+        {
             self.defragment();
             // ngtcp2 uses a threshold of 4000 -- try to be a little more conservative?
-            if self.data.len() > MAX_CHUNKS {
+            if self.data.len() > chunk_limit(self.buffered) {
                 return Err(TooManyChunks);
             }
         }
@@ -370,7 +379,24 @@ const MIN_RETAINED_CHUNK_SIZE: usize = 128;
 ///
 /// Above `MAX_CHUNKS` so a flood of mergeable frames cannot force a defragmentation
 /// per frame.
-const COMPACT_THRESHOLD: usize = 2 * MAX_CHUNKS;
+#[cfg(test)]
+const COMPACT_THRESHOLD: usize = COMPACT_THRESHOLD_FACTOR * MAX_CHUNKS;
+
+/// satquic patch (SATQUIC-PATCH.md, patch 10): `insert` compacts past this many times the
+/// chunk limit.
+const COMPACT_THRESHOLD_FACTOR: usize = 2;
+
+/// satquic patch (SATQUIC-PATCH.md, patch 10): each this many bytes of buffered data earn
+/// one chunk beyond [`MAX_CHUNKS`] (quicly bounds its send buffer's gaps by
+/// `max(32, size / 512)` the same way). A chunk's bookkeeping is some 80 bytes, so it
+/// costs at most about a sixth of the data it holds; a path that loses one packet in
+/// four (1,200 to 1,452 bytes each) keeps a chunk per ~3,600 bytes at most.
+const BYTES_PER_CHUNK: usize = 512;
+
+/// How many chunks a stream holding `buffered` bytes (without duplicates) may keep.
+fn chunk_limit(buffered: usize) -> usize {
+    max(MAX_CHUNKS, buffered / BYTES_PER_CHUNK)
+}
 
 #[cfg(test)]
 mod test {
@@ -783,6 +809,55 @@ mod test {
             max_len > MAX_CHUNKS,
             "buffer compacted on every frame (max observed len {max_len})"
         );
+    }
+
+    #[test]
+    fn a_hole_every_other_packet_over_a_long_fat_window_is_kept() {
+        // satquic patch 10: a GEO window of ~30 MB with one packet in two lost (an AQM
+        // overshoot) leaves ~12,000 holes; 0.11.19 gave up after 1024. Everything is
+        // kept, and once the holes fill an ordered reader gets every byte in order.
+        const FRAME_LEN: usize = 1200;
+        const FRAMES: u64 = 24_000;
+        let mut x = Assembler::new();
+        let frame = |i: u64| Bytes::from(vec![(i % 251) as u8; FRAME_LEN]);
+        for i in (1..FRAMES).step_by(2) {
+            x.insert(i * FRAME_LEN as u64, frame(i), FRAME_LEN + 100)
+                .expect("packet-sized gapped frames within the window are kept");
+        }
+        assert!(x.data.len() > 10 * MAX_CHUNKS, "{}", x.data.len());
+        for i in (0..FRAMES).step_by(2) {
+            x.insert(i * FRAME_LEN as u64, frame(i), FRAME_LEN + 100)
+                .unwrap();
+        }
+        let mut expected_offset = 0u64;
+        while let Some(chunk) = x.read(usize::MAX, true) {
+            assert_eq!(chunk.offset, expected_offset);
+            let i = chunk.offset / FRAME_LEN as u64;
+            assert_eq!(chunk.bytes[0], (i % 251) as u8);
+            expected_offset += chunk.bytes.len() as u64;
+        }
+        assert_eq!(expected_offset, FRAMES * FRAME_LEN as u64);
+    }
+
+    #[test]
+    fn the_chunk_limit_grows_with_the_data_held_only() {
+        assert_eq!(chunk_limit(0), MAX_CHUNKS);
+        assert_eq!(chunk_limit(MAX_CHUNKS * BYTES_PER_CHUNK), MAX_CHUNKS);
+        assert_eq!(chunk_limit(64 << 20), (64 << 20) / BYTES_PER_CHUNK);
+        // Small gapped frames earn no room: 100-byte frames with gaps are refused once
+        // they pass max(1024, held / 512) chunks, as before the patch.
+        let mut x = Assembler::new();
+        let mut offset = 1u64;
+        let mut refused_at = None;
+        for n in 0..(MAX_CHUNKS * 8) {
+            if x.insert(offset, Bytes::from(vec![0; 100]), 100).is_err() {
+                refused_at = Some(n);
+                break;
+            }
+            offset += 101;
+        }
+        let n = refused_at.expect("a flood of small gapped frames is refused");
+        assert!(n <= COMPACT_THRESHOLD + 1, "{n}");
     }
 
     fn next_unordered(x: &mut Assembler) -> Chunk {
