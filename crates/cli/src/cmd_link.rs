@@ -96,6 +96,11 @@ pub struct Args {
     /// Do not print per-second statistics.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// At exit, write the totals as JSON to FILE: per direction the packets forwarded,
+    /// modelled drops by reason and the first drop (seconds since `started_unix_ms`),
+    /// and the sender cap's drops (what `satquic matrix` reads for each run).
+    #[arg(long, value_name = "FILE")]
+    summary_json: Option<PathBuf>,
     /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
     duration: Option<String>,
@@ -317,7 +322,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         before = now;
     }
-    let (last, _) = relay.stop();
+    let started =
+        unix_ms(std::time::SystemTime::now()) - relay.epoch().elapsed().as_millis() as u64;
+    let (last, path) = relay.stop();
+    write_summary(&args, started, &last, path.as_ref())?;
     totals(&last)?;
     outln!(
         "flows: {} refused (table full), {} evicted (never answered)",
@@ -332,6 +340,54 @@ fn sender_cap(args: &Args) -> Result<Option<ShaperSpec>, Failure> {
     args.sender_cap.as_deref().map_or(Ok(None), |t| {
         ShaperSpec::parse_cap(t).map_err(usage("--sender-cap"))
     })
+}
+
+fn unix_ms(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `--summary-json`: the closing totals, machine-readable.
+fn write_summary<T>(
+    args: &Args,
+    started_unix_ms: u64,
+    last: &satquic_net::RelaySnapshot,
+    path: Option<&satquic_link::Path<T>>,
+) -> Result<(), Failure> {
+    let Some(file) = &args.summary_json else {
+        return Ok(());
+    };
+    let direction = |d: &DirectionSnapshot, model: Option<&satquic_link::Direction<T>>| {
+        let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
+            .iter()
+            .map(|r| (r.as_str().to_string(), d.dropped(*r).into()))
+            .collect();
+        let first_drop = model.and_then(|m| {
+            DropReason::ALL
+                .iter()
+                .filter_map(|r| m.ground_truth().first_drop(*r))
+                .min()
+        });
+        serde_json::json!({
+            "forwarded_packets": d.forwarded_packets,
+            "forwarded_bytes": d.forwarded_bytes,
+            "dropped": dropped,
+            "overload_drops": d.overload_drops,
+            "first_drop_s": first_drop.map(|t| t.as_secs_f64()),
+        })
+    };
+    let value = serde_json::json!({
+        "started_unix_ms": started_unix_ms,
+        "down": direction(&last.down, path.map(|p| &p.down)),
+        "up": direction(&last.up, path.map(|p| &p.up)),
+        "sender_cap": sender_cap(args)?.is_some().then(|| serde_json::json!({
+            "offered_packets": last.cap.stats.offered.packets,
+            "dropped_packets": last.cap.stats.dropped_total().packets,
+        })),
+    });
+    let text = serde_json::to_string_pretty(&value).expect("a summary serializes");
+    std::fs::write(file, text + "\n")
+        .map_err(|e| Failure::Other(format!("cannot write {}: {e}", file.display())))
 }
 
 fn link_text(l: &LinkSpec) -> String {
@@ -422,7 +478,9 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
         }
         before = now;
     }
+    let started = unix_ms(tun.epoch_wall());
     let stopped = tun.stop();
+    write_summary(args, started, &stopped.snapshot, stopped.path.as_ref())?;
     printed?;
     totals(&stopped.snapshot)?;
     outln!("namespaces {c} and {s} removed")?;

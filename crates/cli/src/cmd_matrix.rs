@@ -44,6 +44,10 @@ pub struct Args {
     /// Longest one download may take before it counts as a timeout [default: 60s].
     #[arg(long)]
     time_cap: Option<String>,
+    /// A sender cap in front of every link, as `satquic link --sender-cap` applies it:
+    /// RATE[:LATENCY] (the seeds' 200M:1.5s token bucket at the server), or none.
+    #[arg(long, value_name = "RATE[:LATENCY]")]
+    sender_cap: Option<String>,
     /// Application protocols in order of preference; a pair uses the first both speak.
     #[arg(long, value_delimiter = ',', default_value = "h3,hq-interop")]
     alpn: Vec<String>,
@@ -167,6 +171,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }))?,
         alpn: args.alpn.clone(),
         qlog: args.qlog,
+        sender_cap: args
+            .sender_cap
+            .clone()
+            .filter(|c| !c.trim().eq_ignore_ascii_case("none")),
         tcp_bytes: match (&args.tcp_bytes, args.quick) {
             (Some(t), _) => Some(size(t)?),
             (None, true) => Some(size(QUICK_TCP_SIZE)?),

@@ -18,8 +18,13 @@
 //! `CLIENT/SERVER`, `cc` = the congestion control asked of both sides (`default`: each
 //! implementation's own), `link` = the preset. `completion_time_s` is the client's wall
 //! clock from its start to its exit (process start, handshake and download, as a user
-//! times a fetch), `goodput_bps` = size x 8 / that time and `efficiency` = goodput / the
-//! preset's down rate (seed 002 Eq. 1). `status`:
+//! times a fetch; a client judged by its progress, such as qperf, which lingers after its
+//! last byte, until its progress reached the size), `goodput_bps` = size x 8 / that time
+//! and `efficiency` = goodput / the preset's down rate (seed 002 Eq. 1). Where the
+//! client's adapter reads its progress ([`peers`]: the download file's growth, satquic's
+//! JSON, qperf's `byteslog` lines), `runs/<id>/chunks.csv` has the time it had each MB,
+//! as a simulated run's, for time-to-N-MB comparisons; `--sender-cap` puts the seeds'
+//! token bucket in front of every link. `status`:
 //!
 //! | status | meaning | run again |
 //! |---|---|---|
@@ -44,7 +49,7 @@
 //! `owd_capacity_at_s` / `owd_exit_class` from the RTT trace (003 Sec. V-B). The trace is
 //! `runs/<id>/tcp_info.csv` (`tcp_info.txt`: the raw `ss -tin` samples).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -52,7 +57,8 @@ use serde::{Deserialize, Serialize};
 
 use satquic_link::LinkSpec;
 use satquic_net::peers::{self, AdapterFile, CellOutcome, PeerEnv};
-use satquic_run::record::Timing;
+use satquic_run::record::{ChunkRow, Timing, chunks_csv};
+use satquic_run::scenario::ShaperSpec;
 
 use crate::LabError;
 use crate::dataset::Row;
@@ -89,6 +95,10 @@ pub struct MatrixSpec {
     /// Bytes each kernel TCP row sends (default: `bytes`).
     #[serde(default)]
     pub tcp_bytes: Option<u64>,
+    /// A sender cap in front of every link (`satquic link --sender-cap`, RATE[:LATENCY],
+    /// e.g. the seeds' `200M:1.5s`); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_cap: Option<String>,
 }
 
 mod secs {
@@ -115,6 +125,13 @@ impl MatrixSpec {
     /// Bytes of a kernel TCP row.
     pub fn tcp_size(&self) -> u64 {
         self.tcp_bytes.unwrap_or(self.bytes)
+    }
+
+    /// The sender cap, parsed (checked when the matrix is planned).
+    pub fn sender_cap_spec(&self) -> Result<Option<ShaperSpec>, String> {
+        self.sender_cap
+            .as_deref()
+            .map_or(Ok(None), ShaperSpec::parse_cap)
     }
 }
 
@@ -176,6 +193,8 @@ pub fn plan(spec: &MatrixSpec, adapters: &AdapterFile) -> Result<Vec<MatrixRun>,
     if spec.ccs.is_empty() {
         return Err(usage("--cc: no congestion control".into()));
     }
+    spec.sender_cap_spec()
+        .map_err(|e| usage(format!("--sender-cap: {e}")))?;
     if !(1..=1000).contains(&spec.repetitions) {
         return Err(usage(format!(
             "--reps {}: expected 1 to 1000",
@@ -188,9 +207,21 @@ pub fn plan(spec: &MatrixSpec, adapters: &AdapterFile) -> Result<Vec<MatrixRun>,
     if spec.time_cap.is_zero() {
         return Err(usage("--time-cap must be above zero".into()));
     }
+    // A protocol is one some implementation's adapter speaks (h3 and hq-interop for
+    // the built-in ones; an adapter file may add its own, as qperf's).
+    let spoken: BTreeSet<&str> = spec
+        .impls
+        .iter()
+        .filter_map(|n| adapters.get(n))
+        .flat_map(|a| a.alpn.iter().map(String::as_str))
+        .chain(["h3", "hq-interop"])
+        .collect();
     for a in &spec.alpn {
-        if a != "h3" && a != "hq-interop" {
-            return Err(usage(format!("--alpn {a}: expected h3 or hq-interop")));
+        if !spoken.contains(a.as_str()) {
+            return Err(usage(format!(
+                "--alpn {a}: no implementation speaks it (expected one of {})",
+                spoken.iter().copied().collect::<Vec<_>>().join(", ")
+            )));
         }
     }
     let mut runs = Vec::new();
@@ -576,8 +607,21 @@ fn execute(
         dir: dir.to_path_buf(),
         time_cap: spec.time_cap,
         qlog: spec.qlog,
+        sender_cap: spec.sender_cap.clone(),
     };
-    outcome_row(base, &peers::run_cell(&cell))
+    let outcome = peers::run_cell(&cell);
+    let chunks: Vec<ChunkRow> = (1..)
+        .zip(&outcome.progress.mb_times_s)
+        .map(|(mb, t)| ChunkRow {
+            flow: 0,
+            mb,
+            time_s: *t,
+        })
+        .collect();
+    if !chunks.is_empty() {
+        let _ = std::fs::write(dir.join("chunks.csv"), chunks_csv(&chunks));
+    }
+    outcome_row(base, &outcome)
 }
 
 fn execute_tcp(
@@ -596,6 +640,7 @@ fn execute_tcp(
         size_bytes: spec.tcp_size(),
         dir: dir.to_path_buf(),
         time_cap: spec.time_cap,
+        sender_cap: spec.sender_cap_spec().ok().flatten(),
     };
     tcp_row(base, &satquic_net::tcp::run_tcp_cell(&cell))
 }
@@ -610,6 +655,8 @@ fn tcp_row(base: Row, o: &satquic_net::tcp::TcpOutcome) -> Row {
             reason: o.reason.clone(),
             client_time: o.completion_s.map(Duration::from_secs_f64),
             delivered_bytes: o.delivered_bytes,
+            progress: Default::default(),
+            link: None,
         },
     );
     let e = &o.exit;
@@ -684,6 +731,11 @@ fn outcome_row(base: Row, o: &CellOutcome) -> Row {
         flows_completed: Some(u32::from(o.status == "completed")),
         ..base
     };
+    if let Some(l) = &o.link {
+        row.drops_congestion = Some(l.drops_congestion);
+        row.drops_random = Some(l.drops_random);
+        row.first_drop_at_s = l.first_drop_at_s;
+    }
     if let Some(t) = o.client_time {
         let secs = t.as_secs_f64();
         let bytes = row.bytes.unwrap_or(0) as f64;
@@ -841,6 +893,7 @@ mod tests {
             alpn: vec!["h3".into()],
             qlog: false,
             tcp_bytes: None,
+            sender_cap: None,
         }
     }
 
@@ -934,6 +987,8 @@ mod tests {
                 reason: String::new(),
                 client_time: Some(Duration::from_secs(1)),
                 delivered_bytes: Some(1 << 20),
+                progress: Default::default(),
+                link: None,
             },
         );
         assert_eq!(r.goodput_bps, Some(8.0 * (1 << 20) as f64));

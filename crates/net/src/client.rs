@@ -219,8 +219,12 @@ pub struct ClientResult {
     pub first_byte_at: Option<Duration>,
     pub completed_at: Option<Duration>,
     pub ended_at: Duration,
-    /// When the client had `k + 1` MB (10^6 bytes).
+    /// When the client had `k + 1` MB (10^6 bytes) in order.
     pub mb_times: Vec<Duration>,
+    /// When it had received `k + 1` MB in any order (perf downloads, which read out of
+    /// order; empty where reads are ordered): what qperf's `byteslog` counts, for
+    /// comparisons with it.
+    pub received_mb_times: Vec<Duration>,
     pub intervals: Vec<IntervalRow>,
     pub stats: Option<quinn::ConnectionStats>,
     pub server_report: Option<ServerReport>,
@@ -244,6 +248,7 @@ struct Progress {
     mirror: Option<Arc<AtomicU64>>,
     first_byte: Mutex<Option<Duration>>,
     mb_times: Mutex<Vec<Duration>>,
+    received_mb_times: Mutex<Vec<Duration>>,
 }
 
 impl Progress {
@@ -256,11 +261,23 @@ impl Progress {
         if old == 0 && total > 0 {
             lock(&self.first_byte).get_or_insert(now);
         }
-        let mb = total / satquic_run::MB;
-        let mut times = lock(&self.mb_times);
-        while (times.len() as u64) < mb {
-            times.push(now);
-        }
+        push_mb_times(&mut lock(&self.mb_times), total, now);
+    }
+
+    /// `total` bytes received in any order (perf downloads).
+    fn set_received(&self, total: u64) {
+        push_mb_times(
+            &mut lock(&self.received_mb_times),
+            total,
+            self.start.elapsed(),
+        );
+    }
+}
+
+/// Appends `now` for every megabyte `total` passed since the last call.
+fn push_mb_times(times: &mut Vec<Duration>, total: u64, now: Duration) {
+    while (times.len() as u64) < total / satquic_run::MB {
+        times.push(now);
     }
 }
 
@@ -449,6 +466,7 @@ pub async fn run_client(
         mirror: options.progress.clone(),
         first_byte: Mutex::new(None),
         mb_times: Mutex::new(Vec::new()),
+        received_mb_times: Mutex::new(Vec::new()),
     });
     let done = Arc::new(AtomicBool::new(false));
     let intervals = Arc::new(Mutex::new(Vec::new()));
@@ -545,6 +563,7 @@ pub async fn run_client(
         completed_at,
         ended_at: ended,
         mb_times: lock(&progress.mb_times).clone(),
+        received_mb_times: lock(&progress.received_mb_times).clone(),
         intervals: std::mem::take(&mut *lock(&intervals)),
         stats: Some(stats),
         server_report,
@@ -723,6 +742,8 @@ async fn download(
         .map_err(|e| fail("send request", &e))?;
     let _ = send.finish();
     let mut in_order = InOrder::default();
+    // quinn's unordered reads return each byte once.
+    let mut received = 0u64;
     loop {
         let read = recv.read_chunk(usize::MAX, false);
         let chunk = match deadline {
@@ -738,6 +759,8 @@ async fn download(
         match chunk {
             Ok(Some(chunk)) => {
                 let prefix = in_order.insert(chunk.offset, chunk.bytes.len() as u64);
+                received += chunk.bytes.len() as u64;
+                progress.set_received(received);
                 progress.set(prefix);
             }
             Ok(None) => break,

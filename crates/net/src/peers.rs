@@ -28,7 +28,8 @@
 //!
 //! [impl.client]
 //! command = ["gtlsclient", "{cc_args}", "--download={download}", "{host}", "{port}", "{url}"]
-//! success = "file"                      # or "stdout-json:/flows/0/delivered_bytes"
+//! success = "file"                      # or "stdout-json:/flows/0/delivered_bytes", "progress"
+//! progress = "file"                     # or "stdout-json:/chunks", "stdout-lines:byteslog:"
 //! ```
 //!
 //! Placeholders: `{satquic}` (this satquic binary), `{peers}` (where the install script
@@ -41,7 +42,18 @@
 //!
 //! A download succeeds when the client exits within the time cap and the bytes it got
 //! equal the file's size: the file under `{download}` (`success = "file"`) or a number in
-//! the JSON the client printed (`stdout-json:POINTER`, an RFC 6901 pointer).
+//! the JSON the client printed (`stdout-json:POINTER`, an RFC 6901 pointer); or, with
+//! `success = "progress"`, when its progress reached at least the size (a client that
+//! counts a stream of data rather than saving a file, as qperf does).
+//!
+//! A client's *progress* gives the time it had each megabyte (1,000,000 bytes), for
+//! time-to-N-MB curves beside the simulator's (`chunks.csv` of a matrix run):
+//!
+//! | `progress` | read from | time origin |
+//! |---|---|---|
+//! | `file` (default with `success = "file"`) | the download file's size, looked at every [`PROGRESS_POLL`] while the client runs | the client's start |
+//! | `stdout-json:POINTER` | an array of `{"mb": N, "time_s": T}` in the JSON the client printed (satquic's `/chunks`) | the client's own (satquic: its connection start) |
+//! | `stdout-lines:PREFIX` | stdout lines `PREFIX UNIX_MS, BYTES` (qperf's `byteslog: 1764144000123, 5000123`: the wall clock in ms and the bytes so far) | the client's start |
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -129,9 +141,14 @@ pub struct Role {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub files: BTreeMap<String, String>,
-    /// Clients only: how a download is judged (`file` or `stdout-json:POINTER`).
+    /// Clients only: how a download is judged (`file`, `stdout-json:POINTER` or
+    /// `progress`).
     #[serde(default)]
     pub success: Option<String>,
+    /// Clients only: how its progress is read (`file`, `stdout-json:POINTER` or
+    /// `stdout-lines:PREFIX`; default `file` when `success = "file"`, else none).
+    #[serde(default)]
+    pub progress: Option<String>,
 }
 
 /// How a client's download is judged.
@@ -141,19 +158,134 @@ pub enum Success {
     File,
     /// The number at this JSON pointer of the client's stdout equals the size.
     StdoutJson(String),
+    /// The client's progress reached at least the size.
+    Progress,
 }
 
 impl Success {
     fn parse(text: &str) -> Result<Self, String> {
         match text {
             "file" => Ok(Success::File),
+            "progress" => Ok(Success::Progress),
             t if t.starts_with("stdout-json:/") => {
                 Ok(Success::StdoutJson(t["stdout-json:".len()..].to_string()))
             }
             t => Err(format!(
-                "success = {t:?}: expected \"file\" or \"stdout-json:/POINTER\""
+                "success = {t:?}: expected \"file\", \"stdout-json:/POINTER\" or \"progress\""
             )),
         }
+    }
+}
+
+/// How often a `file` progress looks at the download's size (and the runner at the
+/// client).
+pub const PROGRESS_POLL: Duration = Duration::from_millis(5);
+
+/// How a client's progress is read (the module's table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    File,
+    StdoutJson(String),
+    StdoutLines(String),
+}
+
+impl Progress {
+    fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "file" => Ok(Progress::File),
+            t if t.starts_with("stdout-json:/") => {
+                Ok(Progress::StdoutJson(t["stdout-json:".len()..].to_string()))
+            }
+            t if t.starts_with("stdout-lines:") && t.len() > "stdout-lines:".len() => Ok(
+                Progress::StdoutLines(t["stdout-lines:".len()..].to_string()),
+            ),
+            t => Err(format!(
+                "progress = {t:?}: expected \"file\", \"stdout-json:/POINTER\" or \"stdout-lines:PREFIX\""
+            )),
+        }
+    }
+
+    /// A client role's progress: its own, else `file` when its success is a file.
+    fn of(role: &Role) -> Option<Progress> {
+        match (&role.progress, role.success.as_deref()) {
+            (Some(p), _) => Progress::parse(p).ok(),
+            (None, Some("file") | None) => Some(Progress::File),
+            (None, Some(_)) => None,
+        }
+    }
+}
+
+/// One megabyte of progress, as `chunks.csv` counts it.
+const MB_BYTES: u64 = 1_000_000;
+
+/// What a client's progress said: when it had each megabyte, and the most bytes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgressLog {
+    /// `mb_times_s[k]`: seconds from the origin until the client had k+1 MB.
+    pub mb_times_s: Vec<f64>,
+    pub max_bytes: u64,
+    /// When `max_bytes` was first reached (each sample that raised it).
+    raised_at: Vec<(f64, u64)>,
+}
+
+impl ProgressLog {
+    /// The client had `bytes` at `time_s` (samples in time order).
+    pub fn add(&mut self, time_s: f64, bytes: u64) {
+        if bytes > self.max_bytes {
+            self.raised_at.push((time_s.max(0.0), bytes));
+        }
+        self.max_bytes = self.max_bytes.max(bytes);
+        while (self.mb_times_s.len() as u64 + 1) * MB_BYTES <= bytes {
+            self.mb_times_s.push(time_s.max(0.0));
+        }
+    }
+
+    /// When the client first had at least `bytes`.
+    pub fn time_to(&self, bytes: u64) -> Option<f64> {
+        self.raised_at
+            .iter()
+            .find(|(_, b)| *b >= bytes)
+            .map(|p| p.0)
+    }
+
+    /// From stdout lines `PREFIX UNIX_MS, BYTES`, times since `origin_unix_ms`; lines
+    /// that do not parse are ignored (a client's other output).
+    pub fn from_lines(text: &str, prefix: &str, origin_unix_ms: u64) -> Self {
+        let mut log = ProgressLog::default();
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix(prefix) else {
+                continue;
+            };
+            let mut fields = rest.split(',').map(str::trim);
+            let (Some(Ok(ms)), Some(Ok(bytes))) = (
+                fields.next().map(str::parse::<u64>),
+                fields.next().map(str::parse::<u64>),
+            ) else {
+                continue;
+            };
+            log.add(ms.saturating_sub(origin_unix_ms) as f64 / 1000.0, bytes);
+        }
+        log
+    }
+
+    /// From an array of `{"mb": N, "time_s": T}` at `pointer` of a JSON document.
+    pub fn from_json(text: &str, pointer: &str) -> Self {
+        let mut log = ProgressLog::default();
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+            return log;
+        };
+        let Some(rows) = value.pointer(pointer).and_then(|v| v.as_array()) else {
+            return log;
+        };
+        let mut points: Vec<(u64, f64)> = rows
+            .iter()
+            .filter_map(|r| Some((r.get("mb")?.as_u64()?, r.get("time_s")?.as_f64()?)))
+            .collect();
+        points.sort_by_key(|p| p.0);
+        for (mb, t) in points {
+            log.add(t, mb * MB_BYTES);
+        }
+        log
     }
 }
 
@@ -296,6 +428,16 @@ impl Adapter {
                 }
                 ("client", None) => return Err(rctx("success is missing")),
                 (_, Some(_)) => return Err(rctx("success belongs to the client")),
+                _ => {}
+            }
+            match (role_name, &role.progress) {
+                ("client", Some(p)) => {
+                    Progress::parse(p).map_err(|e| rctx(&e))?;
+                }
+                ("client", None) if role.success.as_deref() == Some("progress") => {
+                    return Err(rctx("success = \"progress\" needs a progress"));
+                }
+                (_, Some(_)) => return Err(rctx("progress belongs to the client")),
                 _ => {}
             }
         }
@@ -510,6 +652,8 @@ pub struct Cell<'a> {
     pub time_cap: Duration,
     /// Ask both sides for qlogs (in `dir/qlog/server/` and `dir/qlog/client/`).
     pub qlog: bool,
+    /// `satquic link --sender-cap` (RATE[:LATENCY]): a sender cap in front of the link.
+    pub sender_cap: Option<String>,
 }
 
 /// What a cell measured.
@@ -521,8 +665,52 @@ pub struct CellOutcome {
     pub reason: String,
     /// The client's wall clock from its start to its exit.
     pub client_time: Option<Duration>,
-    /// Bytes the client got (file size or its JSON).
+    /// Bytes the client got (file size, its JSON or its progress).
     pub delivered_bytes: Option<u64>,
+    /// When the client had each megabyte (empty when its adapter reads no progress).
+    pub progress: ProgressLog,
+    /// What the link did to the run's packets (`satquic link --summary-json`).
+    pub link: Option<LinkTotals>,
+}
+
+/// The link's drops in one run, from `satquic link --summary-json`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinkTotals {
+    /// Down packets dropped by the queue (full or AQM) and by random loss processes.
+    pub drops_congestion: u64,
+    pub drops_random: u64,
+    /// Packets the sender cap's queue dropped.
+    pub cap_drops: u64,
+    /// The first down drop, seconds since the client started.
+    pub first_drop_at_s: Option<f64>,
+}
+
+impl LinkTotals {
+    /// From the relay's summary, with times moved to a client started at
+    /// `client_unix_ms`.
+    pub fn from_summary(text: &str, client_unix_ms: u64) -> Option<Self> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let down = v.get("down")?;
+        let dropped = |names: &[&str]| {
+            names
+                .iter()
+                .filter_map(|n| down.pointer(&format!("/dropped/{n}"))?.as_u64())
+                .sum()
+        };
+        let started = v.get("started_unix_ms")?.as_u64()? as f64 / 1000.0;
+        Some(LinkTotals {
+            drops_congestion: dropped(&["queue_full", "aqm"]),
+            drops_random: dropped(&["random_loss", "burst_loss"]),
+            cap_drops: v
+                .pointer("/sender_cap/dropped_packets")
+                .and_then(|d| d.as_u64())
+                .unwrap_or(0),
+            first_drop_at_s: down
+                .get("first_drop_s")
+                .and_then(|t| t.as_f64())
+                .map(|t| started + t - client_unix_ms as f64 / 1000.0),
+        })
+    }
 }
 
 impl CellOutcome {
@@ -532,6 +720,8 @@ impl CellOutcome {
             reason: reason.into(),
             client_time: None,
             delivered_bytes: None,
+            progress: ProgressLog::default(),
+            link: None,
         }
     }
 }
@@ -825,7 +1015,7 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
         cell.plan.client_cc.as_deref(),
         cell.qlog,
     );
-    let relay_cmd: Vec<String> = [
+    let mut relay_cmd: Vec<String> = [
         cell.env.satquic.display().to_string(),
         "link".into(),
         "--listen".into(),
@@ -839,6 +1029,13 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
         "-q".into(),
     ]
     .into();
+    if let Some(cap) = &cell.sender_cap {
+        relay_cmd.extend(["--sender-cap".into(), cap.clone()]);
+    }
+    let relay_summary = cell.dir.join("relay.json");
+    relay_cmd.extend(["--summary-json".into(), relay_summary.display().to_string()]);
+    let progress_kind = Progress::of(client_role);
+    let download_file = download.join(&cell.file);
     let show = |env: &[(String, String)], cmd: &[String]| {
         env.iter()
             .map(|(k, v)| format!("{k}={v} "))
@@ -880,6 +1077,10 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
         )?;
         wait_ready(&mut relay, link_port, &relay_log)?;
         let started = Instant::now();
+        let started_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut progress = ProgressLog::default();
         let mut client = spawn(
             "client",
             &client_cmd,
@@ -888,22 +1089,53 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
             &client_out,
             &client_log,
         )?;
+        let judged_by_progress = role_success(client_role) == Some(Success::Progress);
+        let stdout_text = || std::fs::read_to_string(&client_out).unwrap_or_default();
+        // What the client has shown so far; `Some(t)` at the end, after its exit.
+        let read_progress = |progress: &mut ProgressLog, at_exit: Option<f64>| match &progress_kind
+        {
+            Some(Progress::File) => {
+                if let Ok(m) = std::fs::metadata(&download_file) {
+                    let t = at_exit.unwrap_or_else(|| started.elapsed().as_secs_f64());
+                    progress.add(t, m.len());
+                }
+            }
+            Some(Progress::StdoutLines(prefix)) => {
+                *progress = ProgressLog::from_lines(&stdout_text(), prefix, started_unix_ms);
+            }
+            Some(Progress::StdoutJson(pointer)) if at_exit.is_some() => {
+                *progress = ProgressLog::from_json(&stdout_text(), pointer);
+            }
+            _ => {}
+        };
+        // How the client ended: `None` at the time cap.
         let status = loop {
             if let Some(status) = client.exited() {
-                break Some(status);
+                break Some(status.to_string());
             }
             if started.elapsed() >= cell.time_cap {
                 break None;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            read_progress(&mut progress, None);
+            // A client that counts a stream stops once it has every byte; the link's
+            // totals then end there too (qperf's server streams on until the client
+            // closes, and its client lingers for seconds).
+            if judged_by_progress && progress.max_bytes >= cell.size_bytes {
+                break Some("stopped once its progress showed every byte".into());
+            }
+            std::thread::sleep(PROGRESS_POLL);
         };
         let elapsed = started.elapsed();
         drop(client);
+        read_progress(&mut progress, Some(elapsed.as_secs_f64()));
         let server_alive = server.exited().is_none();
         drop(relay);
         drop(server);
+        let link = std::fs::read_to_string(&relay_summary)
+            .ok()
+            .and_then(|t| LinkTotals::from_summary(&t, started_unix_ms));
         let Some(status) = status else {
-            let got = delivered(client_role, cell, &download, &client_out);
+            let got = delivered(client_role, cell, &download, &client_out, &progress);
             return Ok(CellOutcome {
                 status: "timeout".into(),
                 reason: format!(
@@ -914,19 +1146,37 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
                 ),
                 client_time: None,
                 delivered_bytes: got,
+                progress,
+                link,
             });
         };
-        let got = delivered(client_role, cell, &download, &client_out);
-        if got == Some(cell.size_bytes) {
+        let got = delivered(client_role, cell, &download, &client_out, &progress);
+        let enough = if judged_by_progress {
+            got.is_some_and(|b| b >= cell.size_bytes)
+        } else {
+            got == Some(cell.size_bytes)
+        };
+        if enough {
+            // A client judged by its progress is timed by it too (to the sample that
+            // showed the last byte).
+            let client_time = if judged_by_progress {
+                progress
+                    .time_to(cell.size_bytes)
+                    .map_or(elapsed, Duration::from_secs_f64)
+            } else {
+                elapsed
+            };
             return Ok(CellOutcome {
                 status: "completed".into(),
                 reason: String::new(),
-                client_time: Some(elapsed),
+                client_time: Some(client_time),
                 delivered_bytes: got,
+                progress,
+                link,
             });
         }
         let mut reason = format!(
-            "client exited ({status}) with {} of {} bytes: {}",
+            "client ended ({status}) with {} of {} bytes: {}",
             got.map_or("no".into(), |b| b.to_string()),
             cell.size_bytes,
             last_line(&client_log)
@@ -942,6 +1192,8 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
             reason,
             client_time: None,
             delivered_bytes: got,
+            progress,
+            link,
         })
     })();
     let _ = std::fs::remove_dir_all(&download);
@@ -951,9 +1203,20 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
     result
 }
 
+fn role_success(role: &Role) -> Option<Success> {
+    Success::parse(role.success.as_deref().unwrap_or("file")).ok()
+}
+
 /// Bytes the client got, as its adapter says to judge them.
-fn delivered(role: &Role, cell: &Cell, download: &Path, stdout: &Path) -> Option<u64> {
-    match Success::parse(role.success.as_deref().unwrap_or("file")).ok()? {
+fn delivered(
+    role: &Role,
+    cell: &Cell,
+    download: &Path,
+    stdout: &Path,
+    progress: &ProgressLog,
+) -> Option<u64> {
+    match role_success(role)? {
+        Success::Progress => Some(progress.max_bytes),
         Success::File => std::fs::metadata(download.join(&cell.file))
             .ok()
             .map(|m| m.len()),
@@ -1103,6 +1366,97 @@ mod tests {
         let hq_only = vec!["hq-interop".to_string()];
         let err = plan_pair(satquic, ngtcp2, &hq_only, "default").unwrap_err();
         assert!(err.contains("no common ALPN"), "{err}");
+    }
+
+    #[test]
+    fn progress_is_read_from_stdout_lines_and_json() {
+        // qperf's byteslog: wall-clock ms and bytes, at each megabyte passed; other
+        // lines ignored; times from the client's start.
+        let text = "setting data count to 3000000\nbyteslog: 1000500, 1000100\n\
+                    second 0: 8 mbit/s (1000 bytes received)\nbyteslog: 1000750, 2500000\n\
+                    byteslog: 1001000, 3000001\nexiting after 3000001 bytes received\n";
+        let log = ProgressLog::from_lines(text, "byteslog:", 1_000_000);
+        assert_eq!(log.mb_times_s, [0.5, 0.75, 1.0]);
+        assert_eq!(log.max_bytes, 3_000_001);
+        assert_eq!(log.time_to(2_000_000), Some(0.75));
+        assert_eq!(log.time_to(3_000_001), Some(1.0));
+        assert_eq!(log.time_to(3_000_002), None);
+        assert_eq!(
+            ProgressLog::from_lines("byteslog: x, 1", "byteslog:", 0),
+            ProgressLog::default()
+        );
+        // satquic's chunks (any order), and a document without them.
+        let json = r#"{"chunks": [{"flow": 0, "mb": 2, "time_s": 1.5}, {"flow": 0, "mb": 1, "time_s": 1.0}]}"#;
+        let log = ProgressLog::from_json(json, "/chunks");
+        assert_eq!(log.mb_times_s, [1.0, 1.5]);
+        assert_eq!(log.max_bytes, 2_000_000);
+        assert!(
+            ProgressLog::from_json("{}", "/chunks")
+                .mb_times_s
+                .is_empty()
+        );
+        // A file polled: a sample that passes two megabytes gives both its time.
+        let mut log = ProgressLog::default();
+        for (t, b) in [
+            (0.1, 10),
+            (0.2, 999_999),
+            (0.3, 2_000_000),
+            (0.4, 2_100_000),
+        ] {
+            log.add(t, b);
+        }
+        assert_eq!(log.mb_times_s, [0.3, 0.3]);
+    }
+
+    #[test]
+    fn link_totals_come_from_the_relay_summary_in_client_time() {
+        let text = r#"{"started_unix_ms": 1000000, "down": {"dropped": {"queue_full": 5,
+            "aqm": 2, "random_loss": 1, "burst_loss": 0, "too_large": 0}, "first_drop_s": 8.5},
+            "up": {}, "sender_cap": {"offered_packets": 9, "dropped_packets": 3}}"#;
+        let t = LinkTotals::from_summary(text, 1_000_500).unwrap();
+        assert_eq!((t.drops_congestion, t.drops_random, t.cap_drops), (7, 1, 3));
+        assert!((t.first_drop_at_s.unwrap() - 8.0).abs() < 1e-9);
+        assert_eq!(LinkTotals::from_summary("{}", 0), None);
+    }
+
+    #[test]
+    fn progress_settings_are_checked_and_defaulted() {
+        let file = AdapterFile::parse(&one("")).unwrap();
+        let role = file.impls[0].client.as_ref().unwrap();
+        assert_eq!(Progress::of(role), Some(Progress::File));
+        for (from, to, want) in [
+            (
+                "success = \"file\"",
+                "success = \"progress\"",
+                "needs a progress",
+            ),
+            (
+                "success = \"file\"",
+                "success = \"file\"\nprogress = \"stdout-lines:\"",
+                "stdout-lines:PREFIX",
+            ),
+            (
+                "success = \"file\"",
+                "success = \"file\"\nprogress = \"pidfile\"",
+                "expected \"file\"",
+            ),
+        ] {
+            let err = AdapterFile::parse(&one("").replace(from, to)).unwrap_err();
+            assert!(err.contains(want), "{to}: {err}");
+        }
+        let qperf = AdapterFile::parse(include_str!("../../../peers/quicly-qperf.toml")).unwrap();
+        let client = qperf.get("quicly-qperf").unwrap().client.as_ref().unwrap();
+        assert_eq!(
+            Progress::of(client),
+            Some(Progress::StdoutLines("byteslog:".into()))
+        );
+        assert_eq!(role_success(client), Some(Success::Progress));
+        let satquic = AdapterFile::builtin();
+        let client = satquic.get("satquic").unwrap().client.as_ref().unwrap();
+        assert_eq!(
+            Progress::of(client),
+            Some(Progress::StdoutJson("/chunks".into()))
+        );
     }
 
     #[test]

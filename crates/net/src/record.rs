@@ -110,8 +110,11 @@ pub fn flow_summary(
 
 /// Per-MB rows of `chunks.csv` for flow 0.
 pub fn chunk_rows(result: &ClientResult) -> Vec<ChunkRow> {
-    result
-        .mb_times
+    mb_rows(&result.mb_times)
+}
+
+fn mb_rows(times: &[Duration]) -> Vec<ChunkRow> {
+    times
         .iter()
         .enumerate()
         .map(|(i, t)| ChunkRow {
@@ -150,6 +153,8 @@ pub fn client_json(options: &ClientOptions, result: &ClientResult) -> Value {
         "flows": [summary],
         "link": null,
         "chunks": chunk_rows(result),
+        // Perf downloads only: the MB received in any order (qperf's count).
+        "received_chunks": mb_rows(&result.received_mb_times),
         "events": events,
         "events_time_base": time_base,
         "intervals": result.intervals,

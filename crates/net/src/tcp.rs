@@ -346,6 +346,8 @@ pub struct TcpCell<'a> {
     /// The run's directory (logs, tcp_info).
     pub dir: PathBuf,
     pub time_cap: Duration,
+    /// A sender cap in front of the link ([`crate::model`]).
+    pub sender_cap: Option<satquic_run::scenario::ShaperSpec>,
 }
 
 /// What a TCP download measured; times in seconds from the sender's start.
@@ -450,6 +452,7 @@ fn run_inner(cell: &TcpCell) -> Result<TcpOutcome, String> {
     let tag = format!("satq-{}-{n}", std::process::id());
     let mut options = TunOptions::new(Some(cell.link.clone()));
     options.seed = cell.seed;
+    options.sender_cap = cell.sender_cap.clone();
     options.client_ns = format!("{tag}c");
     options.server_ns = format!("{tag}s");
     options.occupancy_resolution = Duration::from_millis(10);

@@ -728,7 +728,7 @@ impl RunRecord {
 
     /// `chunks.csv` as written.
     pub fn chunks_csv(&self) -> Vec<u8> {
-        to_csv(CHUNKS_HEADER, &self.chunks)
+        chunks_csv(&self.chunks)
     }
 
     /// `series.csv` as written.
@@ -842,6 +842,12 @@ impl Timing {
 }
 
 const CHUNKS_HEADER: &str = "flow,mb,time_s";
+
+/// `chunks.csv` of these rows (also what `satquic matrix` writes from a peer client's
+/// progress).
+pub fn chunks_csv(rows: &[ChunkRow]) -> Vec<u8> {
+    to_csv(CHUNKS_HEADER, rows)
+}
 const SERIES_HEADER: &str = "time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes,link_departed_bytes";
 
 /// CSV with a header line even when there are no rows.
