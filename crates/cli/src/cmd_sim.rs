@@ -397,6 +397,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Some(r) => Ok(RunRecord {
                 summary: r.summary.clone(),
                 chunks: r.chunks.clone(),
+                received_chunks: r.received_chunks.clone(),
                 events: Vec::new(),
                 series: Vec::new(),
                 sim_time: r.sim_time,

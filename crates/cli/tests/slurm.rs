@@ -305,7 +305,13 @@ fn a_campaign_runs_as_a_slurm_job_array_and_a_cancelled_shard_is_resubmitted() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // Each run's files, not only its row, equal the local run's (timing.json aside).
     for id in after.keys() {
-        for file in ["summary.json", "chunks.csv", "series.csv", "events.jsonl"] {
+        for file in [
+            "summary.json",
+            "chunks.csv",
+            "received_chunks.csv",
+            "series.csv",
+            "events.jsonl",
+        ] {
             assert_eq!(
                 std::fs::read(out.join("runs").join(id).join(file)).unwrap(),
                 std::fs::read(local.join("runs").join(id).join(file)).unwrap(),

@@ -18,6 +18,7 @@ use satquic_run::{RunRecord, Workload};
 
 use crate::analysis;
 use crate::plan::PlannedRun;
+use crate::spec::Delivery;
 
 /// One row of `runs.csv`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -420,13 +421,28 @@ impl RunData {
 
 /// Reads flow 0's per-MB times from a run directory's `chunks.csv` (empty if absent).
 pub fn read_chunks(run_dir: &Path) -> Vec<f64> {
+    read_chunks_file(&run_dir.join("chunks.csv"))
+}
+
+/// Flow 0's per-MB times counted as `delivery` says: `received_chunks.csv` for
+/// [`Delivery::Received`] where the run has one (simulated and emulated runs), else
+/// `chunks.csv` (a matrix run's client progress is already what the client counts).
+pub fn read_chunks_as(run_dir: &Path, delivery: Delivery) -> Vec<f64> {
+    let received = run_dir.join("received_chunks.csv");
+    match delivery {
+        Delivery::Received if received.is_file() => read_chunks_file(&received),
+        _ => read_chunks(run_dir),
+    }
+}
+
+fn read_chunks_file(path: &Path) -> Vec<f64> {
     #[derive(Deserialize)]
     struct Chunk {
         flow: u32,
         mb: u64,
         time_s: f64,
     }
-    let Ok(mut r) = csv::Reader::from_path(run_dir.join("chunks.csv")) else {
+    let Ok(mut r) = csv::Reader::from_path(path) else {
         return Vec::new();
     };
     let mut by_mb: BTreeMap<u64, f64> = BTreeMap::new();
@@ -447,6 +463,29 @@ pub fn read_chunks(run_dir: &Path) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn per_mb_times_are_read_as_the_campaign_counts_them() {
+        let dir = std::env::temp_dir().join(format!("satquic-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("chunks.csv"), "flow,mb,time_s\n0,1,2.0\n0,2,3.0\n").unwrap();
+        assert_eq!(
+            read_chunks_as(&dir, Delivery::Received),
+            [2.0, 3.0],
+            "falls back"
+        );
+        std::fs::write(
+            dir.join("received_chunks.csv"),
+            "flow,mb,time_s\n0,1,1.5\n0,2,2.5\n1,1,0.1\n",
+        )
+        .unwrap();
+        assert_eq!(read_chunks_as(&dir, Delivery::Received), [1.5, 2.5]);
+        assert_eq!(read_chunks_as(&dir, Delivery::InOrder), [2.0, 3.0]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let spec: crate::spec::AnalysisSpec = toml::from_str("delivery = \"received\"").unwrap();
+        assert_eq!(spec.delivery, Delivery::Received);
+        assert!(toml::from_str::<crate::spec::AnalysisSpec>("delivery = \"late\"").is_err());
+    }
+
     use super::*;
 
     #[test]

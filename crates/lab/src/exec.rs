@@ -681,18 +681,18 @@ pub fn execute_and_store(
             Vec::new()
         };
         let qlog = qlog.into_iter().chain(connection_qlogs.iter().cloned());
-        for (name, bytes) in [
-            ("chunks.csv".to_string(), record.chunks_csv()),
-            ("events.jsonl".to_string(), record.events_jsonl()),
-            ("series.csv".to_string(), record.series_csv()),
-            (
-                "summary.json".to_string(),
-                record.summary_json().into_bytes(),
-            ),
-            ("timing.json".to_string(), timing),
-        ]
-        .into_iter()
-        .chain(qlog)
+        for (name, bytes) in record
+            .data_files()
+            .into_iter()
+            .map(|(name, bytes)| (name.to_string(), bytes))
+            .chain([
+                (
+                    "summary.json".to_string(),
+                    record.summary_json().into_bytes(),
+                ),
+                ("timing.json".to_string(), timing),
+            ])
+            .chain(qlog)
         {
             std::fs::write(partial.join(name), bytes).map_err(|e| io_err(&partial, e))?;
         }

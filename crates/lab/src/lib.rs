@@ -54,7 +54,9 @@
 //! Units are in the names (`_s` seconds, `_bps` bit/s, `_bytes`/`bytes` bytes); times are
 //! seconds since the start of the run, except `completion_time_s` and `handshake_time_s`
 //! (since the flow's start). Each run directory also holds satquic-sim's record files
-//! (`summary.json`, `chunks.csv` with the per-MB times, `events.jsonl`, `series.csv`),
+//! (`summary.json`, `chunks.csv` and `received_chunks.csv` with the per-MB times in order
+//! and received in any order, `[analysis] delivery` choosing which the report reads,
+//! `events.jsonl`, `series.csv`),
 //! `timing.json` (wall-clock time: the only machine-dependent file) and `row.json`.
 //!
 //! The same spec and seeds give byte-identical runs.csv files, whatever `--jobs` and

@@ -107,7 +107,8 @@ pub fn load(dir: &Path) -> Result<Loaded, LabError> {
     let runs = rows
         .into_iter()
         .map(|row| {
-            let mb_times_s = dataset::read_chunks(&dir.join("runs").join(&row.run_id));
+            let run_dir = dir.join("runs").join(&row.run_id);
+            let mb_times_s = dataset::read_chunks_as(&run_dir, meta.analysis.delivery);
             RunData { row, mb_times_s }
         })
         .collect();

@@ -279,6 +279,21 @@ pub struct AnalysisSpec {
     /// already ended ("wireless" loss, seed 000 Table 1: 9 s).
     #[serde(default, with = "duration_str::option")]
     pub exclude_wireless_loss_before: Option<Duration>,
+    /// How the time to N MB counts bytes: `in-order` (what an application reading the
+    /// stream has; the default) or `received` (in any order, as qperf's `byteslog` counts
+    /// them: quicly hands each frame to qperf as it arrives, so seeds 000/001's
+    /// time-to-N-MB figures count received bytes).
+    #[serde(default)]
+    pub delivery: Delivery,
+}
+
+/// See [`AnalysisSpec::delivery`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    #[default]
+    InOrder,
+    Received,
 }
 
 /// A byte count written as an integer or `"200MB"`, `"10MiB"`, `"1.5GB"`, `"64kB"`.

@@ -271,6 +271,7 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     let record = RunRecord {
         summary,
         chunks: crate::record::chunk_rows(&result),
+        received_chunks: crate::record::received_chunk_rows(&result),
         events: events
             .into_iter()
             .map(|event| FlowEvent { flow: 0, event })

@@ -113,6 +113,11 @@ pub fn chunk_rows(result: &ClientResult) -> Vec<ChunkRow> {
     mb_rows(&result.mb_times)
 }
 
+/// Per-MB rows of `received_chunks.csv` (bytes in any order; perf downloads only).
+pub fn received_chunk_rows(result: &ClientResult) -> Vec<ChunkRow> {
+    mb_rows(&result.received_mb_times)
+}
+
 fn mb_rows(times: &[Duration]) -> Vec<ChunkRow> {
     times
         .iter()
@@ -154,7 +159,7 @@ pub fn client_json(options: &ClientOptions, result: &ClientResult) -> Value {
         "link": null,
         "chunks": chunk_rows(result),
         // Perf downloads only: the MB received in any order (qperf's count).
-        "received_chunks": mb_rows(&result.received_mb_times),
+        "received_chunks": received_chunk_rows(result),
         "events": events,
         "events_time_base": time_base,
         "intervals": result.intervals,

@@ -256,6 +256,7 @@ fn writes_the_same_record_files_as_the_simulator() {
     for f in [
         "summary.json",
         "chunks.csv",
+        "received_chunks.csv",
         "events.jsonl",
         "series.csv",
         "timing.json",

@@ -5,7 +5,8 @@
 //! | file | content |
 //! |---|---|
 //! | `summary.json` | [`Summary`]: the scenario, the outcome, per-flow results and classification, link ground truth |
-//! | `chunks.csv` | `flow,mb,time_s`: when the client application had `mb` MB (1 MB = 1,000,000 bytes) of the flow, seconds since the flow's start |
+//! | `chunks.csv` | `flow,mb,time_s`: when the client application had `mb` MB (1 MB = 1,000,000 bytes) of the flow in order, seconds since the flow's start |
+//! | `received_chunks.csv` | the same columns, counting the bytes received in any order (what qperf's `byteslog` counts, the seeds' measure; absent from records older than this file) |
 //! | `events.jsonl` | one JSON object per line: `{"flow":0,"type":"slow_start_exit","at":...}`; every satquic-cc event of each flow's sender, `Sample`s thinned to one per 10 ms; `at` is seconds since the run start |
 //! | `series.csv` | one row per running flow per 10 ms: `time_s,flow,cwnd_bytes,in_flight_bytes,latest_rtt_s,smoothed_rtt_s,delivery_rate_bps,queue_bytes,delivered_bytes,link_departed_bytes` |
 //! | `timing.json` | wall-clock seconds and simulated seconds; the only non-deterministic file |
@@ -70,6 +71,8 @@ pub const RECORD_SCHEMA: &str = "satquic-run/1";
 pub struct RunRecord {
     pub summary: Summary,
     pub chunks: Vec<ChunkRow>,
+    /// As `chunks`, counting bytes received in any order (`received_chunks.csv`).
+    pub received_chunks: Vec<ChunkRow>,
     pub events: Vec<FlowEvent>,
     pub series: Vec<SeriesRow>,
     /// Simulated time at which the run ended.
@@ -731,6 +734,17 @@ impl RunRecord {
         chunks_csv(&self.chunks)
     }
 
+    /// Every file of the record but `summary.json` (written last, so that a directory
+    /// with one is complete) and the optional qlogs: `(name, contents)`.
+    pub fn data_files(&self) -> [(&'static str, Vec<u8>); 4] {
+        [
+            ("chunks.csv", self.chunks_csv()),
+            ("received_chunks.csv", chunks_csv(&self.received_chunks)),
+            ("events.jsonl", self.events_jsonl()),
+            ("series.csv", self.series_csv()),
+        ]
+    }
+
     /// `series.csv` as written.
     pub fn series_csv(&self) -> Vec<u8> {
         to_csv(SERIES_HEADER, &self.series)
@@ -751,8 +765,8 @@ impl RunRecord {
         crate::qlog::qlog_files(self)
     }
 
-    /// Reads a record back from a run directory: `summary.json`, `chunks.csv` and
-    /// `series.csv`. The events are not read back (`events.jsonl` writes durations as
+    /// Reads a record back from a run directory: `summary.json`, `chunks.csv`,
+    /// `received_chunks.csv` (empty where absent) and `series.csv`. The events are not read back (`events.jsonl` writes durations as
     /// seconds); `sim_time` is the summary's.
     pub fn read_from(dir: &FsPath) -> std::io::Result<RunRecord> {
         let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
@@ -765,6 +779,14 @@ impl RunRecord {
             .deserialize()
             .collect::<Result<Vec<ChunkRow>, _>>()
             .map_err(|e| invalid(format!("chunks.csv: {e}")))?;
+        let received_chunks = match rows("received_chunks.csv") {
+            Ok(r) => r
+                .into_deserialize()
+                .collect::<Result<Vec<ChunkRow>, _>>()
+                .map_err(|e| invalid(format!("received_chunks.csv: {e}")))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
         let series = rows("series.csv")?
             .deserialize()
             .collect::<Result<Vec<SeriesRow>, _>>()
@@ -773,6 +795,7 @@ impl RunRecord {
             sim_time: Duration::from_secs_f64(summary.sim_time_s.max(0.0)),
             summary,
             chunks,
+            received_chunks,
             events: Vec::new(),
             series,
         })
@@ -787,9 +810,9 @@ impl RunRecord {
     /// [`write_to`](Self::write_to) with the optional files of `options`.
     pub fn write_to_with(&self, dir: &FsPath, options: &WriteOptions) -> std::io::Result<()> {
         fs::create_dir_all(dir)?;
-        write_atomic(dir, "chunks.csv", &self.chunks_csv())?;
-        write_atomic(dir, "events.jsonl", &self.events_jsonl())?;
-        write_atomic(dir, "series.csv", &self.series_csv())?;
+        for (name, bytes) in self.data_files() {
+            write_atomic(dir, name, &bytes)?;
+        }
         if options.qlog {
             for (name, bytes) in self.qlog_files() {
                 write_atomic(dir, &name, &bytes)?;

@@ -268,8 +268,10 @@ struct Reader {
     /// Bytes received in order (the prefix an ordered reader would have).
     received: u64,
     in_order: InOrder,
-    /// Virtual time at which the client had `k + 1` MB.
+    /// Virtual time at which the client had `k + 1` MB in order.
     mb_times: Vec<Duration>,
+    /// ... and had received `k + 1` MB in any order (`read_total`).
+    received_mb_times: Vec<Duration>,
     completed_at: Option<Duration>,
     /// Bytes read from the stream in any order (what quinn counts for flow control).
     read_total: u64,
@@ -939,6 +941,7 @@ impl Simulation {
         let up_stats = self.net.path.up.stats().clone();
         let mut flows = Vec::with_capacity(self.flows.len());
         let mut chunks = Vec::new();
+        let mut received_chunks = Vec::new();
         let mut events = Vec::new();
         let mut exporters = Vec::new();
         let mut stack_qlogs = Vec::new();
@@ -947,12 +950,17 @@ impl Simulation {
             for e in f.events_sink.take() {
                 push_event(f, e);
             }
-            for (k, t) in f.reader.mb_times.iter().enumerate() {
-                chunks.push(ChunkRow {
-                    flow: f.index,
-                    mb: k as u64 + 1,
-                    time_s: t.saturating_sub(f.start).as_secs_f64(),
-                });
+            for (rows, times) in [
+                (&mut chunks, &f.reader.mb_times),
+                (&mut received_chunks, &f.reader.received_mb_times),
+            ] {
+                for (k, t) in times.iter().enumerate() {
+                    rows.push(ChunkRow {
+                        flow: f.index,
+                        mb: k as u64 + 1,
+                        time_s: t.saturating_sub(f.start).as_secs_f64(),
+                    });
+                }
             }
             for e in &f.events {
                 events.push(FlowEvent {
@@ -1002,6 +1010,7 @@ impl Simulation {
             record: RunRecord {
                 summary,
                 chunks,
+                received_chunks,
                 events,
                 series: self.series,
                 sim_time: end,
@@ -1298,6 +1307,9 @@ fn read_data(
         let _ = chunks.finalize();
         while app.received >= (app.mb_times.len() as u64 + 1) * MB {
             app.mb_times.push(now);
+        }
+        while app.read_total >= (app.received_mb_times.len() as u64 + 1) * MB {
+            app.received_mb_times.push(now);
         }
         if finished && app.completed_at.is_none() {
             app.completed_at = Some(now);

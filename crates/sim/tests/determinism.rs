@@ -17,10 +17,16 @@ fn lossy(seed: u64) -> Scenario {
 }
 
 fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    ["summary.json", "chunks.csv", "events.jsonl", "series.csv"]
-        .iter()
-        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
-        .collect()
+    [
+        "summary.json",
+        "chunks.csv",
+        "received_chunks.csv",
+        "events.jsonl",
+        "series.csv",
+    ]
+    .iter()
+    .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
+    .collect()
 }
 
 #[test]
