@@ -52,9 +52,21 @@ impl<T> Model<T> {
         Ok(Model { path, cap })
     }
 
-    /// Whether a sender cap is in front of the down direction.
-    pub fn has_cap(&self) -> bool {
-        self.cap.is_some()
+    /// The model of a relay or TUN link: none without a link (forwarding at once), which
+    /// leaves a sender cap nothing to stand in front of (a usage error).
+    pub fn of(
+        link: Option<&LinkSpec>,
+        seed: u64,
+        cap: Option<&ShaperSpec>,
+        occupancy_resolution: Duration,
+    ) -> Result<Option<Self>, NetError> {
+        match (link, cap) {
+            (None, Some(_)) => Err(NetError::Usage(
+                "--sender-cap needs a link model (--link or --preset)".into(),
+            )),
+            (None, None) => Ok(None),
+            (Some(spec), cap) => Self::new(spec, seed, cap, occupancy_resolution).map(Some),
+        }
     }
 
     /// The earliest time anything in the model is due.

@@ -371,23 +371,12 @@ impl Relay {
         if sends_to_itself(options.listen, options.to) {
             return Err(loop_error(options.listen));
         }
-        if options.sender_cap.is_some() && options.link.is_none() {
-            return Err(NetError::Usage(
-                "--sender-cap needs a link model (--link or --preset)".into(),
-            ));
-        }
-        let path = options
-            .link
-            .as_ref()
-            .map(|spec| {
-                Model::new(
-                    spec,
-                    options.seed,
-                    options.sender_cap.as_ref(),
-                    options.occupancy_resolution,
-                )
-            })
-            .transpose()?;
+        let path = Model::of(
+            options.link.as_ref(),
+            options.seed,
+            options.sender_cap.as_ref(),
+            options.occupancy_resolution,
+        )?;
         let listen = UdpSocket::bind(options.listen)
             .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
         let local_addr = listen

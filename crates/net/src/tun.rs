@@ -389,23 +389,12 @@ impl TunLink {
                 )));
             }
         }
-        if options.sender_cap.is_some() && options.link.is_none() {
-            return Err(NetError::Usage(
-                "--sender-cap needs a link model (--link or --preset)".into(),
-            ));
-        }
-        let path = options
-            .link
-            .as_ref()
-            .map(|spec| {
-                Model::new(
-                    spec,
-                    options.seed,
-                    options.sender_cap.as_ref(),
-                    options.occupancy_resolution,
-                )
-            })
-            .transpose()?;
+        let path = Model::of(
+            options.link.as_ref(),
+            options.seed,
+            options.sender_cap.as_ref(),
+            options.occupancy_resolution,
+        )?;
         let n = DEVICE_COUNTER.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{}{}", std::process::id() % 1_000_000, n % 100);
         let client_dev = format!("sq{tag}c");

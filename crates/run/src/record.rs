@@ -66,6 +66,15 @@ use crate::scenario::{MB, Scenario, Workload};
 /// Version tag of the record layout.
 pub const RECORD_SCHEMA: &str = "satquic-run/1";
 
+/// The files every record writes ([`RunRecord::write_to`]; the qlogs are optional).
+pub const RECORD_FILES: [&str; 5] = [
+    "summary.json",
+    "chunks.csv",
+    "received_chunks.csv",
+    "events.jsonl",
+    "series.csv",
+];
+
 /// Everything a run produced, deterministically.
 #[derive(Debug, Clone)]
 pub struct RunRecord {

@@ -64,16 +64,10 @@ fn delivered_between(record: &RunRecord, flow: u32, from: Duration, to: Duration
 }
 
 fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    [
-        "summary.json",
-        "chunks.csv",
-        "received_chunks.csv",
-        "events.jsonl",
-        "series.csv",
-    ]
-    .iter()
-    .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
-    .collect()
+    satquic_run::record::RECORD_FILES
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
+        .collect()
 }
 
 #[test]

@@ -17,16 +17,10 @@ fn lossy(seed: u64) -> Scenario {
 }
 
 fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    [
-        "summary.json",
-        "chunks.csv",
-        "received_chunks.csv",
-        "events.jsonl",
-        "series.csv",
-    ]
-    .iter()
-    .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
-    .collect()
+    satquic_run::record::RECORD_FILES
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
+        .collect()
 }
 
 #[test]

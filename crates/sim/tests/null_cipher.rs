@@ -5,18 +5,10 @@
 
 use std::time::Duration;
 
+use satquic_run::record::RECORD_FILES;
 use satquic_run::scenario::{AckFrequencySpec, DataDirection};
 use satquic_run::{Scenario, TransportSpec};
 use satquic_sim::{PacketCipher, RunOptions, RunOutput, run_with};
-
-/// The record files the determinism tests compare.
-const RECORD_FILES: [&str; 5] = [
-    "summary.json",
-    "chunks.csv",
-    "received_chunks.csv",
-    "events.jsonl",
-    "series.csv",
-];
 
 fn scenario(link: &str, cc: &str, bytes: u64) -> Scenario {
     let link = satquic_link::presets::lookup(link).unwrap();
