@@ -311,6 +311,14 @@ fn a_kernel_tcp_row_has_a_classified_slow_start_exit() {
         "min RTT {min_rtt} s below the preset's 30 ms"
     );
     let run_dir = dir.join("runs").join(&r.run_id);
+    // The time the link had delivered each MB, within the run, in order.
+    let mb = satquic_lab::dataset::read_chunks(&run_dir);
+    let t = r.completion_time_s.unwrap();
+    assert_eq!(mb.len(), 4, "{mb:?}");
+    assert!(
+        mb.windows(2).all(|w| w[0] <= w[1]) && mb[0] > 0.0 && mb[3] <= t + 1e-6,
+        "{mb:?} {t}"
+    );
     let csv = std::fs::read_to_string(run_dir.join("tcp_info.csv")).unwrap();
     assert!(csv.lines().count() > 5, "{csv}");
     assert!(

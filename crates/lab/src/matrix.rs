@@ -47,7 +47,9 @@
 //! `first_loss_detected_at_s`, `capacity_at_s` from the TUN link's ground truth,
 //! `exit_class` ([`crate::analysis::classify`], as the simulator's rows), and
 //! `owd_capacity_at_s` / `owd_exit_class` from the RTT trace (003 Sec. V-B). The trace is
-//! `runs/<id>/tcp_info.csv` (`tcp_info.txt`: the raw `ss -tin` samples).
+//! `runs/<id>/tcp_info.csv` (`tcp_info.txt`: the raw `ss -tin` samples); `chunks.csv` has
+//! when the TUN link had delivered each MB of the data connection (its highest sequence
+//! offset), beside the QUIC rows' client progress.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -610,8 +612,14 @@ fn execute(
         sender_cap: spec.sender_cap.clone(),
     };
     let outcome = peers::run_cell(&cell);
+    write_chunks(dir, &outcome.progress.mb_times_s);
+    outcome_row(base, &outcome)
+}
+
+/// `chunks.csv` of a run from the times it had each MB (nothing when there are none).
+fn write_chunks(dir: &Path, mb_times_s: &[f64]) {
     let chunks: Vec<ChunkRow> = (1..)
-        .zip(&outcome.progress.mb_times_s)
+        .zip(mb_times_s)
         .map(|(mb, t)| ChunkRow {
             flow: 0,
             mb,
@@ -621,7 +629,6 @@ fn execute(
     if !chunks.is_empty() {
         let _ = std::fs::write(dir.join("chunks.csv"), chunks_csv(&chunks));
     }
-    outcome_row(base, &outcome)
 }
 
 fn execute_tcp(
@@ -642,7 +649,9 @@ fn execute_tcp(
         time_cap: spec.time_cap,
         sender_cap: spec.sender_cap_spec().ok().flatten(),
     };
-    tcp_row(base, &satquic_net::tcp::run_tcp_cell(&cell))
+    let outcome = satquic_net::tcp::run_tcp_cell(&cell);
+    write_chunks(dir, &outcome.mb_times_s);
+    tcp_row(base, &outcome)
 }
 
 /// A kernel TCP row with what the cell measured, classified as the simulator's rows are.

@@ -359,6 +359,9 @@ pub struct TcpOutcome {
     pub completion_s: Option<f64>,
     /// Distinct payload bytes the link delivered on the data connection.
     pub delivered_bytes: Option<u64>,
+    /// `mb_times_s[k]`: when the link had delivered k+1 MB of it (the highest sequence
+    /// offset reached), seconds from the sender's start.
+    pub mb_times_s: Vec<f64>,
     pub exit: TraceExit,
     pub capacity_at_s: Option<f64>,
     pub capacity_source: Option<String>,
@@ -577,9 +580,14 @@ fn run_inner(cell: &TcpCell) -> Result<TcpOutcome, String> {
         retransmits: samples.last().map(|s| s.retrans_total),
         ..TcpOutcome::default()
     };
-    let data = stopped.tcp_down.first().copied();
-    if let Some(d) = data {
+    let data = stopped.tcp_down.first().cloned();
+    if let Some(d) = &data {
         outcome.delivered_bytes = Some(d.delivered_bytes);
+        outcome.mb_times_s = d
+            .mb_times
+            .iter()
+            .map(|t| t.saturating_sub(t0).as_secs_f64())
+            .collect();
     }
     if let Some(path) = stopped.path.as_mut() {
         let end = path.down.now().max(path.up.now());

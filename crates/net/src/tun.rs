@@ -115,7 +115,7 @@ impl TunOptions {
 
 /// What one TCP connection sent down the link (server namespace -> client namespace), as
 /// the link delivered it: for telling when a kernel TCP transfer arrived.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TcpFlowSeen {
     /// Source and destination port (the sender's, the receiver's).
     pub ports: (u16, u16),
@@ -130,6 +130,8 @@ pub struct TcpFlowSeen {
     /// link's clock.
     pub first_payload_at: Duration,
     pub last_payload_at: Duration,
+    /// `mb_times[k]`: when `delivered_bytes` passed k+1 MB (10^6 bytes), link clock.
+    pub mb_times: Vec<Duration>,
 }
 
 /// Set by SIGINT or SIGTERM once [`stop_on_termination_signals`] ran.
@@ -690,6 +692,7 @@ impl Scheduler {
                     target_reached_at: None,
                     first_payload_at: sent_at,
                     last_payload_at: sent_at,
+                    mb_times: Vec::new(),
                 },
             ));
             f.payload_bytes += payload as u64;
@@ -699,6 +702,9 @@ impl Scheduler {
             let offset = u64::from(seq.wrapping_sub(*base));
             if offset < 1 << 31 {
                 f.delivered_bytes = f.delivered_bytes.max(offset + payload as u64);
+                while (f.mb_times.len() as u64 + 1) * satquic_run::MB <= f.delivered_bytes {
+                    f.mb_times.push(sent_at);
+                }
             }
             if let Some(target) = self.tcp_target_bytes
                 && f.target_reached_at.is_none()
