@@ -250,6 +250,15 @@ fn direction_line(
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let link = link_spec(&args)?;
+    if let Some(file) = &args.summary_json {
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) || file.is_dir() {
+            return Err(Failure::Usage(format!(
+                "--summary-json {}: not a file in an existing directory",
+                file.display()
+            )));
+        }
+    }
     let duration = args
         .duration
         .as_deref()
@@ -325,14 +334,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let started =
         unix_ms(std::time::SystemTime::now()) - relay.epoch().elapsed().as_millis() as u64;
     let (last, path) = relay.stop();
-    write_summary(&args, started, &last, path.as_ref())?;
+    // A summary that cannot be written fails the command, after the totals are out.
+    let written = write_summary(&args, started, &last, path.as_ref());
     totals(&last)?;
     outln!(
         "flows: {} refused (table full), {} evicted (never answered)",
         last.flows_refused,
         last.flows_evicted
     )?;
-    Ok(())
+    written
 }
 
 /// `--sender-cap`, parsed (the relay and the TUN link refuse it without a link model).
@@ -480,11 +490,11 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     }
     let started = unix_ms(tun.epoch_wall());
     let stopped = tun.stop();
-    write_summary(args, started, &stopped.snapshot, stopped.path.as_ref())?;
+    let written = write_summary(args, started, &stopped.snapshot, stopped.path.as_ref());
     printed?;
     totals(&stopped.snapshot)?;
     outln!("namespaces {c} and {s} removed")?;
-    Ok(())
+    written
 }
 
 #[cfg(test)]

@@ -749,6 +749,8 @@ fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
     let err = usage_error(&["sim", "--sender-cap", "200MB"]);
     assert!(err.contains("bits per second"), "{err}");
     let relay = ["link", "--listen", "127.0.0.1:7", "--to", "127.0.0.1:8"];
+    let err = usage_error(&[&relay[..], &["--summary-json", "/nonexistent/dir/s.json"]].concat());
+    assert!(err.contains("--summary-json"), "{err}");
     let err = usage_error(&[&relay[..], &["--sender-cap", "200M"]].concat());
     assert!(err.contains("needs a link model"), "{err}");
     let err = usage_error(
