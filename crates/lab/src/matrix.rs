@@ -618,14 +618,7 @@ fn execute(
 
 /// `chunks.csv` of a run from the times it had each MB (nothing when there are none).
 fn write_chunks(dir: &Path, mb_times_s: &[f64]) {
-    let chunks: Vec<ChunkRow> = (1..)
-        .zip(mb_times_s)
-        .map(|(mb, t)| ChunkRow {
-            flow: 0,
-            mb,
-            time_s: *t,
-        })
-        .collect();
+    let chunks = ChunkRow::of_flow(0, mb_times_s.iter().copied());
     if !chunks.is_empty() {
         let _ = std::fs::write(dir.join("chunks.csv"), chunks_csv(&chunks));
     }

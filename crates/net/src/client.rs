@@ -24,6 +24,7 @@ use satquic_cc::EventSink;
 use satquic_run::Workload;
 use satquic_run::probe::{ProbeHandle, read_probe};
 use satquic_run::qlog::QlogBuffer;
+use satquic_run::record::push_mb_times;
 use serde::Serialize;
 
 use crate::NetError;
@@ -271,13 +272,6 @@ impl Progress {
             total,
             self.start.elapsed(),
         );
-    }
-}
-
-/// Appends `now` for every megabyte `total` passed since the last call.
-fn push_mb_times(times: &mut Vec<Duration>, total: u64, now: Duration) {
-    while (times.len() as u64) < total / satquic_run::MB {
-        times.push(now);
     }
 }
 

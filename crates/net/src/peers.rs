@@ -64,6 +64,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use satquic_run::record::push_mb_times;
+
 /// The adapters shipped with satquic (`peers/adapters.toml`).
 pub const BUILTIN_ADAPTERS: &str = include_str!("../../../peers/adapters.toml");
 
@@ -215,9 +217,6 @@ impl Progress {
     }
 }
 
-/// One megabyte of progress, as `chunks.csv` counts it.
-const MB_BYTES: u64 = 1_000_000;
-
 /// What a client's progress said: when it had each megabyte, and the most bytes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgressLog {
@@ -235,9 +234,7 @@ impl ProgressLog {
             self.raised_at.push((time_s.max(0.0), bytes));
         }
         self.max_bytes = self.max_bytes.max(bytes);
-        while (self.mb_times_s.len() as u64 + 1) * MB_BYTES <= bytes {
-            self.mb_times_s.push(time_s.max(0.0));
-        }
+        push_mb_times(&mut self.mb_times_s, bytes, time_s.max(0.0));
     }
 
     /// When the client first had at least `bytes`.
@@ -283,7 +280,7 @@ impl ProgressLog {
             .collect();
         points.sort_by_key(|p| p.0);
         for (mb, t) in points {
-            log.add(t, mb * MB_BYTES);
+            log.add(t, mb * satquic_run::MB);
         }
         log
     }

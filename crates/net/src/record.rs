@@ -119,15 +119,7 @@ pub fn received_chunk_rows(result: &ClientResult) -> Vec<ChunkRow> {
 }
 
 fn mb_rows(times: &[Duration]) -> Vec<ChunkRow> {
-    times
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ChunkRow {
-            flow: 0,
-            mb: i as u64 + 1,
-            time_s: secs(*t),
-        })
-        .collect()
+    ChunkRow::of_flow(0, times.iter().map(|t| secs(*t)))
 }
 
 /// `satquic client -J`: the record's summary fields (`schema`, `outcome`, `flows`), its

@@ -50,6 +50,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use satquic_link::{LinkSpec, Path};
+use satquic_run::record::push_mb_times;
 use satquic_run::scenario::ShaperSpec;
 
 use crate::NetError;
@@ -702,9 +703,7 @@ impl Scheduler {
             let offset = u64::from(seq.wrapping_sub(*base));
             if offset < 1 << 31 {
                 f.delivered_bytes = f.delivered_bytes.max(offset + payload as u64);
-                while (f.mb_times.len() as u64 + 1) * satquic_run::MB <= f.delivered_bytes {
-                    f.mb_times.push(sent_at);
-                }
+                push_mb_times(&mut f.mb_times, f.delivered_bytes, sent_at);
             }
             if let Some(target) = self.tcp_target_bytes
                 && f.target_reached_at.is_none()

@@ -98,6 +98,25 @@ pub struct ChunkRow {
     pub time_s: f64,
 }
 
+impl ChunkRow {
+    /// The rows of `flow` from `times_s[k]`, the seconds at which it had k+1 MB.
+    pub fn of_flow(flow: u32, times_s: impl IntoIterator<Item = f64>) -> Vec<ChunkRow> {
+        (1..)
+            .zip(times_s)
+            .map(|(mb, time_s)| ChunkRow { flow, mb, time_s })
+            .collect()
+    }
+}
+
+/// Appends `now` to `times` once for every megabyte ([`MB`]) `total` has passed beyond
+/// the `times.len()` already noted, so that `times[k]` is when a byte count first reached
+/// k+1 MB (what `chunks.csv` lists), whatever the clock.
+pub fn push_mb_times<T: Copy>(times: &mut Vec<T>, total: u64, now: T) {
+    while (times.len() as u64 + 1) * MB <= total {
+        times.push(now);
+    }
+}
+
 /// One line of `events.jsonl`: the flow and a satquic-cc event, durations written as
 /// seconds (`"at": 9.123456789`, `"rtt": 0.6`).
 #[derive(Debug, Clone, PartialEq)]
@@ -917,6 +936,17 @@ fn is_zero(n: &u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn megabyte_times_note_each_megabyte_once_when_first_reached() {
+        let mut times = Vec::new();
+        for (t, total) in [(1, 999_999), (2, 1_000_000), (3, 1_500_000), (4, 3_200_000)] {
+            push_mb_times(&mut times, total, t);
+        }
+        assert_eq!(times, [2, 4, 4]);
+        let rows = ChunkRow::of_flow(3, [0.5, 0.75]);
+        assert_eq!((rows[1].flow, rows[1].mb, rows[1].time_s), (3, 2, 0.75));
+    }
 
     const S: Duration = Duration::from_secs(1);
 

@@ -70,6 +70,7 @@ use satquic_run::probe::{
 };
 use satquic_run::record::{
     self, ChunkRow, FlowDrops, FlowEvent, FlowStatus, LinkObservation, RunRecord, SeriesRow,
+    push_mb_times,
 };
 use satquic_run::scenario::{MB, Scenario, TransportSpec, WindowUpdate, Workload};
 use satquic_run::transport::{EndpointSettings, transport_config};
@@ -954,13 +955,10 @@ impl Simulation {
                 (&mut chunks, &f.reader.mb_times),
                 (&mut received_chunks, &f.reader.received_mb_times),
             ] {
-                for (k, t) in times.iter().enumerate() {
-                    rows.push(ChunkRow {
-                        flow: f.index,
-                        mb: k as u64 + 1,
-                        time_s: t.saturating_sub(f.start).as_secs_f64(),
-                    });
-                }
+                let since_start = times
+                    .iter()
+                    .map(|t| t.saturating_sub(f.start).as_secs_f64());
+                rows.extend(ChunkRow::of_flow(f.index, since_start));
             }
             for e in &f.events {
                 events.push(FlowEvent {
@@ -1305,12 +1303,8 @@ fn read_data(
             }
         }
         let _ = chunks.finalize();
-        while app.received >= (app.mb_times.len() as u64 + 1) * MB {
-            app.mb_times.push(now);
-        }
-        while app.read_total >= (app.received_mb_times.len() as u64 + 1) * MB {
-            app.received_mb_times.push(now);
-        }
+        push_mb_times(&mut app.mb_times, app.received, now);
+        push_mb_times(&mut app.received_mb_times, app.read_total, now);
         if finished && app.completed_at.is_none() {
             app.completed_at = Some(now);
             *status = FlowStatus::Completed;
