@@ -250,19 +250,23 @@ impl ProgressLog {
     pub fn from_lines(text: &str, prefix: &str, origin_unix_ms: u64) -> Self {
         let mut log = ProgressLog::default();
         for line in text.lines() {
-            let Some(rest) = line.trim_start().strip_prefix(prefix) else {
-                continue;
-            };
-            let mut fields = rest.split(',').map(str::trim);
-            let (Some(Ok(ms)), Some(Ok(bytes))) = (
-                fields.next().map(str::parse::<u64>),
-                fields.next().map(str::parse::<u64>),
-            ) else {
-                continue;
-            };
-            log.add(ms.saturating_sub(origin_unix_ms) as f64 / 1000.0, bytes);
+            log.add_line(line, prefix, origin_unix_ms);
         }
         log
+    }
+
+    /// One line of a client's output, as [`ProgressLog::from_lines`] reads it.
+    fn add_line(&mut self, line: &str, prefix: &str, origin_unix_ms: u64) {
+        let Some(rest) = line.trim_start().strip_prefix(prefix) else {
+            return;
+        };
+        let mut fields = rest.split(',').map(str::trim);
+        if let (Some(Ok(ms)), Some(Ok(bytes))) = (
+            fields.next().map(str::parse::<u64>),
+            fields.next().map(str::parse::<u64>),
+        ) {
+            self.add(ms.saturating_sub(origin_unix_ms) as f64 / 1000.0, bytes);
+        }
     }
 
     /// From an array of `{"mb": N, "time_s": T}` at `pointer` of a JSON document.
@@ -1087,24 +1091,28 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
             &client_log,
         )?;
         let judged_by_progress = role_success(client_role) == Some(Success::Progress);
-        let stdout_text = || std::fs::read_to_string(&client_out).unwrap_or_default();
+        // The client's output read so far (lines progress: only what it appended since).
+        let mut stdout_tail = TailLines::default();
         // What the client has shown so far; `Some(t)` at the end, after its exit.
-        let read_progress = |progress: &mut ProgressLog, at_exit: Option<f64>| match &progress_kind
-        {
-            Some(Progress::File) => {
-                if let Ok(m) = std::fs::metadata(&download_file) {
-                    let t = at_exit.unwrap_or_else(|| started.elapsed().as_secs_f64());
-                    progress.add(t, m.len());
+        let mut read_progress =
+            |progress: &mut ProgressLog, at_exit: Option<f64>| match &progress_kind {
+                Some(Progress::File) => {
+                    if let Ok(m) = std::fs::metadata(&download_file) {
+                        let t = at_exit.unwrap_or_else(|| started.elapsed().as_secs_f64());
+                        progress.add(t, m.len());
+                    }
                 }
-            }
-            Some(Progress::StdoutLines(prefix)) => {
-                *progress = ProgressLog::from_lines(&stdout_text(), prefix, started_unix_ms);
-            }
-            Some(Progress::StdoutJson(pointer)) if at_exit.is_some() => {
-                *progress = ProgressLog::from_json(&stdout_text(), pointer);
-            }
-            _ => {}
-        };
+                Some(Progress::StdoutLines(prefix)) => {
+                    for line in stdout_tail.read_new(&client_out, at_exit.is_some()) {
+                        progress.add_line(&line, prefix, started_unix_ms);
+                    }
+                }
+                Some(Progress::StdoutJson(pointer)) if at_exit.is_some() => {
+                    let text = std::fs::read_to_string(&client_out).unwrap_or_default();
+                    *progress = ProgressLog::from_json(&text, pointer);
+                }
+                _ => {}
+            };
         // How the client ended: `None` at the time cap.
         let status = loop {
             if let Some(status) = client.exited() {
@@ -1222,6 +1230,42 @@ fn delivered(
             let value: serde_json::Value = serde_json::from_str(&text).ok()?;
             value.pointer(&pointer)?.as_u64()
         }
+    }
+}
+
+/// The lines a growing file gained since the last look, so that a client's output is
+/// read once however often it is polled.
+#[derive(Default)]
+struct TailLines {
+    offset: u64,
+    /// The start of a line whose end has not been written yet.
+    partial: Vec<u8>,
+}
+
+impl TailLines {
+    /// The complete lines appended to `path` since the last call; with `last`, also a
+    /// final line without its newline.
+    fn read_new(&mut self, path: &Path, last: bool) -> Vec<String> {
+        use std::io::Seek;
+        if let Ok(mut f) = std::fs::File::open(path)
+            && f.seek(std::io::SeekFrom::Start(self.offset)).is_ok()
+            && let Ok(n) = f.read_to_end(&mut self.partial)
+        {
+            self.offset += n as u64;
+        }
+        let complete = if last {
+            self.partial.len()
+        } else {
+            self.partial
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1)
+        };
+        let text: Vec<u8> = self.partial.drain(..complete).collect();
+        String::from_utf8_lossy(&text)
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -1403,6 +1447,36 @@ mod tests {
             log.add(t, b);
         }
         assert_eq!(log.mb_times_s, [0.3, 0.3]);
+    }
+
+    #[test]
+    fn a_growing_output_is_read_once_line_by_line() {
+        let path = std::env::temp_dir().join(format!("satquic-tail-{}", std::process::id()));
+        let append = |text: &str| {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .unwrap();
+            f.write_all(text.as_bytes()).unwrap();
+        };
+        let mut tail = TailLines::default();
+        assert!(tail.read_new(&path, false).is_empty(), "no file yet");
+        append("byteslog: 1, 2\nbyteslog: 3,");
+        assert_eq!(tail.read_new(&path, false), ["byteslog: 1, 2"]);
+        assert!(
+            tail.read_new(&path, false).is_empty(),
+            "the half line waits"
+        );
+        append(" 4\nnext");
+        assert_eq!(tail.read_new(&path, false), ["byteslog: 3, 4"]);
+        assert_eq!(
+            tail.read_new(&path, true),
+            ["next"],
+            "at the end, the last line"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
