@@ -794,8 +794,8 @@ impl RunRecord {
     }
 
     /// Reads a record back from a run directory: `summary.json`, `chunks.csv`,
-    /// `received_chunks.csv` (empty where absent) and `series.csv`. The events are not read back (`events.jsonl` writes durations as
-    /// seconds); `sim_time` is the summary's.
+    /// `received_chunks.csv` (empty where absent) and `series.csv`. The events are not
+    /// read back (`events.jsonl` writes durations as seconds); `sim_time` is the summary's.
     pub fn read_from(dir: &FsPath) -> std::io::Result<RunRecord> {
         let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
         let summary: Summary = serde_json::from_slice(&fs::read(dir.join("summary.json"))?)
