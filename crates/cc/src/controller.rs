@@ -464,13 +464,19 @@ impl Controller {
             {
                 self.set_window(floor as f64);
             }
+            // A window held at the jump's ceiling limits the sending as the application
+            // would: the slow start's heuristic must not read it as the path's plateau.
+            let ceiling = self
+                .jump
+                .and_then(|j| j.ceiling(self.peak_rate.peak(), rtt.min));
+            let capped = ceiling.is_some_and(|c| self.cwnd >= c);
             let sample = AckSample {
                 now,
                 bytes,
                 rtt: rtt.latest,
                 min_rtt: rtt.min,
                 smoothed_rtt: rtt.smoothed,
-                app_limited,
+                app_limited: app_limited || capped,
                 cwnd: self.cwnd,
                 mss: self.mss,
                 growth_per_rtt: self.growth.per_rtt(rtt.smoothed),
@@ -485,7 +491,11 @@ impl Controller {
                     if !app_limited {
                         let increase = increase as f64 * self.growth.multiplier(rtt.smoothed);
                         let before = self.cwnd;
-                        self.set_window(self.cwnd as f64 + increase);
+                        let mut window = self.cwnd as f64 + increase;
+                        if let Some(ceiling) = ceiling {
+                            window = window.min(ceiling.max(before) as f64);
+                        }
+                        self.set_window(window);
                         if self.cwnd >= self.ssthresh {
                             // RFC 9002 Sec. 7.3.1: slow start only while cwnd < ssthresh. A
                             // threshold set before any exit (Careful Resume's `ss-cap`) ends
@@ -594,7 +604,8 @@ impl Controller {
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
         if let Some(jump) = self.jump.filter(|_| !self.initial_slow_start_done) {
-            self.peak_rate.on_end_acks(now, jump.min_interval);
+            let train = jump.train_length(self.rtt.min);
+            self.peak_rate.on_end_acks(now, jump.min_interval, train);
             if self.drain.is_none() && self.cr.phase() == CarefulResumePhase::Normal {
                 let target = jump.target(self.peak_rate.peak(), self.rtt.min, self.rtt.smoothed);
                 if target > self.cwnd {

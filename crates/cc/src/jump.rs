@@ -15,12 +15,22 @@
 //! | [`JUMP_FRACTION`] | 1/2 | `min_win = max_win / 2` |
 //! | [`PEAK_RATE_MIN_INTERVAL`] | 1 ms | `PICOQUIC_MAX_BANDWIDTH_TIME_INTERVAL_MIN` |
 //! | [`JumpRtt`] | minimum RTT (`rtt=min`) | BBR's long-RTT startup: `bbr_state->min_rtt`; CUBIC and NewReno: `smoothed_rtt` (`rtt=smoothed`) |
+//! | [`JUMP_TRAIN_RTTS`] | off; with `train`, 1/4 of the minimum RTT | none: ours ([`PeakRate`]) |
+//! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | none: ours, BBR's Startup cwnd gain |
+//!
+//! With `cap`, the initial slow start also stops growing the window at
+//! [`JUMP_CAP_BDPS`] x the estimated BDP and holds it there (while the peak rate does not
+//! rise); the slow start's heuristic (SEARCH, HyStart++) sees the held acknowledgements as
+//! application-limited, so a hold is not mistaken for the path's plateau. It keeps the
+//! window from overfilling a bottleneck queue a SEARCH exit would come too late for (a
+//! 1-BDP buffer at 600 ms: qir-sat), and a bandwidth-on-demand link whose early grants make
+//! the estimate low lifts the hold as the grants grow.
 //!
 //! The default is the minimum RTT, the pipe's own: a smoothed RTT inflated by a queue
 //! multiplies the jump by that queue. On `thesis-asym-99`, where the ACKs queue on a thin
 //! return link, the smoothed RTT made the jump overshoot (BENCHMARKS.md).
 //!
-//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed]`. The jump only raises the window during the
+//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K]]`. The jump only raises the window during the
 //! initial slow start, never while Careful Resume holds it or a drain steps it down, and
 //! leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
 //! growth reaches the pipe in one round trip and then relies on SEARCH (or HyStart++) to
@@ -45,6 +55,20 @@ pub const JUMP_FRACTION: f64 = 0.5;
 /// `PICOQUIC_MAX_BANDWIDTH_TIME_INTERVAL_MIN`, 1 ms): shorter ones are too coarse.
 pub const PEAK_RATE_MIN_INTERVAL: Duration = Duration::from_millis(1);
 
+/// How long a train of acknowledgements lasts with `+jump:train` (ours), in minimum RTTs:
+/// long enough to span one flight's acknowledgements as jitter spreads them, short enough
+/// not to reach the next flight's. On `sat-250-3:jitter=3ms` any value from 0.05 to 0.5
+/// gives the same runs, 1 merges flights (BENCHMARKS.md, "Start-up: the jump's rate
+/// sample under jitter, and a slow start held at twice the BDP").
+pub const JUMP_TRAIN_RTTS: f64 = 0.25;
+
+/// How far the initial slow start grows the window with `+jump:cap` (ours), in estimated
+/// bandwidth-delay products (peak delivery rate x minimum RTT): BBR's Startup cwnd gain
+/// of 2 (draft-ietf-ccwg-bbr, `BBRStartupCwndGain`), a BDP in flight and at most one more
+/// queued at the bottleneck. Beyond it, growth only fills the queue towards the loss that
+/// ends slow start.
+pub const JUMP_CAP_BDPS: f64 = 2.0;
+
 /// Which RTT estimate turns the peak rate into a bandwidth-delay product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum JumpRtt {
@@ -64,6 +88,12 @@ pub struct BdpJump {
     pub min_interval: Duration,
     /// The RTT of the product.
     pub rtt: JumpRtt,
+    /// If set, acknowledgements are also measured against the first one of their train,
+    /// a train lasting this many minimum RTTs ([`PeakRate`]; ours, not picoquic's).
+    pub train: Option<f64>,
+    /// If set, the initial slow start does not grow the window past this many times the
+    /// estimated bandwidth-delay product (peak rate x minimum RTT; ours, not picoquic's).
+    pub cap: Option<f64>,
 }
 
 impl Default for BdpJump {
@@ -73,6 +103,8 @@ impl Default for BdpJump {
             fraction: JUMP_FRACTION,
             min_interval: PEAK_RATE_MIN_INTERVAL,
             rtt: JumpRtt::Min,
+            train: None,
+            cap: None,
         }
     }
 }
@@ -86,6 +118,19 @@ impl BdpJump {
             JumpRtt::Smoothed => smoothed,
         };
         (self.fraction * peak * rtt.as_secs_f64()) as u64
+    }
+
+    /// The largest window the initial slow start grows to at `peak` bytes per second and
+    /// minimum RTT `min`, if capped and the rate was measured.
+    pub fn ceiling(&self, peak: f64, min: Duration) -> Option<u64> {
+        let cap = self.cap?;
+        (peak > 0.0).then_some((cap * peak * min.as_secs_f64()) as u64)
+    }
+
+    /// How long a train of acknowledgements lasts at minimum RTT `min`, if trains are
+    /// measured.
+    pub fn train_length(&self, min: Duration) -> Option<Duration> {
+        self.train.map(|f| min.mul_f64(f))
     }
 
     /// Parses the options of a `+jump[:...]` spec part; errors are one line.
@@ -112,11 +157,33 @@ impl BdpJump {
                         })?;
                     out.min_interval = Duration::from_secs_f64(ms / 1000.0);
                 }
+                Some(("cap", v)) => {
+                    out.cap = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|f: &f64| f.is_finite() && *f >= 1.0)
+                            .ok_or_else(|| {
+                                format!("jump option cap={v} must be a number of BDPs >= 1")
+                            })?,
+                    );
+                }
+                None if opt == "cap" => out.cap = Some(JUMP_CAP_BDPS),
+                None if opt == "train" => out.train = Some(JUMP_TRAIN_RTTS),
+                Some(("train", v)) => {
+                    out.train = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0)
+                            .ok_or_else(|| {
+                                format!("jump option train={v} must be a number of RTTs in (0, 1]")
+                            })?,
+                    );
+                }
                 Some(("rtt", "min")) => out.rtt = JumpRtt::Min,
                 Some(("rtt", "smoothed")) => out.rtt = JumpRtt::Smoothed,
                 _ => {
                     return Err(format!(
-                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed"
+                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K]"
                     ));
                 }
             }
@@ -141,6 +208,16 @@ impl fmt::Display for BdpJump {
         if self.rtt == JumpRtt::Smoothed {
             opts.push("rtt=smoothed".into());
         }
+        match self.train {
+            Some(JUMP_TRAIN_RTTS) => opts.push("train".into()),
+            Some(train) => opts.push(format!("train={train}")),
+            None => {}
+        }
+        match self.cap {
+            Some(JUMP_CAP_BDPS) => opts.push("cap".into()),
+            Some(cap) => opts.push(format!("cap={cap}")),
+            None => {}
+        }
         crate::spec::write_part(f, "jump", &opts)
     }
 }
@@ -149,18 +226,29 @@ impl fmt::Display for BdpJump {
 /// reference acknowledgement over the longer of the time since it and the time between
 /// the sending of the packets the two acknowledged, taken once that time exceeds the
 /// minimum interval; the reference then moves to the current acknowledgement.
+///
+/// With a train length (`+jump:train=F`, ours), every acknowledgement is also measured
+/// against the first one of its train, a train lasting `F` x the minimum RTT: when jitter
+/// holds back one acknowledgement and bunches the next ones behind it, the moving
+/// reference gives one sample over the gap, the train the whole flight's.
 #[derive(Debug, Clone, Default)]
 pub struct PeakRate {
     /// Bytes acknowledged so far.
     delivered: u64,
     /// The reference: bytes delivered, when it was acknowledged, when its newest
     /// acknowledged packet was sent.
-    reference: Option<(u64, Duration, Duration)>,
+    reference: Option<Mark>,
+    /// The first acknowledgement of the current train, if trains are measured.
+    train: Option<Mark>,
     /// Send time of the newest packet acknowledged in the current batch.
     batch_sent: Option<Duration>,
     /// The peak rate, bytes per second.
     peak: f64,
 }
+
+/// A point a rate is measured from: bytes delivered, when they were acknowledged, when
+/// the newest acknowledged packet was sent.
+type Mark = (u64, Duration, Duration);
 
 impl PeakRate {
     /// A packet sent at `sent` carrying `bytes` was acknowledged.
@@ -170,13 +258,51 @@ impl PeakRate {
     }
 
     /// A batch of acknowledgements received at `now` ended; returns the peak rate (bytes
-    /// per second) if it rose.
-    pub fn on_end_acks(&mut self, now: Duration, min_interval: Duration) -> Option<f64> {
+    /// per second) if it rose. `train`: how long a train lasts, if trains are measured.
+    pub fn on_end_acks(
+        &mut self,
+        now: Duration,
+        min_interval: Duration,
+        train: Option<Duration>,
+    ) -> Option<f64> {
         let sent = self.batch_sent.take()?;
-        let Some((delivered, acked_at, sent_at)) = self.reference else {
-            self.reference = Some((self.delivered, now, sent));
-            return None;
-        };
+        let here = (self.delivered, now, sent);
+        let mut best = None::<f64>;
+        match self.reference {
+            None => self.reference = Some(here),
+            Some(from) => {
+                if let Some(rate) = self.rate_since(from, now, sent, min_interval) {
+                    best = Some(rate);
+                    self.reference = Some(here);
+                }
+            }
+        }
+        if let Some(len) = train {
+            match self.train {
+                Some(from) if now.saturating_sub(from.1) <= len => {
+                    if let Some(rate) = self.rate_since(from, now, sent, min_interval) {
+                        best = Some(best.map_or(rate, |b| b.max(rate)));
+                    }
+                }
+                _ => self.train = Some(here),
+            }
+        }
+        let rate = best?;
+        (rate > self.peak).then(|| {
+            self.peak = rate;
+            rate
+        })
+    }
+
+    /// The delivery rate from `from` to an acknowledgement at `now` of a packet sent at
+    /// `sent`, if the interval is long enough and the packets are in sending order.
+    fn rate_since(
+        &self,
+        (delivered, acked_at, sent_at): Mark,
+        now: Duration,
+        sent: Duration,
+        min_interval: Duration,
+    ) -> Option<f64> {
         if sent < sent_at {
             return None;
         }
@@ -185,12 +311,7 @@ impl PeakRate {
             return None;
         }
         let interval = receive.max(sent - sent_at);
-        let rate = (self.delivered - delivered) as f64 / interval.as_secs_f64();
-        self.reference = Some((self.delivered, now, sent));
-        (rate > self.peak).then(|| {
-            self.peak = rate;
-            rate
-        })
+        Some((self.delivered - delivered) as f64 / interval.as_secs_f64())
     }
 
     /// The peak rate so far, bytes per second (0 before the first sample).
@@ -216,7 +337,11 @@ mod tests {
             for _ in 0..2 {
                 rate.on_ack(Duration::ZERO, 1250);
             }
-            rate.on_end_acks(ms(300.0 + 2.0 * f64::from(ack)), PEAK_RATE_MIN_INTERVAL);
+            rate.on_end_acks(
+                ms(300.0 + 2.0 * f64::from(ack)),
+                PEAK_RATE_MIN_INTERVAL,
+                None,
+            );
         }
         // Samples over 2 ms: 2 x 1,250 bytes each.
         assert!((rate.peak() - 1_250_000.0).abs() < 1.0, "{}", rate.peak());
@@ -234,15 +359,66 @@ mod tests {
         // ACKs bunched 1.5 ms apart for packets sent 10 ms apart: the send interval rules.
         let mut rate = PeakRate::default();
         rate.on_ack(ms(0.0), 1000);
-        rate.on_end_acks(ms(300.0), PEAK_RATE_MIN_INTERVAL);
+        rate.on_end_acks(ms(300.0), PEAK_RATE_MIN_INTERVAL, None);
         rate.on_ack(ms(10.0), 1000);
         assert_eq!(
-            rate.on_end_acks(ms(301.5), PEAK_RATE_MIN_INTERVAL),
+            rate.on_end_acks(ms(301.5), PEAK_RATE_MIN_INTERVAL, None),
             Some(100_000.0)
         );
         // Intervals at or below the minimum give no sample.
         rate.on_ack(ms(20.0), 1000);
-        assert_eq!(rate.on_end_acks(ms(302.0), PEAK_RATE_MIN_INTERVAL), None);
+        assert_eq!(
+            rate.on_end_acks(ms(302.0), PEAK_RATE_MIN_INTERVAL, None),
+            None
+        );
+    }
+
+    #[test]
+    fn a_train_measures_a_flight_that_jitter_spread_out() {
+        // A flight of 8 x 1,200 bytes sent within 0.4 ms, acknowledged in 4 ACKs of 2
+        // packets: jitter delays all but the first by 5.5 ms, and bunches them.
+        let flight = |rate: &mut PeakRate, train: Option<Duration>| {
+            let acks = [300.0, 305.5, 305.6, 305.7];
+            for (i, at) in acks.into_iter().enumerate() {
+                for p in 0..2 {
+                    rate.on_ack(ms(0.05 * (2 * i + p) as f64), 1200);
+                }
+                rate.on_end_acks(ms(at), PEAK_RATE_MIN_INTERVAL, train);
+            }
+        };
+        let mut moving = PeakRate::default();
+        flight(&mut moving, None);
+        // The moving reference: one sample, the second ACK's 2,400 bytes over the gap.
+        assert!(
+            (moving.peak() - 2400.0 / 0.0055).abs() < 1.0,
+            "{}",
+            moving.peak()
+        );
+        let mut train = PeakRate::default();
+        let length = BdpJump::default().train_length(ms(600.0));
+        assert_eq!(length, None);
+        let length = Some(ms(600.0 * JUMP_TRAIN_RTTS));
+        flight(&mut train, length);
+        // The train: the last three ACKs' 7,200 bytes over 5.7 ms.
+        assert!(
+            (train.peak() - 7200.0 / 0.0057).abs() < 1.0,
+            "{}",
+            train.peak()
+        );
+        // A train ends after its length: the next flight, one RTT later, starts a new one
+        // instead of being measured over the idle round trip.
+        let before = train.peak();
+        train.on_ack(ms(600.0), 1200);
+        assert_eq!(
+            train.on_end_acks(ms(900.0), PEAK_RATE_MIN_INTERVAL, length),
+            None
+        );
+        train.on_ack(ms(600.1), 1200);
+        assert_eq!(
+            train.on_end_acks(ms(900.05), PEAK_RATE_MIN_INTERVAL, length),
+            None
+        );
+        assert_eq!(train.peak(), before);
     }
 
     #[test]
@@ -253,6 +429,11 @@ mod tests {
             "interval=2",
             "fraction=1,interval=0.5",
             "rtt=smoothed",
+            "train",
+            "train=0.1",
+            "cap",
+            "cap=3,train",
+            "fraction=0.5,train=1",
         ] {
             let j = BdpJump::parse_options(text).unwrap();
             let printed = j.to_string();
@@ -267,6 +448,10 @@ mod tests {
             "fraction=1.5",
             "interval=0",
             "interval=x",
+            "train=0",
+            "train=2",
+            "cap=0.5",
+            "cap=x",
             "big",
         ] {
             let e = BdpJump::parse_options(bad).unwrap_err();

@@ -4,7 +4,7 @@
 //! | part | value | why |
 //! |---|---|---|
 //! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so x3, x4 and picoquic's RTT-scaled 7x all exit at the chokepoint on geo-viasat and sat-50-10; x3 is kept because 7x still exits late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and x4 and 7x drop more on qir-sat and geo-viasat (BENCHMARKS.md, "SEARCH under faster growth") |
-//! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]) | first connections: sat-250-3 100 MB upload 8.28 -> 7.54 s, qir-sat 10 MiB 8.43 -> 7.59 s with fewer losses, geo-viasat 200 MB 16.01 -> 15.22 s; worse only on thesis-asym-99 (28.9 -> 32.9 s), where ACKs starve on a 200 kbit/s return link (BENCHMARKS.md, "Start-up: a jump to the delivery-rate BDP") |
+//! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]), the rate also measured over each flight's train of ACKs (`train`, ours), and the initial slow start held at twice the estimated BDP (`cap`, ours, BBR's Startup cwnd gain) | first connections: sat-250-3 100 MB upload 8.28 -> 7.54 s, qir-sat 10 MiB 8.43 -> 7.59 s with fewer losses, geo-viasat 200 MB 16.01 -> 15.22 s; worse only on thesis-asym-99 (28.9 -> 32.9 s), where ACKs starve on a 200 kbit/s return link (BENCHMARKS.md, "Start-up: a jump to the delivery-rate BDP"); the train: sat-250-3 with 3 ms jitter 5.72 -> 5.46 s, 8 seeds 5.13-5.46 s instead of 5.14-5.80 s, other rows unchanged; the cap: qir-sat 10 MiB 6.80 -> 6.41 s with 62-474 instead of ~3,830 losses, geo-viasat 200 MB 13.33 s with no AQM drop instead of 12,580, geo-viasat-bod 100 MB 18.66 -> 12.22 s (median of 6 seeds); it costs the incumbent of two staggered LEO flows 2-3 s (BENCHMARKS.md, "Start-up: the jump's rate sample under jitter, and a slow start held at twice the BDP") |
 //! | long-RTT start | picoquic's window floor (`+floor`: the initial window times min RTT / 100 ms, 60 packets at 600 ms, [`crate::growth::RttWindowFloor`]) and slow-start pacing bursts of a quarter window, at least 64 KiB (`+burst:min=65536`, picoquic's quanta with a larger minimum, [`crate::burst`]), so the first flights cross the bottleneck back to back and the jump measures the bottleneck, not our pacing | first connections (PLPMTUD on, 3 seeds): sat-250-3 100 MB upload 6.64 -> 5.26-5.29 s, with 1/64 loss 7.87 -> 6.45 s, geo-viasat 100 MB 10.9 -> 8.05 s, geo-viasat-bod 26.1 -> 18.6 s; SEARCH's exit classes unchanged except thesis-asym-99, late instead of at the chokepoint (200 kbit/s of ACKs; BENCHMARKS.md, "Start-up: slow-start bursts and the long-RTT floor") |
 //! | loss response | a loss reduces the window only when the smoothed per-packet loss rate exceeds 0.15 (`+loss-filter`, picoquic's rule, [`crate::loss_filter`]; not RFC 9002) | random loss stops capping the window at the Mathis bound: sat-250-3 with 1 loss in 64, 100 MB, and qir-satloss 10 MiB now finish (8.84 s, 7.22 s; not in 60 s before); lossless rows unchanged; with `cr` (ours) Careful Resume hears only the losses the filter answers, so one random loss during the jump does not retreat: resumed sat-250-3 with 1/64 loss 17.70 -> 5.87 s, qir-satloss 15.14 -> 6.44 s (BENCHMARKS.md, "Random loss: the loss filter") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | on resumed connections: sat-250-3 100 MB 5.06 s -> 4.71 s; qir-sat 10 MiB without the cap loses ~2,300 packets to slow start doubling past the saved capacity, with it none (BENCHMARKS.md) |
@@ -12,7 +12,7 @@
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
 //!
 //! Everything stays available piece by piece
-//! (`cubic+search+growth:x=3+floor+jump+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm`,
+//! (`cubic+search+growth:x=3+floor+jump:train,cap+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm`,
 //! `--ack-freq 16:25ms:cwnd/8`, `mtu_discovery = true` in a campaign variant).
 
 use std::sync::Arc;
@@ -26,8 +26,7 @@ use crate::CongestionConfig;
 pub const SATELLITE: &str = "satellite";
 
 /// The profile's congestion control as a spec string.
-pub const SATELLITE_CC: &str =
-    "cubic+search+growth:x=3+floor+jump+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
+pub const SATELLITE_CC: &str = "cubic+search+growth:x=3+floor+jump:train,cap+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
 
 /// The receiver ACKs at least every this many ack-eliciting packets.
 pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
@@ -132,7 +131,7 @@ mod tests {
         assert_eq!(by_name.to_string(), satellite_cc().to_string());
         assert_eq!(
             satellite_cc().to_string(),
-            "cubic+search:draft+growth:x=3+floor+jump+burst:min=65536+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
+            "cubic+search:draft+growth:x=3+floor+jump:train,cap+burst:min=65536+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
         );
         assert_eq!(
             satellite_cc().growth_config(),
@@ -140,7 +139,11 @@ mod tests {
         );
         assert_eq!(
             satellite_cc().jump_config(),
-            Some(crate::BdpJump::default())
+            Some(crate::BdpJump {
+                train: Some(crate::jump::JUMP_TRAIN_RTTS),
+                cap: Some(crate::jump::JUMP_CAP_BDPS),
+                ..crate::BdpJump::default()
+            })
         );
         assert_eq!(
             satellite_cc().floor_config(),

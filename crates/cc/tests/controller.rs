@@ -153,6 +153,77 @@ fn the_jump_raises_the_window_to_half_the_delivery_rate_bdp() {
     assert_eq!(ctl.window(), 187_500 + 3 * 2_500);
 }
 
+/// `+jump:cap` (ours, BBR's Startup cwnd gain of 2): the initial slow start grows the
+/// window to twice the measured BDP (2 x 10 Mbit/s x 600 ms = 1.5 MB) and holds it there
+/// while the acknowledgements keep arriving at the bottleneck's rate. The hold limits the
+/// sending as an application would, so SEARCH makes no evaluation while it lasts (a hold
+/// must not be read as the path's plateau) and slow start goes on; without the cap the
+/// same acknowledgements grow the window past it, evaluated all along.
+#[test]
+fn the_jump_cap_holds_slow_start_at_twice_the_measured_bdp() {
+    const PACKET: u64 = 1250;
+    const CEILING: u64 = 1_500_000;
+    let step = Duration::from_millis(2);
+    let rtt = satquic_cc::RttInfo::fixed(SAT_RTT);
+    for (spec, capped) in [
+        ("cubic+search+jump:cap", true),
+        ("cubic+search+jump", false),
+    ] {
+        let log = EventLog::new();
+        let mut ctl = spec
+            .parse::<CongestionConfig>()
+            .unwrap()
+            .event_sink(log.clone() as Arc<dyn satquic_cc::EventSink>)
+            .build_controller(PACKET)
+            .unwrap();
+        let t0 = Duration::from_millis(600);
+        ack_the_initial_window_as_a_train(&mut ctl, t0);
+        // Then two packets every 2 ms (the bottleneck's 10 Mbit/s) for 3 s, each pair
+        // acknowledged one RTT after it was sent.
+        let start = t0 + SAT_RTT + Duration::from_millis(12);
+        let pairs = 1500u64;
+        let (mut in_flight, mut acked) = (0u64, 0u64);
+        let mut held_from = None;
+        for i in 0..pairs + 300 {
+            let now = start + step * i as u32;
+            if now >= start + SAT_RTT {
+                let sent = now - SAT_RTT;
+                ctl.on_ack(now, sent, PACKET, false, rtt);
+                ctl.on_ack(now, sent, PACKET, false, rtt);
+                in_flight -= 2 * PACKET;
+                ctl.on_end_acks(now, in_flight, Some(10 + 2 * acked + 1));
+                acked += 1;
+                if held_from.is_none() && ctl.window() >= CEILING - 1000 {
+                    held_from = Some(now);
+                }
+            }
+            if i < pairs {
+                ctl.on_sent(now, PACKET, 10 + 2 * i);
+                ctl.on_sent(now, PACKET, 11 + 2 * i);
+                in_flight += 2 * PACKET;
+            }
+        }
+        assert!(ctl.in_slow_start(), "{spec}");
+        let held_from = held_from.expect("the window reaches 1.5 MB");
+        let evaluations_after = log
+            .events()
+            .iter()
+            .filter(|e| matches!(e, CcEvent::SearchEval { at, .. } if *at > held_from))
+            .count();
+        if capped {
+            let window = ctl.window();
+            assert!(
+                (CEILING - 1000..=CEILING).contains(&window),
+                "{spec}: window {window}"
+            );
+            assert_eq!(evaluations_after, 0, "{spec}: SEARCH evaluated the hold");
+        } else {
+            assert!(ctl.window() > 2 * CEILING, "{spec}: {}", ctl.window());
+            assert!(evaluations_after >= 5, "{spec}: {evaluations_after}");
+        }
+    }
+}
+
 /// The jump belongs to the initial slow start: after a loss ended it, the same
 /// acknowledgement train leaves the window alone.
 #[test]

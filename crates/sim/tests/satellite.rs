@@ -249,3 +249,69 @@ fn mixing_uploads_and_downloads_in_one_run_is_refused() {
     let e = run(&scenario).unwrap_err().to_string();
     assert!(e.contains("mix uploads and downloads"), "{e}");
 }
+
+/// The profile's start-up parts with `+jump` as given, PLPMTUD and the profile's ACK
+/// frequency.
+fn profile_parts(jump: &str) -> TransportSpec {
+    TransportSpec {
+        ack_frequency: AckFrequencySpec::parse("16:25ms:cwnd/8").unwrap(),
+        mtu_discovery: true,
+        ..TransportSpec::with_cc(format!(
+            "cubic+search+growth:x=3+floor+{jump}+burst:min=65536"
+        ))
+    }
+}
+
+/// With 0-3 ms of jitter each way the first flight's acknowledgements come back spread
+/// and bunched: the moving reference measures one ACK over the jitter gap (~14 Mbit/s),
+/// the train the whole flight, so the jump lands several times higher one round trip
+/// after the first data (`+jump:train`).
+#[test]
+fn a_train_of_acknowledgements_sees_through_jitter() {
+    let window_after_first_flight = |jump: &str| {
+        let r = upload("sat-250-3:jitter=3ms", profile_parts(jump), 20 * MB);
+        let f = &r.summary.flows[0];
+        assert_eq!(f.status, "completed", "{:?}", f.error);
+        let window = r
+            .series
+            .iter()
+            .filter(|row| row.time_s <= 1.5)
+            .map(|row| row.cwnd_bytes)
+            .max()
+            .unwrap();
+        (window, f.completion_time_s.unwrap())
+    };
+    let (moving, moving_done) = window_after_first_flight("jump");
+    let (train, train_done) = window_after_first_flight("jump:train");
+    assert!(
+        train > 3 * moving && train_done < moving_done,
+        "window by 1.5 s: {moving} -> {train}; 20 MB at {moving_done} -> {train_done} s"
+    );
+}
+
+/// qir-sat's bottleneck queue is one BDP (20 Mbit/s, 600 ms): growing 3x per round trip,
+/// slow start overfills it before SEARCH has the round trips of history it needs to
+/// exit. Held at twice the measured BDP (`+jump:cap`), the window fills the link and at
+/// most the queue, and far fewer packets are lost.
+#[test]
+fn a_slow_start_held_at_twice_the_bdp_spares_a_one_bdp_queue() {
+    let lost = |jump: &str| {
+        let scenario = Scenario::download(
+            presets::lookup("qir-sat").unwrap(),
+            profile_parts(jump),
+            10 * MB,
+            1,
+        )
+        .with_time_cap(Duration::from_secs(30));
+        let r = run(&scenario).unwrap();
+        let f = &r.summary.flows[0];
+        assert_eq!(f.status, "completed", "{:?}", f.error);
+        (f.packets_lost, f.completion_time_s.unwrap())
+    };
+    let (free, free_done) = lost("jump:train");
+    let (held, held_done) = lost("jump:train,cap");
+    assert!(
+        held * 4 < free && held_done < free_done,
+        "lost {free} -> {held}; 10 MB at {free_done} -> {held_done} s"
+    );
+}
