@@ -22,7 +22,8 @@
 //! The `sat-*` presets take `loss=N` (1 packet in N lost, picoquic's fixed pattern) and
 //! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
 //! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
-//! `geo-viasat-bod:lag-jitter=1s,phase=random`. Every preset takes cross traffic,
+//! `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`, `period=`, `lag=`,
+//! `window=DURATION` (its allocator's shape). Every preset takes cross traffic,
 //! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
@@ -248,7 +249,8 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
 /// `geo-viasat-bod`'s randomness: `lag-jitter=DURATION` (each grant a uniform 0 to that
 /// much later, [`BodSpec::lag_jitter`]) and `phase=random` (the allocation cycle at a random
 /// offset from the connection's start, [`BodSpec::random_phase`]; `phase=fixed` is the
-/// default).
+/// default); and its allocator's shape, for calibration: `headroom=H`, `period=`, `lag=`,
+/// `window=DURATION` ([`BodSpec`]'s fields of the same names).
 fn bod_params(
     preset: &str,
     params: &[(String, String)],
@@ -265,6 +267,19 @@ fn bod_params(
                 bod.lag_jitter =
                     crate::units::parse_duration(v).map_err(|e| err(format!("lag-jitter: {e}")))?;
             }
+            "headroom" => {
+                bod.headroom = v
+                    .parse()
+                    .map_err(|_| err(format!("headroom: not a number: {v:?}")))?;
+            }
+            "period" | "lag" | "window" => {
+                let d = crate::units::parse_duration(v).map_err(|e| err(format!("{k}: {e}")))?;
+                match k.as_str() {
+                    "period" => bod.period = d,
+                    "lag" => bod.lag = d,
+                    _ => bod.window = d,
+                }
+            }
             "phase" => {
                 bod.random_phase = match v.as_str() {
                     "random" => true,
@@ -274,7 +289,7 @@ fn bod_params(
             }
             other => {
                 return Err(err(format!(
-                    "unknown parameter {other:?}; valid parameters: lag-jitter, phase, cross, cross-up"
+                    "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, cross, cross-up"
                 )));
             }
         }
@@ -956,6 +971,10 @@ mod tests {
             ("geo-viasat-bod:lag-jitter=2s", "below the period"),
             ("geo-viasat-bod:lag-jitter=soon", "lag-jitter"),
             ("geo-viasat-bod:plr=0.1", "lag-jitter, phase"),
+            ("geo-viasat-bod:headroom=0.5", "headroom"),
+            ("geo-viasat-bod:headroom=lots", "headroom"),
+            ("geo-viasat-bod:lag-jitter=1s,period=1s", "below the period"),
+            ("geo-viasat-bod:window=0s", "window"),
         ] {
             let e = lookup(bad).unwrap_err().to_string();
             assert!(e.contains(says) && !e.contains('\n'), "{bad}: {e}");
@@ -969,6 +988,17 @@ mod tests {
         assert_eq!(bod.lag_jitter, Duration::from_secs(1));
         assert!(bod.random_phase);
         assert_eq!(spec.name, "geo-viasat-bod:lag-jitter=1s,phase=random");
+        let shaped = lookup("geo-viasat-bod:headroom=1.5,period=4s,lag=1s,window=2s").unwrap();
+        let bod = shaped.down.bod.as_ref().unwrap();
+        assert_eq!(
+            (bod.headroom, bod.period, bod.lag, bod.window),
+            (
+                1.5,
+                Duration::from_secs(4),
+                Duration::from_secs(1),
+                Duration::from_secs(2)
+            )
+        );
         // Without parameters, the calibrated preset: no randomness in the allocator.
         let plain = lookup("geo-viasat-bod").unwrap();
         assert_eq!(plain.down.bod, Some(BodSpec::default()));
