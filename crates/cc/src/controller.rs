@@ -464,11 +464,17 @@ impl Controller {
             {
                 self.set_window(floor as f64);
             }
-            // A window held at the jump's ceiling limits the sending as the application
+            // The jump's ceiling, from the train samples when trains are measured (see
+            // [`BdpJump::cap`]). A window held there limits the sending as the application
             // would: the slow start's heuristic must not read it as the path's plateau.
-            let ceiling = self
-                .jump
-                .and_then(|j| j.ceiling(self.peak_rate.peak(), rtt.min));
+            let ceiling = self.jump.and_then(|j| {
+                let peak = if j.train.is_some() {
+                    self.peak_rate.train_peak()
+                } else {
+                    self.peak_rate.peak()
+                };
+                j.ceiling(peak, rtt.min)
+            });
             let capped = ceiling.is_some_and(|c| self.cwnd >= c);
             let sample = AckSample {
                 now,
