@@ -613,7 +613,12 @@ impl Controller {
             let train = jump.train_length(self.rtt.min);
             self.peak_rate.on_end_acks(now, jump.min_interval, train);
             if self.drain.is_none() && self.cr.phase() == CarefulResumePhase::Normal {
-                let target = jump.target(self.peak_rate.peak(), self.rtt.min, self.rtt.smoothed);
+                let target = jump.target_with_train(
+                    self.peak_rate.peak(),
+                    self.peak_rate.train_peak(),
+                    self.rtt.min,
+                    self.rtt.smoothed,
+                );
                 if target > self.cwnd {
                     self.set_window(target.min(self.ssthresh) as f64);
                 }

@@ -17,6 +17,7 @@
 //! | [`JumpRtt`] | minimum RTT (`rtt=min`) | BBR's long-RTT startup: `bbr_state->min_rtt`; CUBIC and NewReno: `smoothed_rtt` (`rtt=smoothed`) |
 //! | [`JUMP_TRAIN_RTTS`] | off; with `train`, 1/4 of the minimum RTT | none: ours ([`PeakRate`]) |
 //! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | none: ours, BBR's Startup cwnd gain |
+//! | `train-fraction` | off | none: ours; the train's estimate, robust, without the half |
 //!
 //! With `cap`, the initial slow start also stops growing the window at
 //! [`JUMP_CAP_BDPS`] x the estimated BDP and holds it there (while the peak rate does not
@@ -30,7 +31,7 @@
 //! multiplies the jump by that queue. On `thesis-asym-99`, where the ACKs queue on a thin
 //! return link, the smoothed RTT made the jump overshoot (BENCHMARKS.md).
 //!
-//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K]]`. The jump only raises the window during the
+//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F]`. The jump only raises the window during the
 //! initial slow start, never while Careful Resume holds it or a drain steps it down, and
 //! leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
 //! growth reaches the pipe in one round trip and then relies on SEARCH (or HyStart++) to
@@ -100,6 +101,9 @@ pub struct BdpJump {
     /// qir-sat), which the jump's half tolerates and a ceiling of twice the BDP does not;
     /// a train spans a whole flight.
     pub cap: Option<f64>,
+    /// If set (with trains measured), the window also jumps to this share of the train
+    /// samples' peak x minimum RTT: a robust estimate needs no halving (ours).
+    pub train_fraction: Option<f64>,
 }
 
 impl Default for BdpJump {
@@ -111,6 +115,7 @@ impl Default for BdpJump {
             rtt: JumpRtt::Min,
             train: None,
             cap: None,
+            train_fraction: None,
         }
     }
 }
@@ -124,6 +129,22 @@ impl BdpJump {
             JumpRtt::Smoothed => smoothed,
         };
         (self.fraction * peak * rtt.as_secs_f64()) as u64
+    }
+
+    /// The window the jump asks for with the train samples' peak `train_peak` as well:
+    /// the larger of [`Self::target`] and `train_fraction` x `train_peak` x minimum RTT.
+    pub fn target_with_train(
+        &self,
+        peak: f64,
+        train_peak: f64,
+        min: Duration,
+        smoothed: Duration,
+    ) -> u64 {
+        let train = match (self.train, self.train_fraction) {
+            (Some(_), Some(f)) => (f * train_peak * min.as_secs_f64()) as u64,
+            _ => 0,
+        };
+        self.target(peak, min, smoothed).max(train)
     }
 
     /// The largest window the initial slow start grows to at `peak` bytes per second and
@@ -173,6 +194,16 @@ impl BdpJump {
                             })?,
                     );
                 }
+                Some(("train-fraction", v)) => {
+                    out.train_fraction = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0)
+                            .ok_or_else(|| {
+                                format!("jump option train-fraction={v} must be a number in (0, 1]")
+                            })?,
+                    );
+                }
                 None if opt == "cap" => out.cap = Some(JUMP_CAP_BDPS),
                 None if opt == "train" => out.train = Some(JUMP_TRAIN_RTTS),
                 Some(("train", v)) => {
@@ -189,7 +220,7 @@ impl BdpJump {
                 Some(("rtt", "smoothed")) => out.rtt = JumpRtt::Smoothed,
                 _ => {
                     return Err(format!(
-                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K]"
+                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K], train-fraction=F"
                     ));
                 }
             }
@@ -223,6 +254,9 @@ impl fmt::Display for BdpJump {
             Some(JUMP_CAP_BDPS) => opts.push("cap".into()),
             Some(cap) => opts.push(format!("cap={cap}")),
             None => {}
+        }
+        if let Some(f) = self.train_fraction {
+            opts.push(format!("train-fraction={f}"));
         }
         crate::spec::write_part(f, "jump", &opts)
     }
@@ -462,6 +496,21 @@ mod tests {
     }
 
     #[test]
+    fn the_train_fraction_jumps_to_the_trains_estimate_unhalved() {
+        let (min, smoothed) = (ms(600.0), ms(900.0));
+        let plain = BdpJump::parse_options("train").unwrap();
+        // Half of the 3 MB/s peak x 600 ms; the train's 2 MB/s is not used.
+        assert_eq!(plain.target_with_train(3e6, 2e6, min, smoothed), 900_000);
+        let full = BdpJump::parse_options("train,train-fraction=1").unwrap();
+        assert_eq!(full.target_with_train(3e6, 2e6, min, smoothed), 1_200_000);
+        // The larger of the two: an inflated 1 ms peak still rules when it is the higher.
+        assert_eq!(full.target_with_train(6e6, 2e6, min, smoothed), 1_800_000);
+        // Without trains the option has nothing to read.
+        let no_train = BdpJump::parse_options("train-fraction=1").unwrap();
+        assert_eq!(no_train.target_with_train(3e6, 2e6, min, smoothed), 900_000);
+    }
+
+    #[test]
     fn options_parse_and_print_back() {
         for text in [
             "",
@@ -473,6 +522,7 @@ mod tests {
             "train=0.1",
             "cap",
             "cap=3,train",
+            "train,cap,train-fraction=1",
             "fraction=0.5,train=1",
         ] {
             let j = BdpJump::parse_options(text).unwrap();
@@ -492,6 +542,8 @@ mod tests {
             "train=2",
             "cap=0.5",
             "cap=x",
+            "train-fraction=0",
+            "train-fraction=2",
             "big",
         ] {
             let e = BdpJump::parse_options(bad).unwrap_err();
