@@ -467,14 +467,7 @@ impl Controller {
             // The jump's ceiling, from the train samples when trains are measured (see
             // [`BdpJump::cap`]). A window held there limits the sending as the application
             // would: the slow start's heuristic must not read it as the path's plateau.
-            let ceiling = self.jump.and_then(|j| {
-                let peak = if j.train.is_some() {
-                    self.peak_rate.train_peak()
-                } else {
-                    self.peak_rate.peak()
-                };
-                j.ceiling(peak, rtt.min)
-            });
+            let ceiling = self.jump_ceiling(rtt.min);
             let capped = ceiling.is_some_and(|c| self.cwnd >= c);
             let sample = AckSample {
                 now,
@@ -605,6 +598,18 @@ impl Controller {
         }
     }
 
+    /// The largest window the initial slow start may reach under `+jump:cap` at minimum RTT
+    /// `min`: from the train samples' peak when trains are measured (see [`BdpJump::cap`]).
+    fn jump_ceiling(&self, min: Duration) -> Option<u64> {
+        let j = self.jump?;
+        let peak = if j.train.is_some() {
+            self.peak_rate.train_peak()
+        } else {
+            self.peak_rate.peak()
+        };
+        j.ceiling(peak, min)
+    }
+
     /// A batch of acknowledgements ended. `largest_acked` closes a round when it reaches
     /// the round's end packet.
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
@@ -619,6 +624,11 @@ impl Controller {
                     self.rtt.min,
                     self.rtt.smoothed,
                 );
+                // Never past the ceiling: on real sockets the peak can be several times
+                // the train's estimate.
+                let target = self
+                    .jump_ceiling(self.rtt.min)
+                    .map_or(target, |c| target.min(c));
                 if target > self.cwnd {
                     self.set_window(target.min(self.ssthresh) as f64);
                 }

@@ -224,6 +224,43 @@ fn the_jump_cap_holds_slow_start_at_twice_the_measured_bdp() {
     }
 }
 
+/// Real sockets bunch acknowledgements: here the initial window's five ACKs (2 x 1,250
+/// bytes each) are handled at 0, 7.9, 7.9, 7.9 and 9 ms after the first, so one 1 ms
+/// sample reads 7,500 bytes over 1.1 ms (6.8 MB/s) where the train reads 10,000 bytes over
+/// 9 ms (1.1 MB/s). The jump (half the peak x 600 ms: 2.05 MB) is held to the cap's
+/// ceiling, twice the train's BDP (1.33 MB).
+#[test]
+fn the_jump_never_passes_the_ceiling_of_the_train_estimate() {
+    const PACKET: u64 = 1250;
+    let rtt = satquic_cc::RttInfo::fixed(SAT_RTT);
+    let window = |spec: &str| {
+        let mut ctl = spec
+            .parse::<CongestionConfig>()
+            .unwrap()
+            .build_controller(PACKET)
+            .unwrap();
+        let t0 = Duration::from_millis(600);
+        for pn in 0..10 {
+            ctl.on_sent(t0, PACKET, pn);
+        }
+        for (ack, at) in [0.0, 7.9, 7.9, 7.9, 9.0].into_iter().enumerate() {
+            let now = t0 + SAT_RTT + Duration::from_secs_f64(at / 1000.0);
+            ctl.on_ack(now, t0, PACKET, false, rtt);
+            ctl.on_ack(now, t0, PACKET, false, rtt);
+            ctl.on_end_acks(now, PACKET * (8 - 2 * ack as u64), Some(2 * ack as u64 + 1));
+        }
+        ctl.window()
+    };
+    let free = window("cubic+search+jump:train");
+    assert!((2_040_000..2_060_000).contains(&free), "{free}");
+    let capped = window("cubic+search+jump:train,cap");
+    let ceiling = 2.0 * 10_000.0 / 0.009 * 0.6;
+    assert!(
+        (capped as f64 - ceiling).abs() < 10.0,
+        "{capped} against {ceiling}"
+    );
+}
+
 /// The jump belongs to the initial slow start: after a loss ended it, the same
 /// acknowledgement train leaves the window alone.
 #[test]
