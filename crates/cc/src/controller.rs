@@ -615,7 +615,7 @@ impl Controller {
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
         if let Some(jump) = self.jump.filter(|_| !self.initial_slow_start_done) {
-            let train = jump.train_length(self.rtt.min);
+            let train = jump.train_at(self.rtt.min);
             self.peak_rate.on_end_acks(now, jump.min_interval, train);
             if self.drain.is_none() && self.cr.phase() == CarefulResumePhase::Normal {
                 let target = jump.target_with_train(

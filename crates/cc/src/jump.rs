@@ -18,6 +18,7 @@
 //! | [`JUMP_TRAIN_RTTS`] | off; with `train`, 1/4 of the minimum RTT | none: ours ([`PeakRate`]) |
 //! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | none: ours, BBR's Startup cwnd gain |
 //! | `train-fraction` | off | none: ours; the train's estimate, robust, without the half |
+//! | [`TRAIN_MIN_INTERVAL`] | 4 ms (`train-interval=MS`) | none: ours |
 //!
 //! With `cap`, the initial slow start also stops growing the window at
 //! [`JUMP_CAP_BDPS`] x the estimated BDP and holds it there (while the peak rate does not
@@ -31,7 +32,7 @@
 //! multiplies the jump by that queue. On `thesis-asym-99`, where the ACKs queue on a thin
 //! return link, the smoothed RTT made the jump overshoot (BENCHMARKS.md).
 //!
-//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F]`. The jump only raises the window during the
+//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS]`. The jump only raises the window during the
 //! initial slow start, never while Careful Resume holds it or a drain steps it down, and
 //! leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
 //! growth reaches the pipe in one round trip and then relies on SEARCH (or HyStart++) to
@@ -63,6 +64,15 @@ pub const PEAK_RATE_MIN_INTERVAL: Duration = Duration::from_millis(1);
 /// sample under jitter, and a slow start held at twice the BDP").
 pub const JUMP_TRAIN_RTTS: f64 = 0.25;
 
+/// Shortest interval a train sample is taken over (`+jump:train`, ours): the first ACK
+/// of a train handled `d` late inflates a sample over `T` by `T / (T - d)`, and on real
+/// sockets `d` reaches milliseconds (scheduling at both ends). Through `satquic run` on
+/// geo-viasat with 1 ms, one run in five measured the 150 Mbit/s link at ~570 Mbit/s; with
+/// 4 ms the worst of five was ~240 Mbit/s; 8 ms loses the jitter row's first flight
+/// (BENCHMARKS.md, "Start-up: the jump's rate sample under jitter, and a slow start held
+/// at twice the BDP").
+pub const TRAIN_MIN_INTERVAL: Duration = Duration::from_millis(4);
+
 /// How far the initial slow start grows the window with `+jump:cap` (ours), in estimated
 /// bandwidth-delay products (peak delivery rate x minimum RTT): BBR's Startup cwnd gain
 /// of 2 (draft-ietf-ccwg-bbr, `BBRStartupCwndGain`), a BDP in flight and at most one more
@@ -92,6 +102,8 @@ pub struct BdpJump {
     /// If set, acknowledgements are also measured against the first one of their train,
     /// a train lasting this many minimum RTTs ([`PeakRate`]; ours, not picoquic's).
     pub train: Option<f64>,
+    /// Shortest interval of a train sample.
+    pub train_interval: Duration,
     /// If set, the initial slow start does not grow the window past this many times the
     /// estimated bandwidth-delay product (peak rate x minimum RTT; ours, not picoquic's).
     /// With trains measured, the rate is the peak of the train samples alone
@@ -114,6 +126,7 @@ impl Default for BdpJump {
             min_interval: PEAK_RATE_MIN_INTERVAL,
             rtt: JumpRtt::Min,
             train: None,
+            train_interval: TRAIN_MIN_INTERVAL,
             cap: None,
             train_fraction: None,
         }
@@ -154,10 +167,12 @@ impl BdpJump {
         (peak > 0.0).then_some((cap * peak * min.as_secs_f64()) as u64)
     }
 
-    /// How long a train of acknowledgements lasts at minimum RTT `min`, if trains are
-    /// measured.
-    pub fn train_length(&self, min: Duration) -> Option<Duration> {
-        self.train.map(|f| min.mul_f64(f))
+    /// The trains measured at minimum RTT `min`, if any.
+    pub fn train_at(&self, min: Duration) -> Option<Train> {
+        self.train.map(|f| Train {
+            length: min.mul_f64(f),
+            min_interval: self.train_interval,
+        })
     }
 
     /// Parses the options of a `+jump[:...]` spec part; errors are one line.
@@ -204,6 +219,18 @@ impl BdpJump {
                             })?,
                     );
                 }
+                Some(("train-interval", v)) => {
+                    let ms: f64 = v
+                        .parse()
+                        .ok()
+                        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 1000.0)
+                        .ok_or_else(|| {
+                            format!(
+                                "jump option train-interval={v} must be milliseconds in (0, 1000]"
+                            )
+                        })?;
+                    out.train_interval = Duration::from_secs_f64(ms / 1000.0);
+                }
                 None if opt == "cap" => out.cap = Some(JUMP_CAP_BDPS),
                 None if opt == "train" => out.train = Some(JUMP_TRAIN_RTTS),
                 Some(("train", v)) => {
@@ -220,7 +247,7 @@ impl BdpJump {
                 Some(("rtt", "smoothed")) => out.rtt = JumpRtt::Smoothed,
                 _ => {
                     return Err(format!(
-                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K], train-fraction=F"
+                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K], train-fraction=F, train-interval=MS"
                     ));
                 }
             }
@@ -258,8 +285,24 @@ impl fmt::Display for BdpJump {
         if let Some(f) = self.train_fraction {
             opts.push(format!("train-fraction={f}"));
         }
+        if self.train_interval != TRAIN_MIN_INTERVAL {
+            opts.push(format!(
+                "train-interval={}",
+                self.train_interval.as_secs_f64() * 1000.0
+            ));
+        }
         crate::spec::write_part(f, "jump", &opts)
     }
+}
+
+/// How trains of acknowledgements are measured: each lasts `length`, and a train sample
+/// spans at least `min_interval`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Train {
+    /// How long a train lasts from its first acknowledgement.
+    pub length: Duration,
+    /// Shortest interval of a train sample.
+    pub min_interval: Duration,
 }
 
 /// The peak delivery rate, picoquic's way: a sample is the bytes delivered since a
@@ -300,12 +343,12 @@ impl PeakRate {
     }
 
     /// A batch of acknowledgements received at `now` ended; returns the peak rate (bytes
-    /// per second) if it rose. `train`: how long a train lasts, if trains are measured.
+    /// per second) if it rose. `train`: how trains are measured, if they are.
     pub fn on_end_acks(
         &mut self,
         now: Duration,
         min_interval: Duration,
-        train: Option<Duration>,
+        train: Option<Train>,
     ) -> Option<f64> {
         let sent = self.batch_sent.take()?;
         let here = (self.delivered, now, sent);
@@ -319,10 +362,10 @@ impl PeakRate {
                 }
             }
         }
-        if let Some(len) = train {
+        if let Some(train) = train {
             match self.train {
-                Some(from) if now.saturating_sub(from.1) <= len => {
-                    if let Some(rate) = self.rate_since(from, now, sent, min_interval) {
+                Some(from) if now.saturating_sub(from.1) <= train.length => {
+                    if let Some(rate) = self.rate_since(from, now, sent, train.min_interval) {
                         self.train_peak = self.train_peak.max(rate);
                         best = Some(best.map_or(rate, |b| b.max(rate)));
                     }
@@ -425,7 +468,7 @@ mod tests {
     fn a_train_measures_a_flight_that_jitter_spread_out() {
         // A flight of 8 x 1,200 bytes sent within 0.4 ms, acknowledged in 4 ACKs of 2
         // packets: jitter delays all but the first by 5.5 ms, and bunches them.
-        let flight = |rate: &mut PeakRate, train: Option<Duration>| {
+        let flight = |rate: &mut PeakRate, train: Option<Train>| {
             let acks = [300.0, 305.5, 305.6, 305.7];
             for (i, at) in acks.into_iter().enumerate() {
                 for p in 0..2 {
@@ -443,9 +486,15 @@ mod tests {
             moving.peak()
         );
         let mut train = PeakRate::default();
-        let length = BdpJump::default().train_length(ms(600.0));
-        assert_eq!(length, None);
-        let length = Some(ms(600.0 * JUMP_TRAIN_RTTS));
+        assert_eq!(BdpJump::default().train_at(ms(600.0)), None);
+        let length = BdpJump::parse_options("train").unwrap().train_at(ms(600.0));
+        assert_eq!(
+            length,
+            Some(Train {
+                length: ms(600.0 * JUMP_TRAIN_RTTS),
+                min_interval: TRAIN_MIN_INTERVAL
+            })
+        );
         flight(&mut train, length);
         // The train: the last three ACKs' 7,200 bytes over 5.7 ms.
         assert!(
@@ -476,7 +525,10 @@ mod tests {
         // ACKs of 2,400 bytes every 2 ms (1.2 MB/s) for packets sent in one burst; the one
         // due at 4 ms is handled at 5.9 ms, the next at 7 ms.
         let mut rate = PeakRate::default();
-        let train = Some(ms(150.0));
+        let train = Some(Train {
+            length: ms(150.0),
+            min_interval: TRAIN_MIN_INTERVAL,
+        });
         for at in [0.0, 2.0, 5.9, 7.0, 8.0] {
             rate.on_ack(ms(0.0), 2400);
             rate.on_end_acks(ms(300.0 + at), PEAK_RATE_MIN_INTERVAL, train);
@@ -523,6 +575,7 @@ mod tests {
             "cap",
             "cap=3,train",
             "train,cap,train-fraction=1",
+            "train,train-interval=2",
             "fraction=0.5,train=1",
         ] {
             let j = BdpJump::parse_options(text).unwrap();
@@ -544,6 +597,8 @@ mod tests {
             "cap=x",
             "train-fraction=0",
             "train-fraction=2",
+            "train-interval=0",
+            "train-interval=x",
             "big",
         ] {
             let e = BdpJump::parse_options(bad).unwrap_err();
