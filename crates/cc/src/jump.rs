@@ -20,20 +20,13 @@
 //! | `train-fraction` | off | none: ours; the train's estimate, robust, without the half |
 //! | [`TRAIN_MIN_INTERVAL`] | 4 ms (`train-interval=MS`) | none: ours |
 //!
-//! With `cap`, the initial slow start also stops growing the window at
-//! [`JUMP_CAP_BDPS`] x the estimated BDP and holds it there (while the peak rate does not
-//! rise); the slow start's heuristic (SEARCH, HyStart++) sees the held acknowledgements as
-//! application-limited, so a hold is not mistaken for the path's plateau. It keeps the
-//! window from overfilling a bottleneck queue a SEARCH exit would come too late for (a
-//! 1-BDP buffer at 600 ms: qir-sat), and a bandwidth-on-demand link whose early grants make
-//! the estimate low lifts the hold as the grants grow.
-//!
 //! The default is the minimum RTT, the pipe's own: a smoothed RTT inflated by a queue
 //! multiplies the jump by that queue. On `thesis-asym-99`, where the ACKs queue on a thin
 //! return link, the smoothed RTT made the jump overshoot (BENCHMARKS.md).
 //!
-//! Spec part `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS]`. The jump only raises the window during the
-//! initial slow start, never while Careful Resume holds it or a drain steps it down, and
+//! Spec part
+//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS]`.
+//! The jump only raises the window during the initial slow start, never while Careful Resume holds it or a drain steps it down, and
 //! leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
 //! growth reaches the pipe in one round trip and then relies on SEARCH (or HyStart++) to
 //! stop. quinn-proto paces the larger window at `1.25 x cwnd / smoothed RTT`, so the jump
@@ -41,6 +34,15 @@
 //! a long path (10 datagrams at 600 ms) that after the initial window the samples measure
 //! that pacing, not the bottleneck; `+burst` ([`crate::burst`]) paces the initial slow
 //! start in quarter windows, picoquic's way, so that they measure the bottleneck again.
+//!
+//! With `cap`, the initial slow start also stops growing the window at
+//! [`JUMP_CAP_BDPS`] x the estimated BDP (from the train samples when trains are measured)
+//! and holds it there while the estimate does not rise; the jump never goes past it
+//! either. The slow start's heuristic (SEARCH, HyStart++) sees the held acknowledgements as
+//! application-limited, so a hold is not mistaken for the path's plateau. It keeps the
+//! window from overfilling a bottleneck queue a SEARCH exit would come too late for (a
+//! 1-BDP buffer at 600 ms: qir-sat), and a bandwidth-on-demand link whose early grants make
+//! the estimate low lifts the hold as the grants grow.
 //!
 //! The rate is a maximum, and a packet train measures the bottleneck's rate, not the
 //! share left by other traffic: on a shared bottleneck the jump can overshoot, which is why
