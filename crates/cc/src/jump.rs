@@ -77,7 +77,8 @@ pub const TRAIN_MIN_INTERVAL: Duration = Duration::from_millis(4);
 
 /// How far the initial slow start grows the window with `+jump:cap` (ours), in estimated
 /// bandwidth-delay products (peak delivery rate x minimum RTT): BBR's Startup cwnd gain
-/// of 2 (draft-ietf-ccwg-bbr, `BBRStartupCwndGain`), a BDP in flight and at most one more
+/// of 2 (draft-ietf-ccwg-bbr Sec. 5.3.1.1, `BBR.DefaultCwndGain` in Startup; `bbr3`'s
+/// `STARTUP_CWND_GAIN`), a BDP in flight and at most one more
 /// queued at the bottleneck. Beyond it, growth only fills the queue towards the loss that
 /// ends slow start.
 pub const JUMP_CAP_BDPS: f64 = 2.0;

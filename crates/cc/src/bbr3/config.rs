@@ -6,7 +6,7 @@ use std::time::Duration;
 /// Startup's pacing gain, `4 ln 2` rounded as the draft does (Sec. 2.5
 /// `BBR.StartupPacingGain`; Sec. 5.3.1.1, Startup Dynamics): the smallest gain that doubles the sending rate each round.
 pub const STARTUP_PACING_GAIN: f64 = 2.77;
-/// Startup's cwnd gain (Sec. 5.3.1.1: `BBR.DefaultCwndGain`, after [BBRStartupCwndGain]).
+/// Startup's cwnd gain (Sec. 5.3.1.1: `BBR.DefaultCwndGain`, after `BBRStartupCwndGain`).
 pub const STARTUP_CWND_GAIN: f64 = 2.0;
 /// Drain's pacing gain (Sec. 2.5 and 5.3.2, Drain; `BBR.DrainPacingGain`): at most
 /// `1 / BBR.StartupCwndGain` drains Startup's queue within a round. -06 uses 0.5; up to
