@@ -88,7 +88,7 @@
 //! `inflight_shortterm` and `bw_shortterm` are `inflight_hi`, `inflight_lo` and `bw_lo` here,
 //! the names of its earlier versions and of Linux.
 //!
-//! Spec: `bbr3[:NAME=VALUE,...]`, every constant of [`config`] by its option name.
+//! Spec: `bbr3[:NAME=VALUE,...]`, every constant of [`Bbr3Config`] by its option name.
 
 mod config;
 mod quinn;
