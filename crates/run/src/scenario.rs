@@ -280,6 +280,11 @@ pub struct TransportSpec {
     /// from the start.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub receive_window_autotune: bool,
+    /// A probe timeout with nothing new to send resends the stream data of the oldest
+    /// packet in flight instead of a PING (quinn-proto patch 11; RFC 9002 Sec. 6.2.4
+    /// allows either): a lost last packet reaches the receiver one round trip sooner.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pto_probe_data: bool,
 }
 
 /// Where an auto-tuned stream receive window starts: quinn's default stream window
@@ -422,6 +427,7 @@ impl Default for TransportSpec {
             sender_shaper: None,
             ack_frequency: None,
             receive_window_autotune: false,
+            pto_probe_data: false,
         }
     }
 }
@@ -429,7 +435,7 @@ impl Default for TransportSpec {
 impl TransportSpec {
     /// The settings a run uses: for the `satellite` profile ([`satquic_cc::profile`]) its
     /// transport parts fill what the spec leaves at the default (ACK frequency, path MTU
-    /// discovery); any other spec is returned as it is. The windows stay the spec's:
+    /// discovery, stream data in probes); any other spec is returned as it is. The windows stay the spec's:
     /// satquic's own are BDP-sized for any path (256 MiB), and an auto-tuned window
     /// (`receive_window_autotune`) costs first connections on fast GEO paths about a
     /// second (BENCHMARKS.md, "Receive windows: auto-tuning").
@@ -443,6 +449,7 @@ impl TransportSpec {
                 window_divisor: Some(satquic_cc::profile::SATELLITE_WINDOW_DIVISOR),
             });
             t.mtu_discovery = true;
+            t.pto_probe_data = true;
         }
         t
     }

@@ -129,6 +129,7 @@ pub fn transport_config(
         t.min_mtu(spec.mtu);
         t.mtu_discovery_config(None);
     }
+    t.pto_probe_stream_data(spec.pto_probe_data);
     t.enable_segmentation_offload(endpoint.segmentation_offload);
     let idle = IdleTimeout::try_from(endpoint.idle_timeout)
         .map_err(|_| "idle timeout out of range".to_string())?;

@@ -30,6 +30,7 @@ pub struct TransportConfig {
     pub(crate) max_idle_timeout: Option<VarInt>,
     pub(crate) stream_receive_window: VarInt,
     pub(crate) stream_receive_window_max: Option<VarInt>,
+    pub(crate) pto_probe_stream_data: bool,
     pub(crate) receive_window: VarInt,
     pub(crate) send_window: u64,
     pub(crate) send_fairness: bool,
@@ -125,6 +126,16 @@ impl TransportConfig {
     /// window (`receive_window`) should allow it. `None` (the default): a fixed window.
     pub fn stream_receive_window_max(&mut self, max: Option<VarInt>) -> &mut Self {
         self.stream_receive_window_max = max;
+        self
+    }
+
+    /// Whether a probe timeout with no new data to send and no frame of another kind to
+    /// retransmit resends the stream data of the oldest packet in flight, instead of a PING
+    /// (satquic patch 11, SATQUIC-PATCH.md; RFC 9002 Sec. 6.2.4: "Previously sent data MAY be
+    /// sent if no new data can be sent"). A lost last packet of a transfer then reaches the
+    /// receiver with the probe, one round trip sooner. Default `false`: quinn's PING.
+    pub fn pto_probe_stream_data(&mut self, value: bool) -> &mut Self {
+        self.pto_probe_stream_data = value;
         self
     }
 
@@ -388,6 +399,7 @@ impl Default for TransportConfig {
             max_idle_timeout: Some(VarInt(30_000)),
             stream_receive_window: STREAM_RWND.into(),
             stream_receive_window_max: None,
+            pto_probe_stream_data: false,
             receive_window: VarInt::MAX,
             send_window: (8 * STREAM_RWND).into(),
             send_fairness: true,
@@ -427,6 +439,7 @@ impl fmt::Debug for TransportConfig {
             max_idle_timeout,
             stream_receive_window,
             stream_receive_window_max,
+            pto_probe_stream_data,
             receive_window,
             send_window,
             send_fairness,
@@ -457,6 +470,7 @@ impl fmt::Debug for TransportConfig {
             .field("max_idle_timeout", max_idle_timeout)
             .field("stream_receive_window", stream_receive_window)
             .field("stream_receive_window_max", stream_receive_window_max)
+            .field("pto_probe_stream_data", pto_probe_stream_data)
             .field("receive_window", receive_window)
             .field("send_window", send_window)
             .field("send_fairness", send_fairness)

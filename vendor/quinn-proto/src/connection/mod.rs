@@ -491,7 +491,11 @@ impl Connection {
         for space in SpaceId::iter() {
             let request_immediate_ack =
                 space == SpaceId::Data && self.peer_supports_ack_frequency();
-            self.spaces[space].maybe_queue_probe(request_immediate_ack, &self.streams);
+            self.spaces[space].maybe_queue_probe(
+                request_immediate_ack,
+                &mut self.streams,
+                self.config.pto_probe_stream_data,
+            );
         }
 
         // Check whether we need to send a close message

@@ -115,7 +115,8 @@ impl PacketSpace {
     pub(super) fn maybe_queue_probe(
         &mut self,
         request_immediate_ack: bool,
-        streams: &StreamsState,
+        streams: &mut StreamsState,
+        probe_stream_data: bool,
     ) {
         if self.loss_probes == 0 {
             return;
@@ -139,6 +140,22 @@ impl PacketSpace {
                 // it *again* even if the copy we're sending now gets acknowledged.
                 self.pending |= mem::take(&mut packet.retransmits);
                 return;
+            }
+        }
+
+        // satquic patch 11: resend the stream data of the oldest packet in flight. The frames
+        // move to the probe (as the retransmits above do), so each range stays in one packet
+        // in flight and is acknowledged or declared lost through that one.
+        if probe_stream_data && !streams.can_send_stream_data() {
+            for packet in self.sent_packets.values_mut() {
+                if !packet.stream_frames.is_empty() {
+                    for frame in mem::take(&mut packet.stream_frames) {
+                        streams.retransmit(frame);
+                    }
+                    if streams.can_send_stream_data() {
+                        return;
+                    }
+                }
             }
         }
 

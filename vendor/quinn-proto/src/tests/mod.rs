@@ -4445,3 +4445,54 @@ fn the_controller_sees_the_rtt_sample_of_the_ack_it_is_given() {
     );
     assert_eq!(min, smoothed, "one sample so far");
 }
+
+// satquic patch 11: with `pto_probe_stream_data`, the probe sent when the last packet of a
+// stream is lost carries that packet's stream data, instead of a PING, so the receiver has
+// it one round trip sooner; without, the probe is a PING.
+#[test]
+fn pto_probe_resends_the_oldest_stream_data_when_asked() {
+    let _guard = subscribe();
+    for probe_stream_data in [false, true] {
+        let client_config = {
+            let mut c_config = client_config();
+            let mut t_config = TransportConfig::default();
+            t_config.pto_probe_stream_data(probe_stream_data);
+            c_config.transport_config(t_config.into());
+            c_config
+        };
+        let mut pair = Pair::default();
+        let (client_ch, server_ch) = pair.connect_with(client_config);
+        pair.drive();
+
+        let s = pair.client_streams(client_ch).open(Dir::Uni).unwrap();
+        pair.client_send(client_ch, s).write(&[42; 1000]).unwrap();
+        pair.client_send(client_ch, s).finish().unwrap();
+        pair.drive_client();
+        // The packet carrying the stream is lost.
+        assert!(!pair.server.inbound.is_empty());
+        pair.server.inbound.clear();
+        let before = pair.server_conn_mut(server_ch).stats().frame_rx.stream;
+
+        // To the probe timeout; the client sends its probes and the server reads them.
+        pair.step();
+        pair.drive_client();
+        pair.drive_server();
+        let after = pair.server_conn_mut(server_ch).stats().frame_rx.stream;
+        assert_eq!(
+            after > before,
+            probe_stream_data,
+            "probe_stream_data {probe_stream_data}: STREAM frames {before} -> {after}"
+        );
+
+        // Either way the stream completes, once.
+        pair.drive();
+        let mut recv = pair.server_recv(server_ch, s);
+        let mut chunks = recv.read(false).unwrap();
+        let mut received = 0;
+        while let Ok(Some(chunk)) = chunks.next(usize::MAX) {
+            received += chunk.bytes.len();
+        }
+        let _ = chunks.finalize();
+        assert_eq!(received, 1000, "probe_stream_data {probe_stream_data}");
+    }
+}
