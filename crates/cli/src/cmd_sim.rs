@@ -363,6 +363,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 mtu: Some(mtu),
                 mtu_discovery: None,
                 receive_window_autotune: None,
+                pto_probe_data: None,
                 sender_cap: None,
                 ack_frequency: args.ack_frequency.clone(),
             })

@@ -36,7 +36,8 @@
 //! # initial_window, receive_window, stream_receive_window, send_window (bytes or "256MB"),
 //! # initial_rtt ("600ms"), mtu (bytes), mtu_discovery (bool), receive_window_autotune
 //! # (bool: the stream window starts at 1.25 MB and grows up to stream_receive_window while
-//! # the application keeps up), sender_cap ("200M:1.5s" or
+//! # the application keeps up), pto_probe_data (bool: probe timeouts resend the oldest
+//! # stream data, quinn-proto patch 11), sender_cap ("200M:1.5s" or
 //! # "none"): optional, satquic-sim defaults
 //!
 //! [[variant]]
@@ -214,6 +215,9 @@ pub struct VariantEntry {
     /// (`TransportSpec::receive_window_autotune`).
     #[serde(default)]
     pub receive_window_autotune: Option<bool>,
+    /// Probe timeouts resend the oldest stream data (`TransportSpec::pto_probe_data`).
+    #[serde(default)]
+    pub pto_probe_data: Option<bool>,
     /// Rate cap at the server (`RATE[:LATENCY]` or `none`); overrides the campaign's.
     #[serde(default)]
     pub sender_cap: Option<String>,
@@ -599,6 +603,9 @@ impl CampaignSpec {
             }
             if let Some(a) = v.receive_window_autotune {
                 t.receive_window_autotune = a;
+            }
+            if let Some(p) = v.pto_probe_data {
+                t.pto_probe_data = p;
             }
             if let Some(a) = &v.ack_frequency {
                 t.ack_frequency = satquic_run::scenario::AckFrequencySpec::parse(a)

@@ -219,3 +219,17 @@ fn upload_rows_are_upload_rows() {
     // Efficiency and utilisation divide by the data direction's rate: up for uploads.
     assert_eq!(row.workload_kind, "upload");
 }
+
+#[test]
+fn transport_switches_reach_the_variants_transport() {
+    let text = MINIMAL.replace(
+        "[[variant]]\ncc = \"cubic\"\n",
+        "[[variant]]\ncc = \"cubic\"\n[[variant]]\nlabel = \"probes\"\ncc = \"cubic\"\npto_probe_data = true\nmtu_discovery = true\n",
+    );
+    let v = parse(&text).unwrap().resolve_variants().unwrap();
+    assert!(!v[0].transport.pto_probe_data && !v[0].transport.mtu_discovery);
+    assert!(v[1].transport.pto_probe_data && v[1].transport.mtu_discovery);
+    // The satellite profile turns it on by itself.
+    let profile = satquic_run::TransportSpec::with_cc("satellite").effective();
+    assert!(profile.pto_probe_data);
+}
