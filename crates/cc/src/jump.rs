@@ -26,8 +26,8 @@
 //!
 //! Spec part
 //! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS]`.
-//! The jump only raises the window during the initial slow start, never while Careful Resume holds it or a drain steps it down, and
-//! leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
+//! The jump only raises the window during the initial slow start, never while Careful
+//! Resume holds it or a drain steps it down, and leaves the exit to the slow start: a jump to half the estimate followed by `G`-fold
 //! growth reaches the pipe in one round trip and then relies on SEARCH (or HyStart++) to
 //! stop. quinn-proto paces the larger window at `1.25 x cwnd / smoothed RTT`, so the jump
 //! is spread over a round trip rather than sent as a burst. Its own bursts are so small on
@@ -78,9 +78,8 @@ pub const TRAIN_MIN_INTERVAL: Duration = Duration::from_millis(4);
 /// How far the initial slow start grows the window with `+jump:cap` (ours), in estimated
 /// bandwidth-delay products (peak delivery rate x minimum RTT): BBR's Startup cwnd gain
 /// of 2 (draft-ietf-ccwg-bbr Sec. 5.3.1.1, `BBR.DefaultCwndGain` in Startup; `bbr3`'s
-/// `STARTUP_CWND_GAIN`), a BDP in flight and at most one more
-/// queued at the bottleneck. Beyond it, growth only fills the queue towards the loss that
-/// ends slow start.
+/// `STARTUP_CWND_GAIN`): a BDP in flight and at most one more queued at the bottleneck.
+/// Beyond it, growth only fills the queue towards the loss that ends slow start.
 pub const JUMP_CAP_BDPS: f64 = 2.0;
 
 /// Which RTT estimate turns the peak rate into a bandwidth-delay product.
