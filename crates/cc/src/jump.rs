@@ -183,67 +183,21 @@ impl BdpJump {
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
                 Some(("fraction", v)) => {
-                    out.fraction = v
-                        .parse()
-                        .ok()
-                        .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0)
-                        .ok_or_else(|| {
-                            format!("jump option fraction={v} must be a number in (0, 1]")
-                        })?;
+                    out.fraction = number("fraction", v, in_unit, "a number in (0, 1]")?;
                 }
-                Some(("interval", v)) => {
-                    let ms: f64 = v
-                        .parse()
-                        .ok()
-                        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 1000.0)
-                        .ok_or_else(|| {
-                            format!("jump option interval={v} must be milliseconds in (0, 1000]")
-                        })?;
-                    out.min_interval = Duration::from_secs_f64(ms / 1000.0);
-                }
+                Some(("interval", v)) => out.min_interval = millis("interval", v)?,
                 Some(("cap", v)) => {
-                    out.cap = Some(
-                        v.parse()
-                            .ok()
-                            .filter(|f: &f64| f.is_finite() && *f >= 1.0)
-                            .ok_or_else(|| {
-                                format!("jump option cap={v} must be a number of BDPs >= 1")
-                            })?,
-                    );
+                    out.cap = Some(number("cap", v, |k| k >= 1.0, "a number of BDPs >= 1")?);
                 }
                 Some(("train-fraction", v)) => {
-                    out.train_fraction = Some(
-                        v.parse()
-                            .ok()
-                            .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0)
-                            .ok_or_else(|| {
-                                format!("jump option train-fraction={v} must be a number in (0, 1]")
-                            })?,
-                    );
+                    out.train_fraction =
+                        Some(number("train-fraction", v, in_unit, "a number in (0, 1]")?);
                 }
-                Some(("train-interval", v)) => {
-                    let ms: f64 = v
-                        .parse()
-                        .ok()
-                        .filter(|ms: &f64| ms.is_finite() && *ms > 0.0 && *ms <= 1000.0)
-                        .ok_or_else(|| {
-                            format!(
-                                "jump option train-interval={v} must be milliseconds in (0, 1000]"
-                            )
-                        })?;
-                    out.train_interval = Duration::from_secs_f64(ms / 1000.0);
-                }
+                Some(("train-interval", v)) => out.train_interval = millis("train-interval", v)?,
                 None if opt == "cap" => out.cap = Some(JUMP_CAP_BDPS),
                 None if opt == "train" => out.train = Some(JUMP_TRAIN_RTTS),
                 Some(("train", v)) => {
-                    out.train = Some(
-                        v.parse()
-                            .ok()
-                            .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f <= 1.0)
-                            .ok_or_else(|| {
-                                format!("jump option train={v} must be a number of RTTs in (0, 1]")
-                            })?,
-                    );
+                    out.train = Some(number("train", v, in_unit, "a number of RTTs in (0, 1]")?);
                 }
                 Some(("rtt", "min")) => out.rtt = JumpRtt::Min,
                 Some(("rtt", "smoothed")) => out.rtt = JumpRtt::Smoothed,
@@ -256,6 +210,32 @@ impl BdpJump {
         }
         Ok(out)
     }
+}
+
+/// The value of jump option `key` as a finite number that `ok` accepts; otherwise a
+/// one-line error saying it must be `what`.
+fn number(key: &str, value: &str, ok: impl Fn(f64) -> bool, what: &str) -> Result<f64, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && ok(*v))
+        .ok_or_else(|| format!("jump option {key}={value} must be {what}"))
+}
+
+/// The value of jump option `key` as milliseconds in (0, 1000].
+fn millis(key: &str, value: &str) -> Result<Duration, String> {
+    let ms = number(
+        key,
+        value,
+        |ms| ms > 0.0 && ms <= 1000.0,
+        "milliseconds in (0, 1000]",
+    )?;
+    Ok(Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// In (0, 1].
+fn in_unit(v: f64) -> bool {
+    v > 0.0 && v <= 1.0
 }
 
 impl fmt::Display for BdpJump {

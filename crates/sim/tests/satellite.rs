@@ -15,6 +15,17 @@ fn upload(link: &str, transport: TransportSpec, bytes: u64) -> RunRecord {
     run(&scenario).unwrap()
 }
 
+/// The largest congestion window of the record's series up to `time_s`.
+fn largest_window_until(record: &RunRecord, time_s: f64) -> u64 {
+    record
+        .series
+        .iter()
+        .filter(|row| row.time_s <= time_s)
+        .map(|row| row.cwnd_bytes)
+        .max()
+        .expect("series rows before the time")
+}
+
 /// Share of the return link's capacity the run used, over the flow's lifetime.
 fn return_link_share(record: &RunRecord, return_bps: u64) -> f64 {
     let f = &record.summary.flows[0];
@@ -194,13 +205,7 @@ fn slow_start_bursts_let_the_jump_see_the_bottleneck() {
         let f = &r.summary.flows[0];
         assert_eq!(f.status, "completed", "{:?}", f.error);
         assert_eq!(f.packets_lost, 0);
-        let window = r
-            .series
-            .iter()
-            .filter(|row| row.time_s <= 2.0)
-            .map(|row| row.cwnd_bytes)
-            .max()
-            .unwrap();
+        let window = largest_window_until(&r, 2.0);
         (window, r.time_to_mb(0, 20).unwrap())
     };
     let (paced, paced_20mb) = window_at_2s("cubic+search+growth:x=3+jump");
@@ -272,13 +277,7 @@ fn a_train_of_acknowledgements_sees_through_jitter() {
         let r = upload("sat-250-3:jitter=3ms", profile_parts(jump), 20 * MB);
         let f = &r.summary.flows[0];
         assert_eq!(f.status, "completed", "{:?}", f.error);
-        let window = r
-            .series
-            .iter()
-            .filter(|row| row.time_s <= 1.5)
-            .map(|row| row.cwnd_bytes)
-            .max()
-            .unwrap();
+        let window = largest_window_until(&r, 1.5);
         (window, f.completion_time_s.unwrap())
     };
     let (moving, moving_done) = window_after_first_flight("jump");
