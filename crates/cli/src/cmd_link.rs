@@ -7,6 +7,7 @@ use std::time::Duration;
 use satquic_link::units::parse_duration;
 use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, QueueLimit};
 use satquic_net::relay::{DirectionSnapshot, Relay, RelayOptions};
+use satquic_net::unix_ms;
 use satquic_run::LinkSource;
 use satquic_run::scenario::ShaperSpec;
 use satquic_run::units::{parse_rate_bps, parse_size};
@@ -350,11 +351,6 @@ fn sender_cap(args: &Args) -> Result<Option<ShaperSpec>, Failure> {
     args.sender_cap.as_deref().map_or(Ok(None), |t| {
         ShaperSpec::parse_cap(t).map_err(usage("--sender-cap"))
     })
-}
-
-fn unix_ms(t: std::time::SystemTime) -> u64 {
-    t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// `--summary-json`: the closing totals, machine-readable.

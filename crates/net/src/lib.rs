@@ -69,3 +69,10 @@ impl std::error::Error for NetError {}
 pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
+
+/// Milliseconds from the Unix epoch to `t` (0 before it): the wall-clock stamps that
+/// line up a relay's, a client's and a peer's own output.
+pub fn unix_ms(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

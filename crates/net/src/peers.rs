@@ -1078,9 +1078,7 @@ fn run_cell_inner(cell: &Cell) -> Result<CellOutcome, String> {
         )?;
         wait_ready(&mut relay, link_port, &relay_log)?;
         let started = Instant::now();
-        let started_unix_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let started_unix_ms = crate::unix_ms(std::time::SystemTime::now());
         let mut progress = ProgressLog::default();
         let mut client = spawn(
             "client",
