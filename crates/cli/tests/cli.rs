@@ -316,6 +316,21 @@ fn calibrate_refuses_bad_candidates_in_one_line() {
         "{e}"
     );
     usage_error(&["calibrate", "--link", "no-such-link", "--out", &out]);
+    // A bad candidate after a good one: refused before the good one runs.
+    let e = usage_error(&[
+        "calibrate",
+        "--link",
+        "geo-viasat-bod",
+        "--link",
+        "geo-viasat-bod:lag-jitter=2s",
+        "--out",
+        &out,
+    ]);
+    assert!(e.contains("candidate 2"), "{e}");
+    assert!(
+        !std::path::Path::new(&out).exists(),
+        "nothing written: {out}"
+    );
     usage_error(&["calibrate", "--out", &out]);
     usage_error(&[
         "calibrate",

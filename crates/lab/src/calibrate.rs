@@ -13,7 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::LabError;
-use crate::claims::table;
+use crate::analysis::{self, ExitSource, ExitTimes};
+use crate::claims::table::{self, TABLE_II};
 use crate::exec::{self, ExecOptions, Progress};
 use crate::plan::Plan;
 use crate::report::{self, ComparisonRow, Loaded};
@@ -39,6 +40,9 @@ pub struct CandidateResult {
     pub dir: PathBuf,
     /// The real-link claims with this link in place of [`table::REAL`].
     pub rows: Vec<ComparisonRow>,
+    /// Capacity, first-loss and shadow exit times of campaign b's shadow runs, the
+    /// distribution 003 Table II reports for the real link.
+    pub times: ExitTimes,
 }
 
 impl CandidateResult {
@@ -46,7 +50,29 @@ impl CandidateResult {
     pub fn count(&self, verdict: &str) -> usize {
         self.rows.iter().filter(|r| r.verdict == verdict).count()
     }
+
+    /// How far the spreads of [`Self::times`] are from 003 Table II's: the sum over
+    /// capacity, first loss and exit of |log2(our sd / the seed's sd)| (0 when all three
+    /// are the seed's; a missing or zero spread counts as [`MISSING_SPREAD`]).
+    pub fn spread_distance(&self) -> f64 {
+        let (_, _, capacity, loss, exit, _) = TABLE_II[0];
+        [
+            (self.times.capacity_s, capacity),
+            (self.times.loss_s, loss),
+            (self.times.exit_s, exit),
+        ]
+        .iter()
+        .map(|(ours, (_, seed_sd))| match ours {
+            Some((_, sd)) if *sd > 0.0 => (sd / seed_sd).log2().abs().min(MISSING_SPREAD),
+            _ => MISSING_SPREAD,
+        })
+        .sum()
+    }
 }
+
+/// What a spread that is missing or zero adds to [`CandidateResult::spread_distance`]:
+/// as far as one 16 times too small or too large.
+pub const MISSING_SPREAD: f64 = 4.0;
 
 /// Runs and evaluates every candidate; the result is ranked, best first.
 /// `repetitions` overrides the `--quick` repetitions of both campaigns.
@@ -63,15 +89,12 @@ pub fn calibrate(
     if repetitions == Some(0) {
         return Err(LabError::Usage("--repetitions must be at least 1".into()));
     }
-    crate::output_dir(out)?;
+    // Every candidate's campaigns are planned before any runs, so a candidate that does
+    // not parse is a usage error at the start, not after the others have run.
     let builtins = reproduce::builtins(Scale::Quick);
-    let mut results = Vec::new();
+    let mut planned = Vec::new();
     for (i, link) in candidates.iter().enumerate() {
-        let dir = out.join(format!("candidate-{:02}", i + 1));
-        crate::output_dir(&dir)?;
-        std::fs::write(dir.join("link.txt"), format!("{link}\n"))
-            .map_err(|e| LabError::Io(format!("{}: {e}", dir.display())))?;
-        let mut loaded = Vec::new();
+        let mut campaigns = Vec::new();
         for (name, variants) in FITTED {
             let builtin = builtins
                 .iter()
@@ -91,24 +114,58 @@ pub fn calibrate(
             }
             let plan = Plan::new(&spec)
                 .map_err(|e| LabError::Usage(format!("candidate {}: {link}: {e}", i + 1)))?;
+            campaigns.push((name, spec, plan));
+        }
+        planned.push((link, campaigns));
+    }
+    crate::output_dir(out)?;
+    let mut results = Vec::new();
+    for (i, (link, campaigns)) in planned.into_iter().enumerate() {
+        let dir = out.join(format!("candidate-{:02}", i + 1));
+        crate::output_dir(&dir)?;
+        std::fs::write(dir.join("link.txt"), format!("{link}\n"))
+            .map_err(|e| LabError::Io(format!("{}: {e}", dir.display())))?;
+        let mut loaded = Vec::new();
+        for (name, spec, plan) in campaigns {
             let campaign_dir = dir.join(name);
             let label = format!("candidate {} {name}", i + 1);
             exec::run_campaign(&spec, &plan, &campaign_dir, opts, &|p| progress(&label, p))?;
             loaded.push(standing_in(report::load(&campaign_dir)?, link));
         }
+        let times = loaded
+            .iter()
+            .find(|l| l.meta.name == "b-exit-classes")
+            .map(|b| {
+                let shadow = crate::claims::ours::select(b, table::REAL, "search-shadow");
+                analysis::exit_times(
+                    &shadow,
+                    ExitSource {
+                        shadow: true,
+                        heuristic_capacity: false,
+                    },
+                )
+            })
+            .expect("campaign b is fitted");
         results.push(CandidateResult {
             link: link.clone(),
             dir,
             rows: real_link_rows(&loaded),
+            times,
         });
     }
     rank(&mut results);
     Ok(results)
 }
 
-/// Best first: fewest `differs`, then most `matches`; ties keep the order given.
+/// Best first: fewest `differs`, then most `matches`, then the spreads nearest 003 Table
+/// II's ([`CandidateResult::spread_distance`]); ties keep the order given.
 fn rank(results: &mut [CandidateResult]) {
-    results.sort_by_key(|r| (r.count("differs"), std::cmp::Reverse(r.count("matches"))));
+    results.sort_by(|a, b| {
+        let key = |r: &CandidateResult| (r.count("differs"), std::cmp::Reverse(r.count("matches")));
+        key(a)
+            .cmp(&key(b))
+            .then(a.spread_distance().total_cmp(&b.spread_distance()))
+    });
 }
 
 /// The campaign's runs of `link` relabelled as runs of [`table::REAL`].
@@ -132,20 +189,33 @@ pub fn real_link_rows(loaded: &[Loaded]) -> Vec<ComparisonRow> {
 
 /// The ranking as a Markdown table, then each candidate's rows.
 pub fn markdown(results: &[CandidateResult]) -> String {
-    let mut s = String::from(
-        "| rank | link | matches | same trend | differs | no data |\n|---|---|---|---|---|---|\n",
+    let (_, _, capacity, loss, exit, _) = TABLE_II[0];
+    let mut s = format!(
+        "| rank | link | matches | same trend | differs | no data | capacity, loss, exit: mean (sd) s; 003 Table II: {} ({}), {} ({}), {} ({}) | spread distance |\n|---|---|---|---|---|---|---|---|\n",
+        capacity.0, capacity.1, loss.0, loss.1, exit.0, exit.1
     );
+    let cell =
+        |v: Option<(f64, f64)>| v.map_or("-".to_string(), |(m, sd)| format!("{m:.1} ({sd:.1})"));
     for (i, r) in results.iter().enumerate() {
         s.push_str(&format!(
-            "| {} | `{}` | {} | {} | {} | {} |\n",
+            "| {} | `{}` | {} | {} | {} | {} | {}, {}, {} ({} runs) | {:.2} |\n",
             i + 1,
             r.link,
             r.count("matches"),
             r.count("same trend"),
             r.count("differs"),
-            r.count("no data")
+            r.count("no data"),
+            cell(r.times.capacity_s),
+            cell(r.times.loss_s),
+            cell(r.times.exit_s),
+            r.times.runs,
+            r.spread_distance()
         ));
     }
+    s.push_str(&format!(
+        "\nSpread distance: the sum over capacity, first loss and exit of |log2(our sd / the seed's sd)|; 0 is the seed's spreads, each missing or zero spread counts {MISSING_SPREAD}. A match of the 003 Table II claim needs each sd within a factor of {} of the seed's.\n",
+        table::SD_FACTOR
+    ));
     for (i, r) in results.iter().enumerate() {
         s.push_str(&format!(
             "\n{}. `{}` ({})\n\n| source | what | seed's number | ours | verdict |\n|---|---|---|---|---|\n",
@@ -181,7 +251,50 @@ mod tests {
                     verdict: v.to_string(),
                 })
                 .collect(),
+            times: ExitTimes {
+                runs: 0,
+                capacity_s: None,
+                loss_s: None,
+                exit_s: None,
+                timely_pct: None,
+            },
         }
+    }
+
+    fn with_spreads(mut c: CandidateResult, sd: [f64; 3]) -> CandidateResult {
+        c.times.runs = 8;
+        c.times.capacity_s = Some((10.0, sd[0]));
+        c.times.loss_s = Some((20.0, sd[1]));
+        c.times.exit_s = Some((12.0, sd[2]));
+        c
+    }
+
+    #[test]
+    fn equal_verdicts_rank_by_the_spreads_nearest_the_seeds() {
+        // 003 Table II: sd 2.6 / 8.7 / 1.7 s.
+        let seeds = with_spreads(candidate("seeds", &["differs"]), [2.6, 8.7, 1.7]);
+        assert!(seeds.spread_distance().abs() < 1e-12);
+        let twice = with_spreads(candidate("twice", &["differs"]), [5.2, 4.35, 3.4]);
+        assert!((twice.spread_distance() - 3.0).abs() < 1e-9);
+        let flat = with_spreads(candidate("flat", &["differs"]), [0.0, 0.0, 0.0]);
+        assert_eq!(flat.spread_distance(), 3.0 * MISSING_SPREAD);
+        let none = candidate("none", &["differs"]);
+        assert_eq!(none.spread_distance(), 3.0 * MISSING_SPREAD);
+        // A better verdict still ranks first.
+        let better = candidate("better", &["same trend"]);
+        let mut r = vec![flat, twice, better, seeds];
+        rank(&mut r);
+        let order: Vec<&str> = r.iter().map(|c| c.link.as_str()).collect();
+        assert_eq!(order, ["better", "seeds", "twice", "flat"]);
+        let md = markdown(&r);
+        assert!(
+            md.contains("| 2 | `seeds` | 0 | 0 | 1 | 0 | 10.0 (2.6), 20.0 (8.7), 12.0 (1.7) (8 runs) | 0.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 1 | `better` | 0 | 1 | 0 | 0 | -, -, - (0 runs) | 12.00 |"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -207,7 +320,10 @@ mod tests {
             ]
         );
         let md = markdown(&r);
-        assert!(md.contains("| 1 | `none-differ` | 0 | 2 | 0 | 1 |"), "{md}");
+        assert!(
+            md.contains("| 1 | `none-differ` | 0 | 2 | 0 | 1 | -, -, - (0 runs) |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub enum Ours {
     /// campaign b's if a has none. Values: the median.
     CwndReduction,
     /// Capacity, first loss and exit times and the timely share of SEARCH in shadow mode
-    /// on classic runs (campaign b). Values: the three means in s, timely in %.
+    /// on classic runs (campaign b). Values: the three means in s, timely in %, then the
+    /// three standard deviations in s.
     ShadowExitTimes { link: &'static str },
     /// Early / late / chokepoint exits of a variant (campaign b). Values: the three %.
     ExitClasses {
@@ -162,7 +163,7 @@ fn no_data(why: &str) -> Measured {
 }
 
 /// The finished runs (not failed or timed out) of a link and variant.
-fn select<'a>(l: &'a Loaded, link: &str, variant: &str) -> Vec<&'a RunData> {
+pub(crate) fn select<'a>(l: &'a Loaded, link: &str, variant: &str) -> Vec<&'a RunData> {
     finished(l, |r| r.row.link == link && r.row.variant == variant)
 }
 
@@ -401,7 +402,9 @@ fn shadow_exit_times(b: &Loaded, link: &str) -> Measured {
         t.timely_pct.map_or("-".into(), |p| format!("{p:.1}%"))
     );
     match (t.capacity_s, t.loss_s, t.exit_s, t.timely_pct) {
-        (Some(c), Some(l), Some(e), Some(tp)) => values(text, vec![c.0, l.0, e.0, tp]),
+        (Some(c), Some(l), Some(e), Some(tp)) => {
+            values(text, vec![c.0, l.0, e.0, tp, c.1, l.1, e.1])
+        }
         _ if runs.is_empty() => Measured::Judged {
             text,
             verdict: Verdict::NoData,

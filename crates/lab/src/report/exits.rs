@@ -7,6 +7,7 @@ use super::{
     FigureEntry, Item, Loaded, Table, is_shadow, mean_sd_str, pct, runs_desc, variant_runs,
 };
 use crate::analysis::{self, ExitClass, ExitSource};
+use crate::claims::table;
 use crate::dataset::RunData;
 use crate::plot::{Chart, Figure, Marker, Series, SeriesKind};
 
@@ -38,6 +39,7 @@ pub(super) fn items(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
         }
     }
     let mut items = vec![Item::Table(classes), Item::Table(times)];
+    items.extend(table_ii_figures(l, tag, runs));
     items.extend(exit_to_loss_figures(l, tag, runs));
     items.extend(cwnd_reduction_figure(l, tag, runs));
     items
@@ -150,6 +152,84 @@ fn time_row(link: &str, label: String, vr: &[&RunData], use_shadow: bool) -> Vec
         mean_sd_str(th.capacity_s),
         th.timely_pct.map_or("-".into(), pct),
     ]
+}
+
+/// Per link that stands for a network of seed 003 Table II, the CDFs of the capacity,
+/// first-loss and shadow exit times of its shadow runs beside the seed's. The seed reports
+/// a mean and a standard deviation only, so its distribution is drawn as the normal with
+/// those (issue 13: distributions, not only means).
+pub(super) fn table_ii_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (link, lr) in analysis::group_by(runs, |r| r.row.link.clone()) {
+        let Some(&(net, _, capacity, loss, exit, _)) =
+            table::TABLE_II.iter().find(|row| row.1 == link)
+        else {
+            continue;
+        };
+        let Some(v) = l
+            .meta
+            .variants
+            .iter()
+            .find(|v| variant_runs(&lr, v).iter().any(|r| is_shadow(r)))
+        else {
+            continue;
+        };
+        let vr = variant_runs(&lr, v);
+        let s = analysis::exit_samples(
+            &vr,
+            ExitSource {
+                shadow: true,
+                heuristic_capacity: false,
+            },
+        );
+        let mut series = Vec::new();
+        for (i, (what, ours, (mean, sd))) in [
+            ("capacity", &s.capacity_s, capacity),
+            ("first loss", &s.loss_s, loss),
+            ("SEARCH exit", &s.exit_s, exit),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if !ours.is_empty() {
+                series.push(
+                    Series::line(
+                        format!("{what}, ours ({} runs)", ours.len()),
+                        analysis::cdf(ours),
+                        i,
+                    )
+                    .with_kind(SeriesKind::Step),
+                );
+            }
+            series.push(Series::line(
+                format!("{what}, 003 ({mean} s, sd {sd})"),
+                // Times before the download began are not drawn.
+                analysis::normal_cdf(mean, sd, 61)
+                    .into_iter()
+                    .filter(|p| p.0 >= 0.0)
+                    .collect(),
+                i,
+            ));
+        }
+        items.push(Item::Figure(Box::new(FigureEntry {
+            id: format!("{tag}-{}-table-ii", crate::plan::sanitize(&link)),
+            figure: Figure::Chart(Chart {
+                title: format!("Capacity, first loss and exit times, {link} ({v} [shadow])"),
+                x_label: "time (s)".into(),
+                y_label: "fraction of runs".into(),
+                series,
+                y_range: Some((0.0, 1.02)),
+                ..Chart::default()
+            }),
+            seed_ref: format!(
+                "003 Table II, {net}: steps are our runs, smooth lines the normal with the \
+                 seed's mean and standard deviation (the seed gives no more of its \
+                 distribution)"
+            ),
+            runs: runs_desc(&l.meta.name, Some(&link), None, &vr),
+        })));
+    }
+    items
 }
 
 /// Per link, the CDF of the exit-to-loss ratio of each variant that has one (000 Fig. 8).

@@ -147,3 +147,65 @@ stagger = "5s"
     assert!(html.contains("6.16 (latecomers)"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_table_ii_link_gets_its_times_beside_the_seeds_distribution() {
+    // leo stands for 003 Table II's LEO row; a shadow variant gives its exit times.
+    let spec = CampaignSpec::from_toml_str(
+        r#"
+name = "tiny-table-ii"
+repetitions = 2
+[[link]]
+preset = "leo"
+[[link]]
+preset = "thesis-terr"
+[[variant]]
+label = "search-shadow"
+cc = "cubic+search:shadow"
+[[workload]]
+kind = "download"
+bytes = "20MB"
+"#,
+        None,
+    )
+    .unwrap();
+    let plan = Plan::new(&spec).unwrap();
+    let dir = std::env::temp_dir().join(format!("satquic-lab-table-ii-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    let l = load(&dir).unwrap();
+    let all: Vec<&RunData> = l.runs.iter().collect();
+    let items = exits::table_ii_figures(&l, "t", &all);
+    // One figure: thesis-terr has no Table II row.
+    assert_eq!(items.len(), 1);
+    let Item::Figure(entry) = &items[0] else {
+        panic!("not a figure")
+    };
+    assert_eq!(entry.id, "t-leo-table-ii");
+    let crate::plot::Figure::Chart(chart) = &entry.figure else {
+        panic!("not a chart")
+    };
+    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+    for seed in [
+        "capacity, 003 (0.4 s, sd 0.1)",
+        "first loss, 003 (0.6 s, sd 0.1)",
+        "SEARCH exit, 003 (0.5 s, sd 0.1)",
+    ] {
+        assert!(names.contains(&seed), "{names:?}");
+    }
+    // Our losses: both runs lose a packet on leo, as a step CDF ending at 1.
+    let loss = chart
+        .series
+        .iter()
+        .find(|s| s.name == "first loss, ours (2 runs)")
+        .unwrap_or_else(|| panic!("{names:?}"));
+    assert_eq!(loss.kind, crate::plot::SeriesKind::Step);
+    assert_eq!(loss.points.last().unwrap().1, 1.0);
+    // The seed's normal starts at 0 s, not before (0.6 - 3 x 0.1 > 0 here).
+    let seed = &chart.series[names
+        .iter()
+        .position(|n| n.starts_with("first loss, 003"))
+        .unwrap()];
+    assert!((seed.points[0].0 - 0.3).abs() < 1e-9 && seed.points.len() == 61);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
