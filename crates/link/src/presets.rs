@@ -10,7 +10,7 @@
 //! | `thesis-sat` | 004 Table 6.1 | 20/20 Mbit/s, 300 ms each way, `buffer` x BDP, `plr` |
 //! | `thesis-terr` | 004 Table 6.1 | 20/20 Mbit/s, 50 ms each way, `buffer` x BDP, `plr` |
 //! | `thesis-asym-<pct>` | 004 Table 6.3 | 20 Mbit/s down, 10/5/2/1/0.5/0.2 Mbit/s up, 300 ms |
-//! | `leo` | 003 Sec IV-A, Table II | ~100 Mbit/s, min RTT 30 ms, 10 Hz RTT noise, path changes every 15 s |
+//! | `leo` | 003 Sec IV-A, Tables II-III | ~100 Mbit/s, min RTT 30 ms, 10 Hz RTT noise, path changes every 15 s |
 //! | `lte` | 003 Sec IV-A, Table II | min RTT 60 ms, 6 Hz RTT noise, varying capacity |
 //! | `sat-250-3` | picoquic `satellite_test.c` | 250 Mbit/s client to server, 3 Mbit/s back, 300 ms each way, no drops |
 //! | `sat-50-10` | picoquic `satellite_test.c` | 50 / 10 Mbit/s, otherwise as `sat-250-3` |
@@ -23,7 +23,9 @@
 //! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
 //! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
 //! `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`, `period=`, `lag=`,
-//! `window=DURATION` (its allocator's shape). Every preset takes cross traffic,
+//! `window=DURATION` (its allocator's shape). Both GEO presets take their gateway queue's
+//! shape: `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`. `leo` takes `queue=SIZE` (down) and
+//! `path-extra=DURATION`. Every preset takes cross traffic,
 //! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
@@ -132,12 +134,12 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
         Ok(f(buffer, plr))
     };
     let mut spec = match base {
-        "geo-viasat" => no_params(base, &params, geo_viasat())?,
-        "geo-viasat-bod" => bod_params(base, &params, geo_viasat_bod())?,
+        "geo-viasat" => geo_params(base, &params, geo_viasat())?,
+        "geo-viasat-bod" => geo_params(base, &params, geo_viasat_bod())?,
         "qir-terrestrial" => no_params(base, &params, qir_terrestrial())?,
         "qir-sat" => no_params(base, &params, qir_sat())?,
         "qir-satloss" => no_params(base, &params, qir_satloss())?,
-        "leo" => no_params(base, &params, leo())?,
+        "leo" => leo_params(base, &params, leo())?,
         "lte" => no_params(base, &params, lte())?,
         "thesis-sat" => thesis(thesis_sat)?,
         "thesis-terr" => thesis(thesis_terr)?,
@@ -201,7 +203,7 @@ fn no_params(
         Some((k, _)) => Err(LinkError::PresetParameter {
             preset: preset.to_string(),
             message: format!(
-                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat-bod, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
+                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat, geo-viasat-bod, leo, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
             ),
         }),
     }
@@ -251,7 +253,11 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
 /// offset from the connection's start, [`BodSpec::random_phase`]; `phase=fixed` is the
 /// default); and its allocator's shape, for calibration: `headroom=H`, `period=`, `lag=`,
 /// `window=DURATION` ([`BodSpec`]'s fields of the same names).
-fn bod_params(
+///
+/// Both GEO presets take the gateway queue's shape, for calibration: `queue=SIZE` (the
+/// per-client limit of both directions, 36 MB), `aqm-at=F` (the fraction of it above which
+/// the AQM drops, 0.5) and `aqm-drop=P` (its drop probability, 0.25).
+fn geo_params(
     preset: &str,
     params: &[(String, String)],
     mut spec: LinkSpec,
@@ -260,46 +266,126 @@ fn bod_params(
         preset: preset.to_string(),
         message,
     };
-    let bod = spec.down.bod.as_mut().expect("geo-viasat-bod has BoD");
+    let fraction = |k: &str, v: &str| match v.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(err(format!("{k}: a fraction from 0 to 1, got {v:?}"))),
+    };
+    let has_bod = spec.down.bod.is_some();
     for (k, v) in params {
+        let queues = [&mut spec.down.queue, &mut spec.up.queue];
         match k.as_str() {
-            "lag-jitter" => {
-                bod.lag_jitter =
-                    crate::units::parse_duration(v).map_err(|e| err(format!("lag-jitter: {e}")))?;
-            }
-            "headroom" => {
-                bod.headroom = v
-                    .parse()
-                    .map_err(|_| err(format!("headroom: not a number: {v:?}")))?;
-            }
-            "period" | "lag" | "window" => {
-                let d = crate::units::parse_duration(v).map_err(|e| err(format!("{k}: {e}")))?;
-                match k.as_str() {
-                    "period" => bod.period = d,
-                    "lag" => bod.lag = d,
-                    _ => bod.window = d,
+            "queue" => {
+                let bytes = crate::units::parse_size(v).map_err(|e| err(format!("queue: {e}")))?;
+                for q in queues {
+                    q.limit = QueueLimit::Bytes(bytes);
                 }
             }
-            "phase" => {
-                bod.random_phase = match v.as_str() {
-                    "random" => true,
-                    "fixed" => false,
-                    _ => return Err(err(format!("phase is random or fixed, got {v:?}"))),
+            "aqm-at" | "aqm-drop" => {
+                let f = fraction(k, v)?;
+                for q in queues {
+                    if let Discipline::ViasatAqm {
+                        threshold_fraction,
+                        drop_probability,
+                    } = &mut q.discipline
+                    {
+                        if k == "aqm-at" {
+                            *threshold_fraction = f;
+                        } else {
+                            *drop_probability = f;
+                        }
+                    }
                 }
             }
+            _ if has_bod => spec = bod_param(preset, k, v, spec)?,
             other => {
                 return Err(err(format!(
-                    "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, cross, cross-up"
+                    "unknown parameter {other:?}; valid parameters: queue, aqm-at, aqm-drop, cross, cross-up"
                 )));
             }
         }
     }
-    spec.down
-        .bod
-        .as_ref()
-        .expect("set above")
-        .validate(spec.down.rate.nominal_rate_bps())
-        .map_err(|e| err(e.to_string()))?;
+    if let Some(bod) = &spec.down.bod {
+        bod.validate(spec.down.rate.nominal_rate_bps())
+            .map_err(|e| err(e.to_string()))?;
+    }
+    spec.validate().map_err(|e| err(e.to_string()))?;
+    Ok(spec)
+}
+
+fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkSpec, LinkError> {
+    let err = |message: String| LinkError::PresetParameter {
+        preset: preset.to_string(),
+        message,
+    };
+    let bod = spec.down.bod.as_mut().expect("geo-viasat-bod has BoD");
+    match k {
+        "lag-jitter" => {
+            bod.lag_jitter =
+                crate::units::parse_duration(v).map_err(|e| err(format!("lag-jitter: {e}")))?;
+        }
+        "headroom" => {
+            bod.headroom = v
+                .parse()
+                .map_err(|_| err(format!("headroom: not a number: {v:?}")))?;
+        }
+        "period" | "lag" | "window" => {
+            let d = crate::units::parse_duration(v).map_err(|e| err(format!("{k}: {e}")))?;
+            match k {
+                "period" => bod.period = d,
+                "lag" => bod.lag = d,
+                _ => bod.window = d,
+            }
+        }
+        "phase" => {
+            bod.random_phase = match v {
+                "random" => true,
+                "fixed" => false,
+                _ => return Err(err(format!("phase is random or fixed, got {v:?}"))),
+            }
+        }
+        other => {
+            return Err(err(format!(
+                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, queue, aqm-at, aqm-drop, cross, cross-up"
+            )));
+        }
+    }
+    Ok(spec)
+}
+
+/// `leo`'s parameters: `queue=SIZE` (the down queue's limit) and `path-extra=DURATION`
+/// (the largest extra one-way delay a path change draws, each direction).
+fn leo_params(
+    preset: &str,
+    params: &[(String, String)],
+    mut spec: LinkSpec,
+) -> Result<LinkSpec, LinkError> {
+    let err = |message: String| LinkError::PresetParameter {
+        preset: preset.to_string(),
+        message,
+    };
+    for (k, v) in params {
+        match k.as_str() {
+            "queue" => {
+                let bytes = crate::units::parse_size(v).map_err(|e| err(format!("queue: {e}")))?;
+                spec.down.queue.limit = QueueLimit::Bytes(bytes);
+            }
+            "path-extra" => {
+                let d =
+                    crate::units::parse_duration(v).map_err(|e| err(format!("path-extra: {e}")))?;
+                for dir in [&mut spec.down, &mut spec.up] {
+                    if let Some(p) = dir.delay.path_changes.as_mut() {
+                        p.max_extra = d;
+                    }
+                }
+            }
+            other => {
+                return Err(err(format!(
+                    "unknown parameter {other:?}; valid parameters: queue, path-extra, cross, cross-up"
+                )));
+            }
+        }
+    }
+    spec.validate().map_err(|e| err(e.to_string()))?;
     Ok(spec)
 }
 
@@ -592,14 +678,21 @@ pub fn thesis_asym(pct: &str, buffer: f64, plr: f64) -> Result<LinkSpec, LinkErr
 /// Table II): ~100 Mbit/s down, minimum RTT ~30 ms (15 ms each way), RTT noise with a
 /// ~0.1 s period (the 10 Hz spectral peak of Fig 3d), and a path change every 15 s
 /// (Starlink reassigns satellites on a 15 s schedule) that moves the one-way delay by a
-/// random 0-5 ms per direction.
+/// random 0-20 ms per direction (`path-extra`), so that runs at different times of the
+/// seed's day see base RTTs from 30 to 70 ms.
 ///
 /// Values the seed leaves open, chosen: up 20 Mbit/s; the noise is an 8 ms peak-to-peak
 /// 100 ms sinusoid on the down delay plus up to 2 ms of per-packet jitter each way; queues
-/// of 2.5 MB down / 0.5 MB up (0.2 s at the link rate: in slow start the queue fills at about
-/// the link rate, so this puts the first loss ~0.2 s after capacity, as in Table II's LEO
-/// capacity 0.4 s / loss 0.6 s); drop-tail; no random loss. The changes happen 15 s, 30 s,
-/// ... after the run's start, not at wall-clock seconds.
+/// of 1.5 MB down (`queue`) / 0.5 MB up; drop-tail; no random loss. The changes happen
+/// 15 s, 30 s, ... after the run's start, not at wall-clock seconds.
+///
+/// Fitted (issue 13) to 003 Table II's LEO distribution (capacity 0.4 (0.1) s, first loss
+/// 0.6 (0.1) s, SEARCH exit 0.5 (0.1) s) and Table III's SEARCH classes (3.9 / 57.1 / 39 %
+/// early / late / chokepoint), with campaign b's SEARCH 2.0 variants, over a grid of the
+/// two open values (queue 1-2 MB, path-extra 10-20 ms; BENCHMARKS.md "A LEO link fitted
+/// to 003"). Until 2026-11-26 they were 2.5 MB and 5 ms (`leo:queue=2.5MB,path-extra=5ms`),
+/// which gave every run the same capacity and loss times (sd 0.02-0.03 s) and 75 %
+/// chokepoint exits.
 pub fn leo() -> LinkSpec {
     let delay = |osc: bool| DelaySpec {
         base: ms(15),
@@ -611,7 +704,7 @@ pub fn leo() -> LinkSpec {
         path_changes: Some(PathChangeSpec {
             interval: Duration::from_secs(15),
             first_at: None,
-            max_extra: ms(5),
+            max_extra: ms(20),
         }),
     };
     LinkSpec {
@@ -621,7 +714,7 @@ pub fn leo() -> LinkSpec {
         down: DirectionSpec {
             rate: RateSpec::constant(100 * MBPS),
             delay: delay(true),
-            queue: QueueSpec::drop_tail(QueueLimit::Bytes(2_500_000)),
+            queue: QueueSpec::drop_tail(QueueLimit::Bytes(1_500_000)),
             loss: LossSpec::None,
             bod: None,
             cross_traffic: None,
@@ -949,8 +1042,13 @@ mod tests {
             e.contains("unknown parameter") && e.contains("buffer, plr"),
             "{e}"
         );
-        let e = lookup("geo-viasat:plr=0.1").unwrap_err().to_string();
+        let e = lookup("qir-sat:plr=0.1").unwrap_err().to_string();
         assert!(e.contains("takes no parameters"), "{e}");
+        let e = lookup("geo-viasat:plr=0.1").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown parameter") && e.contains("queue, aqm-at"),
+            "{e}"
+        );
         let e = lookup("geo").unwrap_err().to_string();
         assert!(
             e.contains("geo-viasat-bod") && e.contains("thesis-asym-97.5"),
@@ -1003,6 +1101,57 @@ mod tests {
         let plain = lookup("geo-viasat-bod").unwrap();
         assert_eq!(plain.down.bod, Some(BodSpec::default()));
         assert!(!BodSpec::default().random_phase && BodSpec::default().lag_jitter.is_zero());
+    }
+
+    #[test]
+    fn the_geo_presets_take_their_gateway_queues_shape() {
+        for base in ["geo-viasat", "geo-viasat-bod"] {
+            let spec = lookup(&format!("{base}:queue=72MB,aqm-at=0.7,aqm-drop=0.1")).unwrap();
+            for q in [&spec.down.queue, &spec.up.queue] {
+                assert_eq!(q.limit, QueueLimit::Bytes(72_000_000), "{base}");
+                assert_eq!(
+                    q.discipline,
+                    Discipline::ViasatAqm {
+                        threshold_fraction: 0.7,
+                        drop_probability: 0.1
+                    },
+                    "{base}"
+                );
+            }
+            // Without them, the seeds' 36 MB and 25 % above half.
+            let plain = lookup(base).unwrap();
+            assert_eq!(plain.down.queue, viasat_queue());
+            assert_eq!(plain.up.queue, viasat_queue());
+            for bad in ["aqm-at=1.5", "aqm-drop=-0.1", "aqm-at=x", "queue=lots"] {
+                let e = lookup(&format!("{base}:{bad}")).unwrap_err().to_string();
+                assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+            }
+        }
+        // The allocator's parameters belong to the BoD preset only.
+        let e = lookup("geo-viasat:phase=random").unwrap_err().to_string();
+        assert!(e.contains("unknown parameter \"phase\""), "{e}");
+        let both = lookup("geo-viasat-bod:queue=50MB,headroom=2").unwrap();
+        assert_eq!(both.down.queue.limit, QueueLimit::Bytes(50_000_000));
+        assert_eq!(both.down.bod.as_ref().unwrap().headroom, 2.0);
+    }
+
+    #[test]
+    fn leo_takes_its_queue_and_path_change_spread() {
+        let extra = |s: &LinkSpec| {
+            [&s.down, &s.up].map(|d| d.delay.path_changes.as_ref().unwrap().max_extra)
+        };
+        let fitted = lookup("leo").unwrap();
+        assert_eq!(fitted.down.queue.limit, QueueLimit::Bytes(1_500_000));
+        assert_eq!(extra(&fitted), [ms(20), ms(20)]);
+        // The values before the fit, as parameters.
+        let old = lookup("leo:queue=2.5MB,path-extra=5ms").unwrap();
+        assert_eq!(old.down.queue.limit, QueueLimit::Bytes(2_500_000));
+        assert_eq!(old.up.queue, fitted.up.queue);
+        assert_eq!(extra(&old), [ms(5), ms(5)]);
+        for bad in ["queue=big", "path-extra=soon", "rtt=5ms"] {
+            let e = lookup(&format!("leo:{bad}")).unwrap_err().to_string();
+            assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+        }
     }
 
     #[test]
