@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::LabError;
 use crate::analysis::{self, ExitSource, ExitTimes};
-use crate::claims::table::{self, TABLE_II};
+use crate::claims::table;
 use crate::exec::{self, ExecOptions, Progress};
 use crate::plan::Plan;
 use crate::report::{self, ComparisonRow, Loaded};
@@ -55,7 +55,8 @@ impl CandidateResult {
     /// capacity, first loss and exit of |log2(our sd / the seed's sd)| (0 when all three
     /// are the seed's; a missing or zero spread counts as [`MISSING_SPREAD`]).
     pub fn spread_distance(&self) -> f64 {
-        let (_, _, capacity, loss, exit, _) = TABLE_II[0];
+        let &(_, _, capacity, loss, exit, _) =
+            table::table_ii_row(table::REAL).expect("the real link is in 003 Table II");
         [
             (self.times.capacity_s, capacity),
             (self.times.loss_s, loss),
@@ -189,7 +190,8 @@ pub fn real_link_rows(loaded: &[Loaded]) -> Vec<ComparisonRow> {
 
 /// The ranking as a Markdown table, then each candidate's rows.
 pub fn markdown(results: &[CandidateResult]) -> String {
-    let (_, _, capacity, loss, exit, _) = TABLE_II[0];
+    let &(_, _, capacity, loss, exit, _) =
+        table::table_ii_row(table::REAL).expect("the real link is in 003 Table II");
     let mut s = format!(
         "| rank | link | matches | same trend | differs | no data | capacity, loss, exit: mean (sd) s; 003 Table II: {} ({}), {} ({}), {} ({}) | spread distance |\n|---|---|---|---|---|---|---|---|\n",
         capacity.0, capacity.1, loss.0, loss.1, exit.0, exit.1

@@ -172,6 +172,14 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
     Ok(spec)
 }
 
+/// A parameter error of `preset`, from its message.
+fn param_error(preset: &str) -> impl Fn(String) -> LinkError + '_ {
+    move |message| LinkError::PresetParameter {
+        preset: preset.to_string(),
+        message,
+    }
+}
+
 fn parse_params(preset: &str, text: &str) -> Result<Vec<(String, String)>, LinkError> {
     let mut out: Vec<(String, String)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -213,10 +221,7 @@ fn no_params(
 fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64), LinkError> {
     let mut buffer = 1.0;
     let mut plr = 0.0;
-    let err = |message: String| LinkError::PresetParameter {
-        preset: preset.to_string(),
-        message,
-    };
+    let err = param_error(preset);
     for (k, v) in params {
         let x: f64 = v
             .parse()
@@ -262,10 +267,7 @@ fn geo_params(
     params: &[(String, String)],
     mut spec: LinkSpec,
 ) -> Result<LinkSpec, LinkError> {
-    let err = |message: String| LinkError::PresetParameter {
-        preset: preset.to_string(),
-        message,
-    };
+    let err = param_error(preset);
     let fraction = |k: &str, v: &str| match v.parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
         _ => Err(err(format!("{k}: a fraction from 0 to 1, got {v:?}"))),
@@ -313,10 +315,7 @@ fn geo_params(
 }
 
 fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkSpec, LinkError> {
-    let err = |message: String| LinkError::PresetParameter {
-        preset: preset.to_string(),
-        message,
-    };
+    let err = param_error(preset);
     let bod = spec.down.bod.as_mut().expect("geo-viasat-bod has BoD");
     match k {
         "lag-jitter" => {
@@ -359,10 +358,7 @@ fn leo_params(
     params: &[(String, String)],
     mut spec: LinkSpec,
 ) -> Result<LinkSpec, LinkError> {
-    let err = |message: String| LinkError::PresetParameter {
-        preset: preset.to_string(),
-        message,
-    };
+    let err = param_error(preset);
     for (k, v) in params {
         match k.as_str() {
             "queue" => {
@@ -394,10 +390,7 @@ fn sat_params(
     preset: &str,
     params: &[(String, String)],
 ) -> Result<(Option<u32>, Option<Duration>), LinkError> {
-    let err = |message: String| LinkError::PresetParameter {
-        preset: preset.to_string(),
-        message,
-    };
+    let err = param_error(preset);
     let mut loss = None;
     let mut jitter = None;
     for (k, v) in params {

@@ -121,6 +121,11 @@ pub const TABLE_II: [TableIiRow; 3] = [
     ("LTE", "lte", (0.3, 0.2), (1.9, 1.8), (0.7, 0.6), 96.4),
 ];
 
+/// The 003 Table II row of the link that stands for one of its networks.
+pub fn table_ii_row(link: &str) -> Option<&'static TableIiRow> {
+    TABLE_II.iter().find(|row| row.1 == link)
+}
+
 /// How far a standard deviation of ours may be from the seed's, as a factor either way,
 /// for a match of 003 Table II (the check of issue 13).
 pub const SD_FACTOR: f64 = 2.0;

@@ -161,9 +161,7 @@ fn time_row(link: &str, label: String, vr: &[&RunData], use_shadow: bool) -> Vec
 pub(super) fn table_ii_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
     let mut items = Vec::new();
     for (link, lr) in analysis::group_by(runs, |r| r.row.link.clone()) {
-        let Some(&(net, _, capacity, loss, exit, _)) =
-            table::TABLE_II.iter().find(|row| row.1 == link)
-        else {
+        let Some(&(net, _, capacity, loss, exit, _)) = table::table_ii_row(&link) else {
             continue;
         };
         let Some(v) = l
