@@ -23,9 +23,9 @@
 //! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
 //! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
 //! `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`, `period=`, `lag=`,
-//! `window=DURATION` (its allocator's shape). Both GEO presets take their gateway queue's
-//! shape: `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`. `leo` takes `queue=SIZE` (down) and
-//! `path-extra=DURATION`. Every preset takes cross traffic,
+//! `window=DURATION` (its allocator's shape). Both GEO presets take their down rate and
+//! gateway queue's shape: `rate=RATE`, `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`. `leo`
+//! takes `queue=SIZE` (down) and `path-extra=DURATION`. Every preset takes cross traffic,
 //! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
@@ -259,9 +259,10 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
 /// default); and its allocator's shape, for calibration: `headroom=H`, `period=`, `lag=`,
 /// `window=DURATION` ([`BodSpec`]'s fields of the same names).
 ///
-/// Both GEO presets take the gateway queue's shape, for calibration: `queue=SIZE` (the
-/// per-client limit of both directions, 36 MB), `aqm-at=F` (the fraction of it above which
-/// the AQM drops, 0.5) and `aqm-drop=P` (its drop probability, 0.25).
+/// Both GEO presets take the down rate and the gateway queue's shape, for calibration:
+/// `rate=RATE` (150 Mbit/s, the seeds' testbed; the real plan's peak is 144), `queue=SIZE`
+/// (the per-client limit of both directions, 36 MB), `aqm-at=F` (the fraction of it above
+/// which the AQM drops, 0.5) and `aqm-drop=P` (its drop probability, 0.25).
 fn geo_params(
     preset: &str,
     params: &[(String, String)],
@@ -282,6 +283,10 @@ fn geo_params(
                     q.limit = QueueLimit::Bytes(bytes);
                 }
             }
+            "rate" => {
+                let bps = crate::units::parse_rate_bps(v).map_err(|e| err(format!("rate: {e}")))?;
+                spec.down.rate = RateSpec::constant(bps);
+            }
             "aqm-at" | "aqm-drop" => {
                 let f = fraction(k, v)?;
                 for q in queues {
@@ -301,7 +306,7 @@ fn geo_params(
             _ if has_bod => spec = bod_param(preset, k, v, spec)?,
             other => {
                 return Err(err(format!(
-                    "unknown parameter {other:?}; valid parameters: queue, aqm-at, aqm-drop, cross, cross-up"
+                    "unknown parameter {other:?}; valid parameters: rate, queue, aqm-at, aqm-drop, cross, cross-up"
                 )));
             }
         }
@@ -344,7 +349,7 @@ fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkS
         }
         other => {
             return Err(err(format!(
-                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, queue, aqm-at, aqm-drop, cross, cross-up"
+                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, rate, queue, aqm-at, aqm-drop, cross, cross-up"
             )));
         }
     }
@@ -1120,6 +1125,11 @@ mod tests {
                 assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
             }
         }
+        // The real plan's 144 Mbit/s in place of the testbed's 150, down only.
+        let plan = lookup("geo-viasat-bod:rate=144M").unwrap();
+        assert_eq!(plan.down.rate, RateSpec::constant(144_000_000));
+        assert_eq!(plan.up.rate, RateSpec::constant(150_000_000));
+        assert!(lookup("geo-viasat:rate=fast").is_err());
         // The allocator's parameters belong to the BoD preset only.
         let e = lookup("geo-viasat:phase=random").unwrap_err().to_string();
         assert!(e.contains("unknown parameter \"phase\""), "{e}");
