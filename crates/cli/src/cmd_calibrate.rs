@@ -12,7 +12,8 @@ use crate::cmd_reproduce::CampaignsProgress;
 #[derive(clap::Args)]
 pub struct Args {
     /// A candidate link: a preset with parameters, e.g.
-    /// `geo-viasat-bod:lag-jitter=1s,phase=random,cross=60M:2s:4s:exp:random`; repeat to
+    /// `geo-viasat-bod:lag-jitter=1s,phase=random,cross=60M:2s:4s:exp:random`, or a link
+    /// file (`FILE.toml`, e.g. from `satquic presets --toml geo-viasat-bod`); repeat to
     /// rank several.
     #[arg(long = "link", required = true)]
     links: Vec<String>,

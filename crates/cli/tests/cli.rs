@@ -327,10 +327,19 @@ fn calibrate_refuses_bad_candidates_in_one_line() {
         &out,
     ]);
     assert!(e.contains("candidate 2"), "{e}");
+    let nothing_written = || assert!(!std::path::Path::new(&out).exists(), "{out}");
+    nothing_written();
+    // A link file is a candidate too; one that does not exist or parse is refused first.
+    let missing = dir.join("no-such-link.toml");
+    let e = usage_error(&["calibrate", "--link", &missing, "--out", &out]);
     assert!(
-        !std::path::Path::new(&out).exists(),
-        "nothing written: {out}"
+        e.contains("candidate 1") && e.contains("no-such-link.toml"),
+        "{e}"
     );
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "name = \"bad\"\n").unwrap();
+    usage_error(&["calibrate", "--link", &bad, "--out", &out]);
+    nothing_written();
     usage_error(&["calibrate", "--out", &out]);
     usage_error(&[
         "calibrate",

@@ -3,11 +3,12 @@
 //!
 //! `reproduce` compares the real-link results of seeds 000, 001 and 003 with the runs of
 //! one link, [`table::REAL`]. [`calibrate`] runs, for each candidate link (a preset with
-//! parameters, e.g. `geo-viasat-bod:lag-jitter=1s,phase=random,cross=60M:2s:4s:exp:random`),
-//! the part of the built-in campaigns a and b those claims read (their real-link
-//! variants, at `--quick` scale unless told otherwise), then evaluates every claim on
-//! [`table::REAL`] with the candidate's runs standing in for it. Candidates are ranked by
-//! their verdicts: fewest `differs`, then most `matches`. Each candidate's campaigns stay
+//! parameters, e.g. `geo-viasat-bod:lag-jitter=1s,phase=random,cross=60M:2s:4s:exp:random`,
+//! or a link file, `*.toml`), the part of the built-in campaigns a and b those claims read
+//! (their real-link variants, at `--quick` scale unless told otherwise), then evaluates
+//! every claim on [`table::REAL`] with the candidate's runs standing in for it. Candidates
+//! are ranked by their verdicts: fewest `differs`, then most `matches`, then the spreads
+//! nearest 003 Table II's. Each candidate's campaigns stay
 //! in their own directory, so a second call with more candidates reuses the finished ones.
 
 use std::path::{Path, PathBuf};
@@ -102,12 +103,7 @@ pub fn calibrate(
                 .find(|b| b.name == name)
                 .expect("the fitted campaigns are built in");
             let mut spec = builtin.spec.clone();
-            spec.links = vec![LinkEntry {
-                preset: Some(link.clone()),
-                file: None,
-                label: None,
-                params: Default::default(),
-            }];
+            spec.links = vec![candidate_link(link)];
             spec.variants
                 .retain(|v| v.label.as_deref().is_some_and(|l| variants.contains(&l)));
             if let Some(r) = repetitions {
@@ -156,6 +152,22 @@ pub fn calibrate(
     }
     rank(&mut results);
     Ok(results)
+}
+
+/// A candidate as a campaign's link: a link file (a path ending in `.toml`, e.g. one from
+/// `satquic presets --toml` with its values changed) or a preset with parameters. Either
+/// way its runs are labelled with the candidate as given.
+fn candidate_link(link: &str) -> LinkEntry {
+    let file = link.ends_with(".toml").then(|| {
+        let path = PathBuf::from(link);
+        std::path::absolute(&path).unwrap_or(path)
+    });
+    LinkEntry {
+        preset: file.is_none().then(|| link.to_string()),
+        file,
+        label: Some(link.to_string()),
+        params: Default::default(),
+    }
 }
 
 /// Best first: fewest `differs`, then most `matches`, then the spreads nearest 003 Table
@@ -326,6 +338,19 @@ mod tests {
             md.contains("| 1 | `none-differ` | 0 | 2 | 0 | 1 | -, -, - (0 runs) |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_candidate_is_a_preset_or_a_link_file_labelled_as_given() {
+        let preset = candidate_link("geo-viasat-bod:phase=random");
+        assert_eq!(preset.preset.as_deref(), Some("geo-viasat-bod:phase=random"));
+        assert_eq!(preset.file, None);
+        assert_eq!(preset.label.as_deref(), Some("geo-viasat-bod:phase=random"));
+        let file = candidate_link("links/return-bod.toml");
+        assert_eq!(file.preset, None);
+        let path = file.file.unwrap();
+        assert!(path.is_absolute() && path.ends_with("links/return-bod.toml"));
+        assert_eq!(file.label.as_deref(), Some("links/return-bod.toml"));
     }
 
     #[test]
