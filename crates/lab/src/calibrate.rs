@@ -343,7 +343,10 @@ mod tests {
     #[test]
     fn a_candidate_is_a_preset_or_a_link_file_labelled_as_given() {
         let preset = candidate_link("geo-viasat-bod:phase=random");
-        assert_eq!(preset.preset.as_deref(), Some("geo-viasat-bod:phase=random"));
+        assert_eq!(
+            preset.preset.as_deref(),
+            Some("geo-viasat-bod:phase=random")
+        );
         assert_eq!(preset.file, None);
         assert_eq!(preset.label.as_deref(), Some("geo-viasat-bod:phase=random"));
         let file = candidate_link("links/return-bod.toml");
