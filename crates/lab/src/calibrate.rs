@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::LabError;
-use crate::analysis::{self, ExitSource, ExitTimes};
+use crate::analysis::ExitTimes;
 use crate::claims::table;
 use crate::exec::{self, ExecOptions, Progress};
 use crate::plan::Plan;
@@ -132,16 +132,7 @@ pub fn calibrate(
         let times = loaded
             .iter()
             .find(|l| l.meta.name == "b-exit-classes")
-            .map(|b| {
-                let shadow = crate::claims::ours::select(b, table::REAL, "search-shadow");
-                analysis::exit_times(
-                    &shadow,
-                    ExitSource {
-                        shadow: true,
-                        heuristic_capacity: false,
-                    },
-                )
-            })
+            .map(|b| crate::claims::ours::shadow_times(b, table::REAL).1)
             .expect("campaign b is fitted");
         results.push(CandidateResult {
             link: link.clone(),
@@ -208,8 +199,7 @@ pub fn markdown(results: &[CandidateResult]) -> String {
         "| rank | link | matches | same trend | differs | no data | capacity, loss, exit: mean (sd) s; 003 Table II: {} ({}), {} ({}), {} ({}) | spread distance |\n|---|---|---|---|---|---|---|---|\n",
         capacity.0, capacity.1, loss.0, loss.1, exit.0, exit.1
     );
-    let cell =
-        |v: Option<(f64, f64)>| v.map_or("-".to_string(), |(m, sd)| format!("{m:.1} ({sd:.1})"));
+    let cell = crate::report::mean_sd_str;
     for (i, r) in results.iter().enumerate() {
         s.push_str(&format!(
             "| {} | `{}` | {} | {} | {} | {} | {}, {}, {} ({} runs) | {:.2} |\n",

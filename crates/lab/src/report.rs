@@ -198,7 +198,7 @@ pub fn campaign_sections(l: &Loaded, tag: &str) -> Vec<Section> {
 // ---------------------------------------------------------------------------------------
 // Formatting helpers.
 
-fn mean_sd_str(v: Option<(f64, f64)>) -> String {
+pub(crate) fn mean_sd_str(v: Option<(f64, f64)>) -> String {
     match v {
         Some((m, sd)) => format!("{m:.1} ({sd:.1})"),
         None => "-".into(),

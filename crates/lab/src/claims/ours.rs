@@ -3,7 +3,7 @@
 //! claim counts unfinished runs (goodput over QIR-SE).
 
 use super::{Measured, Verdict};
-use crate::analysis::{self, ExitSource};
+use crate::analysis::{self, ExitSource, ExitTimes};
 use crate::dataset::RunData;
 use crate::report::Loaded;
 
@@ -163,7 +163,7 @@ fn no_data(why: &str) -> Measured {
 }
 
 /// The finished runs (not failed or timed out) of a link and variant.
-pub(crate) fn select<'a>(l: &'a Loaded, link: &str, variant: &str) -> Vec<&'a RunData> {
+fn select<'a>(l: &'a Loaded, link: &str, variant: &str) -> Vec<&'a RunData> {
     finished(l, |r| r.row.link == link && r.row.variant == variant)
 }
 
@@ -384,7 +384,9 @@ fn cwnd_reduction(a: &Loaded, loaded: &[Loaded]) -> Measured {
     }
 }
 
-fn shadow_exit_times(b: &Loaded, link: &str) -> Measured {
+/// Campaign b's shadow runs of `link` and their capacity, first-loss and shadow exit
+/// times (003 Table II; also what `satquic calibrate` ranks spreads by).
+pub(crate) fn shadow_times<'a>(b: &'a Loaded, link: &str) -> (Vec<&'a RunData>, ExitTimes) {
     let runs = select(b, link, "search-shadow");
     let t = analysis::exit_times(
         &runs,
@@ -393,7 +395,12 @@ fn shadow_exit_times(b: &Loaded, link: &str) -> Measured {
             heuristic_capacity: false,
         },
     );
-    let fmt = |v: Option<(f64, f64)>| v.map_or("-".into(), |(m, s)| format!("{m:.1} ({s:.1})"));
+    (runs, t)
+}
+
+fn shadow_exit_times(b: &Loaded, link: &str) -> Measured {
+    let (runs, t) = shadow_times(b, link);
+    let fmt = crate::report::mean_sd_str;
     let text = format!(
         "capacity {}, loss {}, exit {} s, timely {}",
         fmt(t.capacity_s),
