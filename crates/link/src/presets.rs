@@ -24,7 +24,8 @@
 //! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
 //! `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`, `period=`, `lag=`,
 //! `window=DURATION` (its allocator's shape). Both GEO presets take their down rate and
-//! gateway queue's shape: `rate=RATE`, `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`. `leo`
+//! gateway queue's shape: `rate=RATE`, `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`, and a
+//! thin return link: `up=RATE`, `up-queue=SIZE`. `leo`
 //! takes `queue=SIZE` (down) and `path-extra=DURATION`. Every preset takes cross traffic,
 //! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
 //!
@@ -61,6 +62,7 @@ pub fn names() -> Vec<String> {
     let mut v: Vec<String> = [
         "geo-viasat",
         "geo-viasat-bod",
+        "geo-viasat-real",
         "qir-terrestrial",
         "qir-sat",
         "qir-satloss",
@@ -98,6 +100,11 @@ pub const PICOQUIC_LOSS_OFFSET: u32 = 28;
 /// simulated links have no queue limit; 10 s is more than any of its tests builds up.
 pub const SAT_QUEUE_SECONDS: u64 = 10;
 
+/// The GEO presets' return buffer with `up=RATE` and no `up-queue=`: this long at the
+/// return rate. Our choice (no seed gives the terminal's buffer), about a BDP of the
+/// 600 ms path, so that a return link filled with ACKs can double the RTT but not more.
+pub const RETURN_BUFFER: Duration = Duration::from_millis(600);
+
 /// Every preset, with default parameters.
 pub fn all() -> Vec<LinkSpec> {
     names()
@@ -116,13 +123,17 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
     let given = !params.is_empty();
     // Cross traffic applies to any preset (crate::cross): `cross` loads the down
     // direction, `cross-up` the up direction.
-    let mut cross = |key: &str| -> Result<Option<CrossTrafficSpec>, LinkError> {
+    // `none` removes a preset's own (`geo-viasat-real:cross-up=none`).
+    let mut cross = |key: &str| -> Result<Option<Option<CrossTrafficSpec>>, LinkError> {
         let Some(i) = params.iter().position(|(k, _)| k == key) else {
             return Ok(None);
         };
         let (_, v) = params.remove(i);
+        if v == "none" {
+            return Ok(Some(None));
+        }
         CrossTrafficSpec::parse_param(&v)
-            .map(Some)
+            .map(|c| Some(Some(c)))
             .map_err(|message| LinkError::PresetParameter {
                 preset: base.to_string(),
                 message: format!("{key}: {message}"),
@@ -136,6 +147,7 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
     let mut spec = match base {
         "geo-viasat" => geo_params(base, &params, geo_viasat())?,
         "geo-viasat-bod" => geo_params(base, &params, geo_viasat_bod())?,
+        "geo-viasat-real" => geo_params(base, &params, geo_viasat_real())?,
         "qir-terrestrial" => no_params(base, &params, qir_terrestrial())?,
         "qir-sat" => no_params(base, &params, qir_sat())?,
         "qir-satloss" => no_params(base, &params, qir_satloss())?,
@@ -160,11 +172,11 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
             }
         },
     };
-    if cross_down.is_some() {
-        spec.down.cross_traffic = cross_down;
+    if let Some(c) = cross_down {
+        spec.down.cross_traffic = c;
     }
-    if cross_up.is_some() {
-        spec.up.cross_traffic = cross_up;
+    if let Some(c) = cross_up {
+        spec.up.cross_traffic = c;
     }
     if given {
         spec.name = name.to_string();
@@ -259,10 +271,19 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
 /// default); and its allocator's shape, for calibration: `headroom=H`, `period=`, `lag=`,
 /// `window=DURATION` ([`BodSpec`]'s fields of the same names).
 ///
-/// Both GEO presets take the down rate and the gateway queue's shape, for calibration:
+/// The GEO presets take the down rate and the gateway queue's shape, for calibration:
 /// `rate=RATE` (150 Mbit/s, the seeds' testbed; the real plan's peak is 144), `queue=SIZE`
-/// (the per-client limit of both directions, 36 MB), `aqm-at=F` (the fraction of it above
+/// (the per-client limit of both directions, 36 MB; of the down one where the preset has a
+/// return buffer), `aqm-at=F` (the fraction of it above
 /// which the AQM drops, 0.5) and `aqm-drop=P` (its drop probability, 0.25).
+///
+/// And the return link, which the seeds' testbed ran at the down rate but a consumer
+/// terminal shares at a few Mbit/s (SEEDS.md's "thin return"; seed 000 Sec. 2.6 puts the
+/// real link's RTT growth on queuing during uplink reservations): `up=RATE` is its rate
+/// and `up-queue=SIZE` the terminal's buffer in front of it, drop-tail (the AQM is the
+/// gateway's, on the forward link; seed 003 Sec. V-A). With `up=` alone a preset's own
+/// return buffer stays (`geo-viasat-real`'s 2 MB); the symmetric presets get one of
+/// [`RETURN_BUFFER`] at the new rate.
 fn geo_params(
     preset: &str,
     params: &[(String, String)],
@@ -274,9 +295,30 @@ fn geo_params(
         _ => Err(err(format!("{k}: a fraction from 0 to 1, got {v:?}"))),
     };
     let has_bod = spec.down.bod.is_some();
+    // A return buffer the preset has (geo-viasat-real's) stays unless `up-queue=` replaces
+    // it, whatever `queue=` says; the symmetric presets' up queue is the gateway's, so `up=`
+    // alone gets a new one.
+    let own_buffer = match spec.up.queue {
+        QueueSpec {
+            limit: QueueLimit::Bytes(bytes),
+            discipline: Discipline::DropTail,
+            ..
+        } => Some(bytes),
+        _ => None,
+    };
+    let (mut up_rate, mut up_queue) = (None, None);
     for (k, v) in params {
         let queues = [&mut spec.down.queue, &mut spec.up.queue];
         match k.as_str() {
+            "up" => {
+                let bps = crate::units::parse_rate_bps(v).map_err(|e| err(format!("up: {e}")))?;
+                up_rate = Some(bps);
+            }
+            "up-queue" => {
+                let bytes =
+                    crate::units::parse_size(v).map_err(|e| err(format!("up-queue: {e}")))?;
+                up_queue = Some(bytes);
+            }
             "queue" => {
                 let bytes = crate::units::parse_size(v).map_err(|e| err(format!("queue: {e}")))?;
                 for q in queues {
@@ -306,10 +348,21 @@ fn geo_params(
             _ if has_bod => spec = bod_param(preset, k, v, spec)?,
             other => {
                 return Err(err(format!(
-                    "unknown parameter {other:?}; valid parameters: rate, queue, aqm-at, aqm-drop, cross, cross-up"
+                    "unknown parameter {other:?}; valid parameters: rate, queue, aqm-at, aqm-drop, up, up-queue, cross, cross-up"
                 )));
             }
         }
+    }
+    // The return link last, so that `queue=` (both directions) does not undo `up-queue=`.
+    if let Some(bps) = up_rate {
+        spec.up.rate = RateSpec::constant(bps);
+    }
+    if up_rate.is_some() || up_queue.is_some() || own_buffer.is_some() {
+        let rate = spec.up.rate.nominal_rate_bps() as f64;
+        let bytes = up_queue
+            .or(own_buffer)
+            .unwrap_or((rate / 8.0 * RETURN_BUFFER.as_secs_f64()) as u64);
+        spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(bytes));
     }
     if let Some(bod) = &spec.down.bod {
         bod.validate(spec.down.rate.nominal_rate_bps())
@@ -349,7 +402,7 @@ fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkS
         }
         other => {
             return Err(err(format!(
-                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, rate, queue, aqm-at, aqm-drop, cross, cross-up"
+                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, rate, queue, aqm-at, aqm-drop, up, up-queue, cross, cross-up"
             )));
         }
     }
@@ -543,6 +596,51 @@ pub fn geo_viasat_bod() -> LinkSpec {
     spec.description = "geo-viasat + bandwidth-on-demand on the down direction (RTT oscillates with a ~2 s period during ramp-up)".into();
     spec.source = "seed 000 Sec 2.1.3 + 4.2 + 4.5, seed 003 Sec IV-A Fig 2-3".into();
     spec.down.bod = Some(BodSpec::default());
+    spec
+}
+
+/// `geo-viasat-real`'s return link: the rate (bit/s), the terminal's drop-tail buffer
+/// (bytes), and the other traffic sharing it: `RATE`, on `ON`, off `OFF` (exponential
+/// periods, random start). Fitted by `satquic calibrate` (BENCHMARKS.md, "Round 5"); no
+/// seed gives them.
+pub const REAL_RETURN: (u64, u64, u64, Duration, Duration) = (
+    4 * MBPS,
+    2_000_000,
+    2 * MBPS,
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+);
+
+/// `geo-viasat-real`: [`geo_viasat_bod`] with the consumer terminal's thin, shared return
+/// link in place of the testbed's symmetric 150 Mbit/s: the link that stands for the seeds'
+/// real Viasat link in `satquic reproduce` (seeds 000/001 datasets, 003 Tables II-III).
+///
+/// SEEDS.md lists the real link's return as thin, and seed 000 Sec. 2.6 puts its RTT growth
+/// on "queuing during uplink reservations as the transmission rate increases"; 003 Sec.
+/// III on "the scheduling of TCP acknowledgments on the uplink". No seed gives the return
+/// rate, the terminal's buffer or its other traffic, so they are fitted ([`REAL_RETURN`]):
+/// 4 Mbit/s, 2 MB drop-tail, and 2 Mbit/s of other traffic in exponential bursts of 2 s on,
+/// 4 s off, from a random point of the cycle (the run-to-run randomness). At 150 Mbit/s
+/// QUIC's ACKs (one per two 1200 B packets) need ~3 Mbit/s, so the return link is full
+/// when the forward link is and the other traffic is on: the buffer fills and drops, and
+/// after a slow start's overshoot the RTT stays at 4-7 s while the sender recovers (one
+/// 200 MB NewReno run: 20,049 packets dropped on the return link). Every GEO parameter
+/// applies (`up=`, `up-queue=`, `cross-up=RATE:ON:OFF[:exp][:random]` or `cross-up=none`).
+pub fn geo_viasat_real() -> LinkSpec {
+    let (rate, buffer, other, on, off) = REAL_RETURN;
+    let mut spec = geo_viasat_bod();
+    spec.name = "geo-viasat-real".into();
+    spec.description = "geo-viasat-bod + the terminal's thin, shared return link (4 Mbit/s, 2 MB buffer, 2 Mbit/s of other traffic on/off), fitted to the seeds' real-link results".into();
+    spec.source = "seed 000 Sec 2.6 + Tables 1-4, seed 001, seed 003 Tables II-III; return link fitted (satquic calibrate)".into();
+    spec.up.rate = RateSpec::constant(rate);
+    spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(buffer));
+    spec.up.cross_traffic = Some(CrossTrafficSpec {
+        on: Some(on),
+        off: Some(off),
+        exponential: true,
+        random_start: true,
+        ..CrossTrafficSpec::constant(other)
+    });
     spec
 }
 
@@ -859,6 +957,14 @@ fn extra_text(spec: &LinkSpec) -> String {
     for item in up.iter().filter(|i| !down.contains(i)) {
         parts.push(format!("{item} up"));
     }
+    for (name, d) in [("down", &spec.down), ("up", &spec.up)] {
+        if let Some(c) = &d.cross_traffic {
+            parts.push(format!(
+                "other traffic {} {name}",
+                format_rate_bps(c.rate_bps)
+            ));
+        }
+    }
     parts.join(", ")
 }
 
@@ -884,6 +990,18 @@ fn aqm_text(d: &DirectionSpec) -> String {
             trim_float(drop_probability * 100.0),
             trim_float(threshold_fraction * 100.0)
         ),
+    }
+}
+
+/// The AQM column: drop-tail is the default, so where one direction has an AQM and the
+/// other drop-tail, only the AQM shows, with its direction.
+fn aqm_pair(down: &DirectionSpec, up: &DirectionSpec) -> String {
+    let (d, u) = (aqm_text(down), aqm_text(up));
+    let tail = |x: &DirectionSpec| x.queue.discipline == Discipline::DropTail;
+    match (tail(down), tail(up)) {
+        (false, true) => format!("{d} down"),
+        (true, false) => format!("{u} up"),
+        _ => pair(d, u),
     }
 }
 
@@ -925,7 +1043,7 @@ pub fn table() -> String {
                 rate_text(&spec.up.rate),
                 pair(ms_text(spec.down.delay.base), ms_text(spec.up.delay.base)),
                 pair(queue_text(&spec, &spec.down), queue_text(&spec, &spec.up)),
-                pair(aqm_text(&spec.down), aqm_text(&spec.up)),
+                aqm_pair(&spec.down, &spec.up),
                 pair(loss_text(&spec.down.loss), loss_text(&spec.up.loss)),
             ],
             note,
@@ -1136,6 +1254,53 @@ mod tests {
         let both = lookup("geo-viasat-bod:queue=50MB,headroom=2").unwrap();
         assert_eq!(both.down.queue.limit, QueueLimit::Bytes(50_000_000));
         assert_eq!(both.down.bod.as_ref().unwrap().headroom, 2.0);
+    }
+
+    #[test]
+    fn the_geo_presets_take_a_thin_return_link() {
+        for base in ["geo-viasat", "geo-viasat-bod"] {
+            // `queue=` sets both directions, but the return buffer wins whatever the order.
+            let spec = lookup(&format!("{base}:up-queue=2MB,up=4M,queue=50MB")).unwrap();
+            assert_eq!(spec.up.rate, RateSpec::constant(4_000_000), "{base}");
+            assert_eq!(spec.up.queue.limit, QueueLimit::Bytes(2_000_000), "{base}");
+            assert_eq!(spec.up.queue.discipline, Discipline::DropTail, "{base}");
+            assert_eq!(
+                spec.down.queue.limit,
+                QueueLimit::Bytes(50_000_000),
+                "{base}"
+            );
+            assert_eq!(spec.down.rate, RateSpec::constant(150_000_000), "{base}");
+            // `up=` alone: RETURN_BUFFER at the return rate (600 ms at 4 Mbit/s = 300 kB).
+            let alone = lookup(&format!("{base}:up=4M")).unwrap();
+            assert_eq!(alone.up.queue.limit, QueueLimit::Bytes(300_000), "{base}");
+            for bad in ["up=slow", "up-queue=deep", "up=0"] {
+                let e = lookup(&format!("{base}:{bad}")).unwrap_err().to_string();
+                assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn geo_viasat_real_is_the_bod_link_with_the_fitted_return() {
+        let (rate, buffer, other, on, off) = REAL_RETURN;
+        let real = lookup("geo-viasat-real").unwrap();
+        let same = lookup(&format!(
+            "geo-viasat-bod:up={rate},up-queue={buffer},cross-up={other}:{}s:{}s:exp:random",
+            on.as_secs(),
+            off.as_secs()
+        ))
+        .unwrap();
+        assert_eq!((&real.down, &real.up), (&same.down, &same.up));
+        assert_eq!(real.down, geo_viasat_bod().down);
+        // Its parameters are the GEO presets'; `cross-up=none` takes the other traffic off.
+        let quiet = lookup("geo-viasat-real:cross-up=none,up=3M").unwrap();
+        assert_eq!(quiet.up.cross_traffic, None);
+        assert_eq!(quiet.up.rate, RateSpec::constant(3_000_000));
+        assert_eq!(quiet.up.queue.limit, QueueLimit::Bytes(buffer));
+        let deep = lookup("geo-viasat-real:queue=50MB").unwrap();
+        assert_eq!(deep.down.queue.limit, QueueLimit::Bytes(50_000_000));
+        assert_eq!(deep.up.queue, real.up.queue);
+        assert!(lookup("geo-viasat-real:cross-up=lots").is_err());
     }
 
     #[test]

@@ -105,3 +105,39 @@ fn fifty_seeds_on_geo_viasat_bod() {
     eprintln!("cubic+hystart++ on geo-viasat-bod: {c:?}");
     assert_eq!(count(&c, "early"), 0, "cubic+hystart++: {c:?}");
 }
+
+/// `geo-viasat-real`'s thin return link (`presets::REAL_RETURN`) queues the ACKs, so the
+/// sender learns of the first drop later than on the symmetric `geo-viasat-bod`, and SEARCH
+/// 2.0 in shadow mode (quicly's, as campaign a runs it) sees the plateau before that news
+/// comes: the two effects the seeds' real-link claims rest on (BENCHMARKS.md, "Round 5").
+#[test]
+fn the_real_links_return_queue_delays_the_loss_news_and_search_exits_first() {
+    let run = |link: &str| {
+        let transport = TransportSpec {
+            sender_shaper: Some(ShaperSpec::seeds_server()),
+            ..TransportSpec::with_cc("newreno:loss-reduction=0.7+search:v2,shadow")
+        };
+        let spec = satquic_link::presets::lookup(link).unwrap();
+        let scenario =
+            Scenario::download(spec, transport, 200 * MB, 1).with_time_cap(Duration::from_secs(20));
+        satquic_sim::run(&scenario).unwrap().summary.flows[0].clone()
+    };
+    let (bod, real) = (run("geo-viasat-bod"), run("geo-viasat-real"));
+    let news = |f: &satquic_run::record::FlowSummary| {
+        f.first_loss_detected_at_s.unwrap() - f.first_drop_at_s.unwrap()
+    };
+    // Seed 1: 2.05 s from the first drop to the sender's news of it, against 1.56 s.
+    assert!(
+        news(&real) > news(&bod) + 0.25,
+        "{} {}",
+        news(&real),
+        news(&bod)
+    );
+    let exit = real.shadow_exit.as_ref().expect("a shadow exit").at_s;
+    assert!(
+        exit < real.first_loss_detected_at_s.unwrap(),
+        "exit {exit}, loss {:?}",
+        real.first_loss_detected_at_s
+    );
+    assert_eq!(real.shadow_exit_class.as_deref(), Some("chokepoint"));
+}
