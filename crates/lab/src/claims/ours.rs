@@ -31,9 +31,9 @@ pub enum Ours {
     /// those whose shadow exit came more than one RTT before the loss (campaign a).
     /// Values: the two fractions.
     ShadowExitVsLoss { link: &'static str },
-    /// Median cwnd reduction ratio at the exits of `search-lower-cwnd`: campaign a's, or
-    /// campaign b's if a has none. Values: the median.
-    CwndReduction,
+    /// Median cwnd reduction ratio at the exits of `search-lower-cwnd` on `link`: campaign
+    /// a's, or campaign b's if a has none there. Values: the median.
+    CwndReduction { link: &'static str },
     /// Capacity, first loss and exit times and the timely share of SEARCH in shadow mode
     /// on classic runs (campaign b). Values: the three means in s, timely in %, then the
     /// three standard deviations in s.
@@ -94,7 +94,7 @@ impl Ours {
             | Ours::DeliveredWithinCap { .. }
             | Ours::ExitBeforeLoss { .. }
             | Ours::ShadowExitVsLoss { .. }
-            | Ours::CwndReduction => "a-search-geo",
+            | Ours::CwndReduction { .. } => "a-search-geo",
             Ours::ShadowExitTimes { .. } | Ours::ExitClasses { .. } => "b-exit-classes",
             Ours::QirGoodput { .. } | Ours::QirFastest { .. } => "c-qir-se",
             Ours::A1ByBuffer | Ours::A1Goodput { .. } => "d-thesis-a1",
@@ -117,9 +117,9 @@ impl Ours {
             | Ours::ShadowExitTimes { link }
             | Ours::ExitClasses { link, .. }
             | Ours::QirGoodput { link, .. }
-            | Ours::QirFastest { link } => Some(link),
-            Ours::CwndReduction
-            | Ours::A1ByBuffer
+            | Ours::QirFastest { link }
+            | Ours::CwndReduction { link } => Some(link),
+            Ours::A1ByBuffer
             | Ours::A1Goodput { .. }
             | Ours::FairnessJfi { .. }
             | Ours::MixCubicShare { .. }
@@ -139,7 +139,7 @@ impl Ours {
             Ours::DeliveredWithinCap { link } => delivered_within_cap(c, link),
             Ours::ExitBeforeLoss { link } => exit_before_loss(c, link),
             Ours::ShadowExitVsLoss { link } => shadow_exit_vs_loss(c, link),
-            Ours::CwndReduction => cwnd_reduction(c, loaded),
+            Ours::CwndReduction { link } => cwnd_reduction(c, loaded, link),
             Ours::ShadowExitTimes { link } => shadow_exit_times(c, link),
             Ours::ExitClasses { link, variant } => exit_classes(c, link, variant),
             Ours::QirGoodput { link, scenarios } => qir_goodput(c, link, scenarios),
@@ -355,15 +355,15 @@ fn shadow_exit_vs_loss(a: &Loaded, link: &str) -> Measured {
     )
 }
 
-fn cwnd_reduction(a: &Loaded, loaded: &[Loaded]) -> Measured {
-    let ratios_of = |l: &Loaded| -> Vec<(String, f64)> {
+fn cwnd_reduction(a: &Loaded, loaded: &[Loaded], link: &str) -> Measured {
+    let ratios_of = |l: &Loaded| -> Vec<f64> {
         l.runs
             .iter()
-            .filter(|r| r.row.variant == "search-lower-cwnd")
-            .filter_map(|r| Some((r.row.link.clone(), r.row.cwnd_reduction_ratio?)))
+            .filter(|r| r.row.variant == "search-lower-cwnd" && r.row.link == link)
+            .filter_map(|r| r.row.cwnd_reduction_ratio)
             .collect()
     };
-    // GEO exits if there are any, else the LEO and LTE exits of campaign b.
+    // Campaign a's exits if there are any, else campaign b's on the same link.
     let mut ratios = ratios_of(a);
     if ratios.is_empty()
         && let Some(b) = loaded
@@ -372,14 +372,8 @@ fn cwnd_reduction(a: &Loaded, loaded: &[Loaded]) -> Measured {
     {
         ratios = ratios_of(b);
     }
-    let mut links: Vec<String> = ratios.iter().map(|r| r.0.clone()).collect();
-    links.dedup();
-    let ratios: Vec<f64> = ratios.iter().map(|r| r.1).collect();
     match median(&ratios) {
-        Some(m) => values(
-            format!("{m:.3} ({} exits on {})", ratios.len(), links.join(", ")),
-            vec![m],
-        ),
+        Some(m) => values(format!("{m:.3} ({} exits)", ratios.len()), vec![m]),
         None => no_data("no SEARCH exit with cwnd lowering"),
     }
 }
