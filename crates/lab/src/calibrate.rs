@@ -25,7 +25,10 @@ use crate::spec::LinkEntry;
 /// The built-in campaigns whose real-link claims are fitted, and the variants those
 /// claims read.
 const FITTED: [(&str, &[&str]); 2] = [
-    ("a-search-geo", &["classic", "search", "search-shadow"]),
+    (
+        "a-search-geo",
+        &["classic", "search", "search-lower-cwnd", "search-shadow"],
+    ),
     (
         "b-exit-classes",
         &["classic", "search", "hystart", "search-shadow"],
@@ -378,8 +381,14 @@ mod tests {
                 "{}",
                 c.what
             );
-            if let crate::claims::Ours::ExitClasses { variant, .. } = c.ours {
-                assert!(FITTED[1].1.contains(&variant), "{variant}");
+            match c.ours {
+                crate::claims::Ours::ExitClasses { variant, .. } => {
+                    assert!(FITTED[1].1.contains(&variant), "{variant}");
+                }
+                crate::claims::Ours::CwndReduction { .. } => {
+                    assert!(FITTED[0].1.contains(&"search-lower-cwnd"), "{}", c.what);
+                }
+                _ => {}
             }
         }
     }
