@@ -23,9 +23,10 @@
 //! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
 //! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
 //! `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`, `period=`, `lag=`,
-//! `window=DURATION` (its allocator's shape). Both GEO presets take their down rate and
-//! gateway queue's shape: `rate=RATE`, `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`, and a
-//! thin return link: `up=RATE`, `up-queue=SIZE`, and random loss, `plr=P`. `leo`
+//! `window=DURATION` (its allocator's shape); `geo-viasat-real` takes the same. The GEO
+//! presets take their down rate and gateway queue's shape: `rate=RATE`, `queue=SIZE`,
+//! `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`, and random
+//! loss, `plr=P`. `leo`
 //! takes `queue=SIZE` (down) and `path-extra=DURATION`. Every preset takes cross traffic,
 //! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
 //!
