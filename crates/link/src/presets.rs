@@ -614,17 +614,30 @@ pub fn geo_viasat_bod() -> LinkSpec {
     spec
 }
 
-/// `geo-viasat-real`'s return link: the rate (bit/s), the terminal's drop-tail buffer
-/// (bytes), and the other traffic sharing it: `RATE`, on `ON`, off `OFF` (exponential
-/// periods, random start). Fitted by `satquic calibrate` (BENCHMARKS.md, "Round 5"); no
-/// seed gives them.
-pub const REAL_RETURN: (u64, u64, u64, Duration, Duration) = (
-    4 * MBPS,
-    2_000_000,
-    2 * MBPS,
-    Duration::from_secs(2),
-    Duration::from_secs(4),
-);
+/// A GEO terminal's return link, as `geo-viasat-real` has it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReturnLink {
+    /// Its rate, bit/s.
+    pub rate_bps: u64,
+    /// The terminal's drop-tail buffer in front of it, bytes.
+    pub buffer_bytes: u64,
+    /// Other traffic sharing it, bit/s while on ...
+    pub other_bps: u64,
+    /// ... on for this long on average (exponential, from a random point of the cycle) ...
+    pub other_on: Duration,
+    /// ... and off for this long on average.
+    pub other_off: Duration,
+}
+
+/// `geo-viasat-real`'s return link. Fitted by `satquic calibrate` (BENCHMARKS.md, "Round
+/// 5"); no seed gives these values.
+pub const REAL_RETURN: ReturnLink = ReturnLink {
+    rate_bps: 4 * MBPS,
+    buffer_bytes: 2_000_000,
+    other_bps: 2 * MBPS,
+    other_on: Duration::from_secs(2),
+    other_off: Duration::from_secs(4),
+};
 
 /// `geo-viasat-real`: [`geo_viasat_bod`] with the consumer terminal's thin, shared return
 /// link in place of the testbed's symmetric 150 Mbit/s: the link that stands for the seeds'
@@ -642,19 +655,19 @@ pub const REAL_RETURN: (u64, u64, u64, Duration, Duration) = (
 /// 200 MB NewReno run: 20,049 packets dropped on the return link). Every GEO parameter
 /// applies (`up=`, `up-queue=`, `cross-up=RATE:ON:OFF[:exp][:random]` or `cross-up=none`).
 pub fn geo_viasat_real() -> LinkSpec {
-    let (rate, buffer, other, on, off) = REAL_RETURN;
+    let r = REAL_RETURN;
     let mut spec = geo_viasat_bod();
     spec.name = "geo-viasat-real".into();
     spec.description = "geo-viasat-bod + the terminal's thin, shared return link (4 Mbit/s, 2 MB buffer, 2 Mbit/s of other traffic on/off), fitted to the seeds' real-link results".into();
     spec.source = "seed 000 Sec 2.6 + Tables 1-4, seed 001, seed 003 Tables II-III; return link fitted (satquic calibrate)".into();
-    spec.up.rate = RateSpec::constant(rate);
-    spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(buffer));
+    spec.up.rate = RateSpec::constant(r.rate_bps);
+    spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(r.buffer_bytes));
     spec.up.cross_traffic = Some(CrossTrafficSpec {
-        on: Some(on),
-        off: Some(off),
+        on: Some(r.other_on),
+        off: Some(r.other_off),
         exponential: true,
         random_start: true,
-        ..CrossTrafficSpec::constant(other)
+        ..CrossTrafficSpec::constant(r.other_bps)
     });
     spec
 }
@@ -1304,12 +1317,15 @@ mod tests {
 
     #[test]
     fn geo_viasat_real_is_the_bod_link_with_the_fitted_return() {
-        let (rate, buffer, other, on, off) = REAL_RETURN;
+        let r = REAL_RETURN;
         let real = lookup("geo-viasat-real").unwrap();
         let same = lookup(&format!(
-            "geo-viasat-bod:up={rate},up-queue={buffer},cross-up={other}:{}s:{}s:exp:random",
-            on.as_secs(),
-            off.as_secs()
+            "geo-viasat-bod:up={},up-queue={},cross-up={}:{}s:{}s:exp:random",
+            r.rate_bps,
+            r.buffer_bytes,
+            r.other_bps,
+            r.other_on.as_secs(),
+            r.other_off.as_secs()
         ))
         .unwrap();
         assert_eq!((&real.down, &real.up), (&same.down, &same.up));
@@ -1318,7 +1334,7 @@ mod tests {
         let quiet = lookup("geo-viasat-real:cross-up=none,up=3M").unwrap();
         assert_eq!(quiet.up.cross_traffic, None);
         assert_eq!(quiet.up.rate, RateSpec::constant(3_000_000));
-        assert_eq!(quiet.up.queue.limit, QueueLimit::Bytes(buffer));
+        assert_eq!(quiet.up.queue.limit, QueueLimit::Bytes(r.buffer_bytes));
         let deep = lookup("geo-viasat-real:queue=50MB").unwrap();
         assert_eq!(deep.down.queue.limit, QueueLimit::Bytes(50_000_000));
         assert_eq!(deep.up.queue, real.up.queue);
