@@ -26,9 +26,9 @@
 //! `window=DURATION` (its allocator's shape); `geo-viasat-real` takes the same. The GEO
 //! presets take their down rate and gateway queue's shape: `rate=RATE`, `queue=SIZE`,
 //! `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`, and random
-//! loss, `plr=P`. `leo`
-//! takes `queue=SIZE` (down) and `path-extra=DURATION`. Every preset takes cross traffic,
-//! `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]).
+//! loss, `plr=P`. `leo` takes `queue=SIZE` (down) and `path-extra=DURATION`. Every preset
+//! takes cross traffic, `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]), or
+//! `cross=none` to remove a preset's own.
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
 //! each way; values the seeds leave open are documented on each preset function.
@@ -193,6 +193,16 @@ fn param_error(preset: &str) -> impl Fn(String) -> LinkError + '_ {
     }
 }
 
+/// `v`, the value of `preset`'s parameter `k`, parsed; an error names the parameter.
+fn param_value<T, E: std::fmt::Display>(
+    preset: &str,
+    k: &str,
+    v: &str,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+) -> Result<T, LinkError> {
+    parse(v).map_err(|e| param_error(preset)(format!("{k}: {e}")))
+}
+
 fn parse_params(preset: &str, text: &str) -> Result<Vec<(String, String)>, LinkError> {
     let mut out: Vec<(String, String)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -275,8 +285,8 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
 /// The GEO presets take the down rate and the gateway queue's shape, for calibration:
 /// `rate=RATE` (150 Mbit/s, the seeds' testbed; the real plan's peak is 144), `queue=SIZE`
 /// (the per-client limit of both directions, 36 MB; of the down one where the preset has a
-/// return buffer), `aqm-at=F` (the fraction of it above
-/// which the AQM drops, 0.5) and `aqm-drop=P` (its drop probability, 0.25).
+/// return buffer), `aqm-at=F` (the fraction of it above which the AQM drops, 0.5) and
+/// `aqm-drop=P` (its drop probability, 0.25).
 ///
 /// And the return link, which the seeds' testbed ran at the down rate but a consumer
 /// terminal shares at a few Mbit/s (SEEDS.md's "thin return"; seed 000 Sec. 2.6 puts the
@@ -300,40 +310,35 @@ fn geo_params(
         _ => Err(err(format!("{k}: a fraction from 0 to 1, got {v:?}"))),
     };
     let has_bod = spec.down.bod.is_some();
-    // A return buffer the preset has (geo-viasat-real's) stays unless `up-queue=` replaces
-    // it, whatever `queue=` says; the symmetric presets' up queue is the gateway's, so `up=`
-    // alone gets a new one.
-    let own_buffer = match spec.up.queue {
-        QueueSpec {
-            limit: QueueLimit::Bytes(bytes),
-            discipline: Discipline::DropTail,
-            ..
-        } => Some(bytes),
-        _ => None,
-    };
-    let (mut up_rate, mut up_queue) = (None, None);
+    // `queue=`, `aqm-at=` and `aqm-drop=` shape the gateway's queues, the AQM ones: both
+    // directions on the symmetric presets, the down one where the up queue is a terminal's
+    // return buffer (drop-tail), which only `up=` and `up-queue=` change, in any order.
+    let is_gateway = |q: &QueueSpec| matches!(q.discipline, Discipline::ViasatAqm { .. });
     for (k, v) in params {
+        let value = |parse: fn(&str) -> Result<u64, String>| param_value(preset, k, v, parse);
         let queues = [&mut spec.down.queue, &mut spec.up.queue];
         match k.as_str() {
             "up" => {
-                let bps = crate::units::parse_rate_bps(v).map_err(|e| err(format!("up: {e}")))?;
-                up_rate = Some(bps);
+                let bps = value(crate::units::parse_rate_bps)?;
+                spec.up.rate = RateSpec::constant(bps);
+                // A symmetric preset's up queue is the gateway's: the return link gets a
+                // buffer of RETURN_BUFFER at its rate. A return buffer already there stays.
+                if is_gateway(&spec.up.queue) {
+                    let bytes = (bps as f64 / 8.0 * RETURN_BUFFER.as_secs_f64()) as u64;
+                    spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(bytes));
+                }
             }
             "up-queue" => {
-                let bytes =
-                    crate::units::parse_size(v).map_err(|e| err(format!("up-queue: {e}")))?;
-                up_queue = Some(bytes);
+                let bytes = value(crate::units::parse_size)?;
+                spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(bytes));
             }
             "queue" => {
-                let bytes = crate::units::parse_size(v).map_err(|e| err(format!("queue: {e}")))?;
-                for q in queues {
+                let bytes = value(crate::units::parse_size)?;
+                for q in queues.into_iter().filter(|q| is_gateway(q)) {
                     q.limit = QueueLimit::Bytes(bytes);
                 }
             }
-            "rate" => {
-                let bps = crate::units::parse_rate_bps(v).map_err(|e| err(format!("rate: {e}")))?;
-                spec.down.rate = RateSpec::constant(bps);
-            }
+            "rate" => spec.down.rate = RateSpec::constant(value(crate::units::parse_rate_bps)?),
             "plr" => {
                 let plr = fraction(k, v)?;
                 for d in [&mut spec.down, &mut spec.up] {
@@ -368,17 +373,6 @@ fn geo_params(
             }
         }
     }
-    // The return link last, so that `queue=` (both directions) does not undo `up-queue=`.
-    if let Some(bps) = up_rate {
-        spec.up.rate = RateSpec::constant(bps);
-    }
-    if up_rate.is_some() || up_queue.is_some() || own_buffer.is_some() {
-        let rate = spec.up.rate.nominal_rate_bps() as f64;
-        let bytes = up_queue
-            .or(own_buffer)
-            .unwrap_or((rate / 8.0 * RETURN_BUFFER.as_secs_f64()) as u64);
-        spec.up.queue = QueueSpec::drop_tail(QueueLimit::Bytes(bytes));
-    }
     if let Some(bod) = &spec.down.bod {
         bod.validate(spec.down.rate.nominal_rate_bps())
             .map_err(|e| err(e.to_string()))?;
@@ -389,11 +383,10 @@ fn geo_params(
 
 fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkSpec, LinkError> {
     let err = param_error(preset);
-    let bod = spec.down.bod.as_mut().expect("geo-viasat-bod has BoD");
+    let bod = spec.down.bod.as_mut().expect("called for presets with BoD");
     match k {
         "lag-jitter" => {
-            bod.lag_jitter =
-                crate::units::parse_duration(v).map_err(|e| err(format!("lag-jitter: {e}")))?;
+            bod.lag_jitter = param_value(preset, k, v, crate::units::parse_duration)?;
         }
         "headroom" => {
             bod.headroom = v
@@ -401,7 +394,7 @@ fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkS
                 .map_err(|_| err(format!("headroom: not a number: {v:?}")))?;
         }
         "period" | "lag" | "window" => {
-            let d = crate::units::parse_duration(v).map_err(|e| err(format!("{k}: {e}")))?;
+            let d = param_value(preset, k, v, crate::units::parse_duration)?;
             match k {
                 "period" => bod.period = d,
                 "lag" => bod.lag = d,
@@ -435,12 +428,11 @@ fn leo_params(
     for (k, v) in params {
         match k.as_str() {
             "queue" => {
-                let bytes = crate::units::parse_size(v).map_err(|e| err(format!("queue: {e}")))?;
+                let bytes = param_value(preset, k, v, crate::units::parse_size)?;
                 spec.down.queue.limit = QueueLimit::Bytes(bytes);
             }
             "path-extra" => {
-                let d =
-                    crate::units::parse_duration(v).map_err(|e| err(format!("path-extra: {e}")))?;
+                let d = param_value(preset, k, v, crate::units::parse_duration)?;
                 for dir in [&mut spec.down, &mut spec.up] {
                     if let Some(p) = dir.delay.path_changes.as_mut() {
                         p.max_extra = d;
@@ -477,7 +469,7 @@ fn sat_params(
                 }
             },
             "jitter" => {
-                let d = crate::units::parse_duration(v).map_err(|e| err(format!("jitter: {e}")))?;
+                let d = param_value(preset, k, v, crate::units::parse_duration)?;
                 jitter = (!d.is_zero()).then_some(d);
             }
             other => {

@@ -4,8 +4,8 @@
 use super::{Check, Claim, Ours, Rule, Target};
 
 /// The real-link results (000/001 datasets, 003 Tables II-III) are compared with
-/// `geo-viasat-real`, the emulated-testbed ones with `geo-viasat`. [`crate::calibrate`] evaluates the claims on
-/// `REAL` with candidate links in its place.
+/// `geo-viasat-real`, the emulated-testbed ones with `geo-viasat`. [`crate::calibrate`]
+/// evaluates the claims on `REAL` with candidate links in its place.
 pub const REAL: &str = "geo-viasat-real";
 const TESTBED: &str = "geo-viasat";
 
