@@ -29,11 +29,12 @@
 //! The jump only raises the window during the initial slow start, never while Careful
 //! Resume holds it or a drain steps it down, and leaves the exit to the slow start: a jump
 //! to half the estimate followed by `G`-fold growth reaches the pipe in one round trip and
-//! then relies on SEARCH (or HyStart++) to stop. quinn-proto paces the larger window at `1.25 x cwnd / smoothed RTT`, so the jump
-//! is spread over a round trip rather than sent as a burst. Its own bursts are so small on
-//! a long path (10 datagrams at 600 ms) that after the initial window the samples measure
-//! that pacing, not the bottleneck; `+burst` ([`crate::burst`]) paces the initial slow
-//! start in quarter windows, picoquic's way, so that they measure the bottleneck again.
+//! then relies on SEARCH (or HyStart++) to stop. quinn-proto paces the larger window at
+//! `1.25 x cwnd / smoothed RTT`, so the jump is spread over a round trip rather than sent
+//! as a burst. Its own bursts are so small on a long path (10 datagrams at 600 ms) that
+//! after the initial window the samples measure that pacing, not the bottleneck; `+burst`
+//! ([`crate::burst`]) paces the initial slow start in quarter windows, picoquic's way, so
+//! that they measure the bottleneck again.
 //!
 //! With `cap`, the initial slow start also stops growing the window at
 //! [`JUMP_CAP_BDPS`] x the estimated BDP (from the train samples when trains are measured)
