@@ -233,3 +233,39 @@ fn transport_switches_reach_the_variants_transport() {
     let profile = satquic_run::TransportSpec::with_cc("satellite").effective();
     assert!(profile.pto_probe_data);
 }
+
+#[test]
+fn every_example_campaign_resolves() {
+    // The files in crates/lab/campaigns are commands in README.md and BENCHMARKS.md; a key
+    // renamed in the spec must not leave one of them unparseable.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        // The error names the file.
+        let spec = CampaignSpec::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        let links = spec
+            .resolve_links()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let variants = spec
+            .resolve_variants()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let workloads = spec
+            .resolve_workloads()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            !links.is_empty() && !variants.is_empty() && !workloads.is_empty(),
+            "{}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 13,
+        "only {checked} campaign files in {}",
+        dir.display()
+    );
+}
