@@ -394,10 +394,20 @@ pub(crate) fn shadow_times<'a>(b: &'a Loaded, link: &str) -> (Vec<&'a RunData>, 
 
 fn shadow_exit_times(b: &Loaded, link: &str) -> Measured {
     let (runs, t) = shadow_times(b, link);
+    // 003 Sec. V-B's own capacity point (from latency offsets), shown beside the link's
+    // ground truth, which the verdict reads.
+    let seeds_rule = analysis::exit_times(
+        &runs,
+        ExitSource {
+            shadow: true,
+            heuristic_capacity: true,
+        },
+    );
     let fmt = crate::report::mean_sd_str;
     let text = format!(
-        "capacity {}, loss {}, exit {} s, timely {}",
+        "capacity {} [003's latency-offset rule: {}], loss {}, exit {} s, timely {}",
         fmt(t.capacity_s),
+        fmt(seeds_rule.capacity_s),
         fmt(t.loss_s),
         fmt(t.exit_s),
         t.timely_pct.map_or("-".into(), |p| format!("{p:.1}%"))
