@@ -403,12 +403,16 @@ fn shadow_exit_times(b: &Loaded, link: &str) -> Measured {
             heuristic_capacity: true,
         },
     );
+    // The loss column is the sender's detection; 003 read the first loss off the client's
+    // capture (its third duplicate ACK), which comes between the link's drop and that.
+    let drops: Vec<f64> = runs.iter().filter_map(|r| r.row.first_drop_at_s).collect();
     let fmt = crate::report::mean_sd_str;
     let text = format!(
-        "capacity {} [003's latency-offset rule: {}], loss {}, exit {} s, timely {}",
+        "capacity {} [003's latency-offset rule: {}], loss {} [dropped at the link: {}], exit {} s, timely {}",
         fmt(t.capacity_s),
         fmt(seeds_rule.capacity_s),
         fmt(t.loss_s),
+        fmt(analysis::mean_sd(&drops)),
         fmt(t.exit_s),
         t.timely_pct.map_or("-".into(), |p| format!("{p:.1}%"))
     );
