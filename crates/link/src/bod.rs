@@ -2,10 +2,12 @@
 //!
 //! Events: a *decision* every `period` on the grid `offset + k x period` (k >= 1; the
 //! offset is 0, or uniform in `[0, period)` with `random_phase`), and a *grant* `lag` (plus
-//! a uniform draw in `[0, lag_jitter]`) after each decision. Decisions measure the bytes offered during `[d - window, d)`;
-//! arrivals at exactly `d` count for the next decision. While nothing is offered and the
-//! allocation is back at its floor the allocator is quiescent and schedules no events, so an
-//! idle link costs nothing; the decision grid resumes with the next arrival.
+//! a uniform draw in `[0, lag_jitter]`) after each decision, of the measured rate times
+//! `headroom` (or a uniform draw within `headroom_spread` of it). Decisions measure the
+//! bytes offered during `[d - window, d)`; arrivals at exactly `d` count for the next
+//! decision. While nothing is offered and the allocation is back at its floor the
+//! allocator is quiescent and schedules no events, so an idle link costs nothing; the
+//! decision grid resumes with the next arrival.
 
 use crate::random::{STREAM_BOD, stream_rng};
 use crate::service::ArrivalLog;
@@ -21,9 +23,9 @@ pub(crate) struct Bod {
     /// Start of the decision grid, in `[0, period)`.
     offset_ns: Nanos,
     lag_ns: Nanos,
-    lag_jitter_ns: Nanos,
-    /// Draws the grants' jitter (only with a `lag_jitter`; boxed, as most links have none).
-    rng: Option<Box<ChaCha8Rng>>,
+    /// The grants' randomness, only with a `lag_jitter` or a `headroom_spread` (boxed, as
+    /// most links have neither).
+    draws: Option<Box<Draws>>,
     window_ns: Nanos,
     min_rate_bps: u64,
     plan_rate_bps: u64,
@@ -40,6 +42,13 @@ pub(crate) struct Bod {
     arrivals_bytes: u64,
 }
 
+#[derive(Debug, Clone)]
+struct Draws {
+    rng: ChaCha8Rng,
+    lag_jitter_ns: Nanos,
+    headroom_spread: f64,
+}
+
 impl Bod {
     pub(crate) fn new(spec: &BodSpec, plan_rate_bps: u64, seed: u64) -> Self {
         let period_ns = to_nanos(spec.period).max(1);
@@ -53,8 +62,13 @@ impl Bod {
             period_ns,
             offset_ns,
             lag_ns: to_nanos(spec.lag),
-            lag_jitter_ns: to_nanos(spec.lag_jitter),
-            rng: (!spec.lag_jitter.is_zero()).then(|| Box::new(rng)),
+            draws: (!spec.lag_jitter.is_zero() || spec.headroom_spread > 0.0).then(|| {
+                Box::new(Draws {
+                    rng,
+                    lag_jitter_ns: to_nanos(spec.lag_jitter),
+                    headroom_spread: spec.headroom_spread,
+                })
+            }),
             window_ns: to_nanos(spec.window).max(1),
             min_rate_bps: spec.min_rate_bps,
             plan_rate_bps,
@@ -102,15 +116,30 @@ impl Bod {
             }
             let measured_bps =
                 self.arrivals_bytes as f64 * 8.0 * NANOS_PER_SEC as f64 / self.window_ns as f64;
-            let request = (measured_bps * self.headroom).round();
+            // The factor is drawn before the jitter, and only with a spread, so links
+            // without one draw the same jitter sequence as before.
+            let (headroom, jitter) = match self.draws.as_deref_mut() {
+                Some(d) => {
+                    let s = d.headroom_spread;
+                    let h = if s > 0.0 {
+                        d.rng.random_range(self.headroom - s..=self.headroom + s)
+                    } else {
+                        self.headroom
+                    };
+                    let j = if d.lag_jitter_ns > 0 {
+                        d.rng.random_range(0..=d.lag_jitter_ns)
+                    } else {
+                        0
+                    };
+                    (h, j)
+                }
+                None => (self.headroom, 0),
+            };
+            let request = (measured_bps * headroom).round();
             let rate = if request >= self.plan_rate_bps as f64 {
                 self.plan_rate_bps
             } else {
                 (request as u64).max(self.min_rate_bps)
-            };
-            let jitter = match self.rng.as_mut() {
-                Some(rng) => rng.random_range(0..=self.lag_jitter_ns),
-                None => 0,
             };
             let at = t.saturating_add(self.lag_ns).saturating_add(jitter);
             self.grants.push_back((at, rate));
@@ -157,6 +186,7 @@ mod tests {
             min_rate_bps: 1_000_000,
             headroom: 2.0,
             lag_jitter: Duration::ZERO,
+            headroom_spread: 0.0,
             random_phase: false,
         }
     }
@@ -244,6 +274,65 @@ mod tests {
         };
         let e = spec.validate(100_000_000).unwrap_err().to_string();
         assert!(e.contains("lag_jitter") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn a_headroom_spread_draws_each_grants_factor_around_the_headroom() {
+        let spread = BodSpec {
+            headroom_spread: 1.0,
+            ..spec()
+        };
+        spread.validate(1_000_000_000).unwrap();
+        // The granted rates for 10 Mbit/s offered, decision after decision.
+        let grants = |seed| {
+            let mut b = Bod::new(&spread, 1_000_000_000, seed);
+            let mut rates = Vec::new();
+            for i in 0..2000u64 {
+                let t = i * 1_000_000;
+                while let Some(e) = b.next_event().filter(|&e| e <= t) {
+                    let decided = b.next_decision == e;
+                    b.apply(e);
+                    if decided {
+                        rates.push(b.grants.back().expect("a decision queues a grant").1);
+                    }
+                }
+                b.record_arrival(t, 1250);
+            }
+            rates
+        };
+        let rates = grants(1);
+        assert!(rates.len() >= 18, "{rates:?}");
+        assert_eq!(rates, grants(1), "same seed");
+        assert_ne!(rates, grants(2), "another seed, other draws");
+        // Factor in [1, 3] around the headroom of 2, so 10 to 30 Mbit/s, and not one value.
+        assert!(
+            rates.iter().all(|r| (10_000_000..=30_000_000).contains(r)),
+            "{rates:?}"
+        );
+        assert!(rates.iter().any(|&r| r < 18_000_000), "{rates:?}");
+        assert!(rates.iter().any(|&r| r > 22_000_000), "{rates:?}");
+        // Without a spread every grant is the measured rate times the headroom.
+        let mut b = Bod::new(&spec(), 1_000_000_000, 1);
+        for i in 0..100u64 {
+            b.record_arrival(i * 1_000_000, 1250);
+        }
+        b.apply(100_000_000);
+        assert_eq!(b.apply(150_000_000), Some(20_000_000));
+    }
+
+    #[test]
+    fn a_spread_below_a_factor_of_one_is_refused() {
+        for bad in [-0.5, 1.5, f64::NAN] {
+            let spec = BodSpec {
+                headroom_spread: bad,
+                ..spec()
+            };
+            let e = spec.validate(100_000_000).unwrap_err().to_string();
+            assert!(
+                e.contains("headroom_spread") && !e.contains('\n'),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

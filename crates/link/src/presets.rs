@@ -21,8 +21,9 @@
 //! BDP (default 1), `plr` the random loss rate of each direction as a fraction (default 0).
 //! The `sat-*` presets take `loss=N` (1 packet in N lost, picoquic's fixed pattern) and
 //! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
-//! `lag-jitter=DURATION` and `phase=random` (its allocation cycle's randomness), e.g.
-//! `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`, `period=`, `lag=`,
+//! `lag-jitter=DURATION`, `phase=random` and `headroom-spread=S` (its allocation cycle's
+//! randomness), e.g. `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`,
+//! `period=`, `lag=`,
 //! `window=DURATION` (its allocator's shape); `geo-viasat-real` takes the same. The GEO
 //! presets take their down rate and gateway queue's shape: `rate=RATE`, `queue=SIZE`,
 //! `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`, and random
@@ -279,8 +280,9 @@ fn thesis_params(preset: &str, params: &[(String, String)]) -> Result<(f64, f64)
 /// `geo-viasat-bod`'s randomness: `lag-jitter=DURATION` (each grant a uniform 0 to that
 /// much later, [`BodSpec::lag_jitter`]) and `phase=random` (the allocation cycle at a random
 /// offset from the connection's start, [`BodSpec::random_phase`]; `phase=fixed` is the
-/// default); and its allocator's shape, for calibration: `headroom=H`, `period=`, `lag=`,
-/// `window=DURATION` ([`BodSpec`]'s fields of the same names).
+/// default), `headroom-spread=S` (each grant's factor uniform within S of the headroom,
+/// [`BodSpec::headroom_spread`]); and its allocator's shape, for calibration: `headroom=H`,
+/// `period=`, `lag=`, `window=DURATION` ([`BodSpec`]'s fields of the same names).
 ///
 /// The GEO presets take the down rate and the gateway queue's shape, for calibration:
 /// `rate=RATE` (150 Mbit/s, the seeds' testbed; the real plan's peak is 144), `queue=SIZE`
@@ -388,10 +390,14 @@ fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkS
         "lag-jitter" => {
             bod.lag_jitter = param_value(preset, k, v, crate::units::parse_duration)?;
         }
-        "headroom" => {
-            bod.headroom = v
+        "headroom" | "headroom-spread" => {
+            let h = v
                 .parse()
-                .map_err(|_| err(format!("headroom: not a number: {v:?}")))?;
+                .map_err(|_| err(format!("{k}: not a number: {v:?}")))?;
+            match k {
+                "headroom" => bod.headroom = h,
+                _ => bod.headroom_spread = h,
+            }
         }
         "period" | "lag" | "window" => {
             let d = param_value(preset, k, v, crate::units::parse_duration)?;
@@ -410,7 +416,7 @@ fn bod_param(preset: &str, k: &str, v: &str, mut spec: LinkSpec) -> Result<LinkS
         }
         other => {
             return Err(err(format!(
-                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, period, lag, window, rate, queue, aqm-at, aqm-drop, up, up-queue, plr, cross, cross-up"
+                "unknown parameter {other:?}; valid parameters: lag-jitter, phase, headroom, headroom-spread, period, lag, window, rate, queue, aqm-at, aqm-drop, up, up-queue, plr, cross, cross-up"
             )));
         }
     }
@@ -1207,6 +1213,8 @@ mod tests {
             ("geo-viasat-bod:buffer=2", "lag-jitter, phase"),
             ("geo-viasat-bod:headroom=0.5", "headroom"),
             ("geo-viasat-bod:headroom=lots", "headroom"),
+            ("geo-viasat-bod:headroom-spread=2.5", "headroom_spread"),
+            ("geo-viasat-bod:headroom-spread=some", "headroom-spread"),
             ("geo-viasat-bod:lag-jitter=1s,period=1s", "below the period"),
             ("geo-viasat-bod:window=0s", "window"),
         ] {
@@ -1233,6 +1241,8 @@ mod tests {
                 Duration::from_secs(2)
             )
         );
+        let spread = lookup("geo-viasat-bod:headroom-spread=1.5").unwrap();
+        assert_eq!(spread.down.bod.as_ref().unwrap().headroom_spread, 1.5);
         // Without parameters, the calibrated preset: no randomness in the allocator.
         let plain = lookup("geo-viasat-bod").unwrap();
         assert_eq!(plain.down.bod, Some(BodSpec::default()));

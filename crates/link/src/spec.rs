@@ -409,6 +409,13 @@ pub struct BodSpec {
     /// direction's own stream. Below `period`, so grants keep their order. Default 0.
     #[serde(with = "duration_str", skip_serializing_if = "Duration::is_zero")]
     pub lag_jitter: Duration,
+    /// Each decision draws its factor uniformly from `[headroom - headroom_spread,
+    /// headroom + headroom_spread]` instead of using `headroom` (a scheduler whose grants
+    /// depend on what the rest of the beam asks for, so the ramp to the plan rate takes a
+    /// varying number of periods), from the direction's own stream. `headroom -
+    /// headroom_spread` must be at least 1. Default 0 (every grant uses `headroom`).
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub headroom_spread: f64,
     /// The decision grid starts at a uniform random offset in `[0, period)` instead of at
     /// the epoch: a connection does not start in phase with the operator's allocation
     /// cycle. Default false (the grid is `k x period`).
@@ -427,9 +434,14 @@ impl Default for BodSpec {
             min_rate_bps: 2_000_000,
             headroom: 3.0,
             lag_jitter: Duration::ZERO,
+            headroom_spread: 0.0,
             random_phase: false,
         }
     }
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl RateSpec {
@@ -750,6 +762,16 @@ impl BodSpec {
             return Err(LinkError::invalid(
                 "bod.headroom",
                 format!("must be in [1, 100], got {}", self.headroom),
+            ));
+        }
+        let spread = self.headroom_spread;
+        if !spread.is_finite() || spread < 0.0 || self.headroom - spread < 1.0 {
+            return Err(LinkError::invalid(
+                "bod.headroom_spread",
+                format!(
+                    "must be at least 0 and at most headroom - 1 ({}), got {spread}",
+                    self.headroom - 1.0
+                ),
             ));
         }
         if self.min_rate_bps == 0 {

@@ -85,6 +85,7 @@ fn specs() -> Vec<LinkSpec> {
         min_rate_bps: 1,
         headroom: 100.0,
         lag_jitter: Duration::ZERO,
+        headroom_spread: 50.0,
         random_phase: true,
     });
     outage.down.queue = QueueSpec {
