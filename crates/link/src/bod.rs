@@ -224,6 +224,25 @@ mod tests {
         assert_eq!(b.apply(150_000_000), Some(5_000_000));
     }
 
+    /// Each decision's time and the grant it queued `(effective time, rate)`, offered
+    /// 10 Mbit/s for 2 s.
+    fn decisions(spec: &BodSpec, plan_rate_bps: u64, seed: u64) -> Vec<(Nanos, (Nanos, u64))> {
+        let mut b = Bod::new(spec, plan_rate_bps, seed);
+        let mut out = Vec::new();
+        for i in 0..2000u64 {
+            let t = i * 1_000_000;
+            while let Some(e) = b.next_event().filter(|&e| e <= t) {
+                let decided = b.next_decision == e;
+                b.apply(e);
+                if decided {
+                    out.push((e, *b.grants.back().expect("a decision queues a grant")));
+                }
+            }
+            b.record_arrival(t, 1250);
+        }
+        out
+    }
+
     #[test]
     fn a_random_phase_shifts_the_grid_and_jitter_delays_each_grant() {
         let random = BodSpec {
@@ -231,23 +250,12 @@ mod tests {
             random_phase: true,
             ..spec()
         };
-        // Decision times and each decision's grant delay, offered 10 Mbit/s for 2 s.
-        let run = |seed| {
-            let mut b = Bod::new(&random, 100_000_000, seed);
-            let (mut decisions, mut lags) = (Vec::new(), Vec::new());
-            for i in 0..2000u64 {
-                let t = i * 1_000_000;
-                while let Some(e) = b.next_event().filter(|&e| e <= t) {
-                    let decided = b.next_decision == e;
-                    b.apply(e);
-                    if decided {
-                        decisions.push(e);
-                        lags.push(b.grants.back().expect("a decision queues a grant").0 - e);
-                    }
-                }
-                b.record_arrival(t, 1250);
-            }
-            (decisions, lags)
+        // Decision times and each decision's grant delay.
+        let run = |seed| -> (Vec<Nanos>, Vec<Nanos>) {
+            decisions(&random, 100_000_000, seed)
+                .into_iter()
+                .map(|(d, (at, _))| (d, at - d))
+                .unzip()
         };
         let (decisions, lags) = run(1);
         assert_eq!((decisions.clone(), lags.clone()), run(1), "same seed");
@@ -283,22 +291,12 @@ mod tests {
             ..spec()
         };
         spread.validate(1_000_000_000).unwrap();
-        // The granted rates for 10 Mbit/s offered, decision after decision.
-        let grants = |seed| {
-            let mut b = Bod::new(&spread, 1_000_000_000, seed);
-            let mut rates = Vec::new();
-            for i in 0..2000u64 {
-                let t = i * 1_000_000;
-                while let Some(e) = b.next_event().filter(|&e| e <= t) {
-                    let decided = b.next_decision == e;
-                    b.apply(e);
-                    if decided {
-                        rates.push(b.grants.back().expect("a decision queues a grant").1);
-                    }
-                }
-                b.record_arrival(t, 1250);
-            }
-            rates
+        // The granted rates, decision after decision.
+        let grants = |seed| -> Vec<u64> {
+            decisions(&spread, 1_000_000_000, seed)
+                .into_iter()
+                .map(|(_, (_, rate))| rate)
+                .collect()
         };
         let rates = grants(1);
         assert!(rates.len() >= 18, "{rates:?}");
@@ -311,13 +309,6 @@ mod tests {
         );
         assert!(rates.iter().any(|&r| r < 18_000_000), "{rates:?}");
         assert!(rates.iter().any(|&r| r > 22_000_000), "{rates:?}");
-        // Without a spread every grant is the measured rate times the headroom.
-        let mut b = Bod::new(&spec(), 1_000_000_000, 1);
-        for i in 0..100u64 {
-            b.record_arrival(i * 1_000_000, 1250);
-        }
-        b.apply(100_000_000);
-        assert_eq!(b.apply(150_000_000), Some(20_000_000));
     }
 
     #[test]
