@@ -23,13 +23,12 @@
 //! `jitter=DURATION`, e.g. `sat-250-3:loss=64,jitter=3ms`. `geo-viasat-bod` takes
 //! `lag-jitter=DURATION`, `phase=random` and `headroom-spread=S` (its allocation cycle's
 //! randomness), e.g. `geo-viasat-bod:lag-jitter=1s,phase=random`, and `headroom=H`,
-//! `period=`, `lag=`,
-//! `window=DURATION` (its allocator's shape); `geo-viasat-real` takes the same. The GEO
-//! presets take their down rate and gateway queue's shape: `rate=RATE`, `queue=SIZE`,
-//! `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`, and random
-//! loss, `plr=P`. `leo` takes `queue=SIZE` (down) and `path-extra=DURATION`. Every preset
-//! takes cross traffic, `cross=RATE[:ON:OFF[:exp][:random]]` (see [`crate::cross`]), or
-//! `cross=none` to remove a preset's own.
+//! `period=`, `lag=`, `window=DURATION` (its allocator's shape); `geo-viasat-real` takes
+//! the same. The GEO presets take their down rate and gateway queue's shape: `rate=RATE`,
+//! `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`,
+//! and random loss, `plr=P`. `leo` takes `queue=SIZE` (down) and `path-extra=DURATION`.
+//! Every preset takes cross traffic, `cross=RATE[:ON:OFF[:exp][:random]]` (see
+//! [`crate::cross`]), or `cross=none` to remove a preset's own.
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
 //! each way; values the seeds leave open are documented on each preset function.
