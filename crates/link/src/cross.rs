@@ -11,6 +11,13 @@
 //! (for exponential periods, memoryless, a fresh draw; for fixed ones, a uniform part), so
 //! a run starts in the source's steady state rather than at the start of a burst.
 //!
+//! With `users` above 1 the source is that many independent on/off users of this shape,
+//! each at `rate_bps` while on: their sum is the load. Many small users make a load that
+//! fluctuates around its mean (`users x rate x on / (on + off)`) instead of switching
+//! between nothing and everything, the superposition behind the classic models of
+//! aggregated traffic. The users draw from one stream, in turn, so one user gives exactly
+//! the draws of a single source.
+//!
 //! Cross packets go through the queue's limit and AQM like any packet (they can be
 //! dropped, and they take their share of the rate and of the buffer), but not through the
 //! direction's random loss process (its draws stay those of the modelled flows'), and
@@ -19,9 +26,10 @@
 //! (occupancy, first drop, the packet log) includes them, as it is what really happened
 //! there.
 //!
-//! On a preset, `cross=RATE[:ON:OFF[:exp]]` loads the down direction (the data direction
-//! of a download) and `cross-up=...` the up direction: `geo-viasat:cross=50M`,
-//! `thesis-sat:cross=10M:5s:5s:exp`.
+//! On a preset, `cross=[Nx]RATE[:ON:OFF[:exp][:random]]` loads the down direction (the data
+//! direction of a download) and `cross-up=...` the up direction: `geo-viasat:cross=50M`,
+//! `thesis-sat:cross=10M:5s:5s:exp`, `geo-viasat-real:cross=40x1M:5s:15s:exp:random`
+//! (40 users of 1 Mbit/s, each on a quarter of the time).
 
 use crate::error::LinkError;
 use crate::random::{STREAM_CROSS, stream_rng};
@@ -65,10 +73,25 @@ pub struct CrossTrafficSpec {
     /// on-period (see the module docs).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub random_start: bool,
+    /// Independent on/off users of this shape, each at `rate_bps` while on (see the module
+    /// docs); 1 is a single source.
+    #[serde(default = "one_user", skip_serializing_if = "is_one_user")]
+    pub users: u32,
 }
+
+/// Most users a source may stand for.
+pub const MAX_CROSS_USERS: u32 = 1_000;
 
 fn default_packet_bytes() -> u32 {
     DEFAULT_CROSS_PACKET_BYTES
+}
+
+fn one_user() -> u32 {
+    1
+}
+
+fn is_one_user(users: &u32) -> bool {
+    *users == 1
 }
 
 impl CrossTrafficSpec {
@@ -89,7 +112,17 @@ impl CrossTrafficSpec {
                 format!("{} must be between 40 and 65535 bytes", self.packet_bytes),
             ));
         }
+        if !(1..=MAX_CROSS_USERS).contains(&self.users) {
+            return Err(LinkError::invalid(
+                "users",
+                format!("{} must be between 1 and {MAX_CROSS_USERS}", self.users),
+            ));
+        }
         match (self.on, self.off) {
+            (None, None) if self.users > 1 => Err(LinkError::invalid(
+                "users",
+                "needs on and off periods (constant users add up to one constant source)",
+            )),
             (None, None) if self.exponential => Err(LinkError::invalid(
                 "exponential",
                 "needs on and off periods to draw",
@@ -117,11 +150,20 @@ impl CrossTrafficSpec {
         }
     }
 
-    /// Parses a preset parameter: `RATE[:ON:OFF[:exp][:random]]` (`50M`,
-    /// `10M:5s:5s:exp`, `60M:2s:4s:exp:random`).
+    /// Parses a preset parameter: `[Nx]RATE[:ON:OFF[:exp][:random]]` (`50M`,
+    /// `10M:5s:5s:exp`, `60M:2s:4s:exp:random`, `40x1M:5s:15s:exp:random`).
     pub fn parse_param(text: &str) -> Result<Self, String> {
         let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-        let rate_bps = parse_rate_bps(parts[0]).map_err(|e| format!("cross traffic rate: {e}"))?;
+        let (users, rate) = match parts[0].split_once(['x', 'X']) {
+            Some((n, rate)) => {
+                let n = n.trim().parse::<u32>().map_err(|_| {
+                    format!("cross traffic users {n:?}: expected a count, as in 40x1M")
+                })?;
+                (n, rate.trim())
+            }
+            None => (1, parts[0]),
+        };
+        let rate_bps = parse_rate_bps(rate).map_err(|e| format!("cross traffic rate: {e}"))?;
         let period = |p: &str| parse_duration(p).map_err(|e| format!("cross traffic period: {e}"));
         let spec = match parts.as_slice() {
             [_] => CrossTrafficSpec::constant(rate_bps),
@@ -138,10 +180,11 @@ impl CrossTrafficSpec {
             }
             _ => {
                 return Err(format!(
-                    "cross traffic {text:?}: expected RATE, RATE:ON:OFF, then optionally :exp and :random"
+                    "cross traffic {text:?}: expected [Nx]RATE, [Nx]RATE:ON:OFF, then optionally :exp and :random"
                 ));
             }
         };
+        let spec = CrossTrafficSpec { users, ..spec };
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
     }
@@ -155,21 +198,30 @@ impl CrossTrafficSpec {
             off: None,
             exponential: false,
             random_start: false,
+            users: 1,
         }
     }
 }
 
-/// The running source: when its next packet arrives at the queue.
+/// The running source: when each user's next packet arrives at the queue.
 #[derive(Debug, Clone)]
 pub(crate) struct CrossSource {
     spec: CrossTrafficSpec,
     rng: ChaCha8Rng,
+    /// One per user.
+    users: Vec<User>,
+    /// The user whose packet comes next (the earliest; the first of equals).
+    due: usize,
+    /// Time between a user's packets while on.
+    gap: Nanos,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct User {
     /// Arrival of the next packet.
     next: Nanos,
     /// End of the current on-period (`Nanos::MAX` for a constant source).
     on_until: Nanos,
-    /// Time between packets while on.
-    gap: Nanos,
 }
 
 impl CrossSource {
@@ -179,15 +231,29 @@ impl CrossSource {
         let mut source = CrossSource {
             spec: spec.clone(),
             rng: stream_rng(seed, STREAM_CROSS),
-            next: 0,
-            on_until: Nanos::MAX,
+            users: Vec::with_capacity(spec.users as usize),
+            due: 0,
             gap,
         };
-        if let (Some(on), Some(off)) = (source.spec.on, source.spec.off) {
-            source.on_until = source.period(on);
-            if source.spec.random_start {
+        for _ in 0..spec.users.max(1) {
+            let user = source.first_user();
+            source.users.push(user);
+        }
+        source.find_due();
+        source
+    }
+
+    /// A user's state at time 0, drawn in the order a single source always drew.
+    fn first_user(&mut self) -> User {
+        let mut user = User {
+            next: 0,
+            on_until: Nanos::MAX,
+        };
+        if let (Some(on), Some(off)) = (self.spec.on, self.spec.off) {
+            user.on_until = self.period(on);
+            if self.spec.random_start {
                 let cycle = to_nanos(on) as f64 + to_nanos(off) as f64;
-                let on_now = source.rng.random_bool(to_nanos(on) as f64 / cycle);
+                let on_now = self.rng.random_bool(to_nanos(on) as f64 / cycle);
                 // The rest of the current period: a fresh draw for exponential periods
                 // (memoryless), a uniform part of a fixed one.
                 let rest = |s: &mut Self, d: Duration| -> Nanos {
@@ -198,14 +264,22 @@ impl CrossSource {
                     }
                 };
                 if on_now {
-                    source.on_until = rest(&mut source, on);
+                    user.on_until = rest(self, on);
                 } else {
-                    source.next = rest(&mut source, off);
-                    source.on_until = source.next.saturating_add(source.period(on));
+                    user.next = rest(self, off);
+                    user.on_until = user.next.saturating_add(self.period(on));
                 }
             }
         }
-        source
+        user
+    }
+
+    fn find_due(&mut self) {
+        // Users are few (at most MAX_CROSS_USERS) and a scan per packet is cheaper than
+        // the queue's own work for any realistic count.
+        self.due = (0..self.users.len())
+            .min_by_key(|&i| self.users[i].next)
+            .unwrap_or(0);
     }
 
     /// Length of a period with mean (or fixed length) `d`, at least 1 ns.
@@ -221,7 +295,7 @@ impl CrossSource {
 
     /// When the next packet arrives.
     pub(crate) fn next_arrival(&self) -> Nanos {
-        self.next
+        self.users[self.due].next
     }
 
     /// Size of each packet.
@@ -229,21 +303,26 @@ impl CrossSource {
         self.spec.packet_bytes
     }
 
-    /// The packet at [`Self::next_arrival`] was sent: schedules the one after it.
+    /// The packet at [`Self::next_arrival`] was sent: schedules that user's next one.
     pub(crate) fn advance(&mut self) {
-        let next = self.next.saturating_add(self.gap);
-        if next < self.on_until {
-            self.next = next;
-            return;
+        let mut user = self.users[self.due];
+        let next = user.next.saturating_add(self.gap);
+        if next < user.on_until {
+            user.next = next;
+        } else {
+            // The on-period ended: silence, then a new on-period.
+            let (on, off) = (
+                self.spec.on.unwrap_or_default(),
+                self.spec.off.unwrap_or_default(),
+            );
+            let start = user.on_until.saturating_add(self.period(off));
+            user.on_until = start.saturating_add(self.period(on));
+            user.next = start;
         }
-        // The on-period ended: silence, then a new on-period.
-        let (on, off) = (
-            self.spec.on.unwrap_or_default(),
-            self.spec.off.unwrap_or_default(),
-        );
-        let start = self.on_until.saturating_add(self.period(off));
-        self.on_until = start.saturating_add(self.period(on));
-        self.next = start;
+        self.users[self.due] = user;
+        if self.users.len() > 1 {
+            self.find_due();
+        }
     }
 }
 
@@ -324,6 +403,49 @@ mod tests {
     }
 
     #[test]
+    fn many_users_make_a_load_that_fluctuates_around_its_mean() {
+        // 40 users of 1.2 Mbit/s (100 packets/s each), on a quarter of the time: 1,000
+        // packets/s on average.
+        let spec = CrossTrafficSpec::parse_param("40x1200K:1s:3s:exp:random").unwrap();
+        assert_eq!((spec.users, spec.rate_bps), (40, 1_200_000));
+        let a = arrivals(&spec, 400_000_000_000);
+        assert!(a.windows(2).all(|w| w[0] <= w[1]), "arrivals in order");
+        let mut per_second = [0u32; 400];
+        for &t in &a {
+            per_second[(t / 1_000_000_000) as usize] += 1;
+        }
+        let mean = a.len() as f64 / 400.0;
+        assert!((900.0..1100.0).contains(&mean), "{mean}");
+        let sd = (per_second
+            .iter()
+            .map(|&n| (f64::from(n) - mean).powi(2))
+            .sum::<f64>()
+            / 400.0)
+            .sqrt();
+        // Binomial(40, 1/4) users on: SD 2.7 users of 100 packets/s (less, averaged
+        // over a second); never all silent, never all on.
+        assert!((100.0..300.0).contains(&sd), "{sd}");
+        assert!(per_second.iter().all(|&n| (100..3000).contains(&n)));
+        // One source of the same mean switches between nothing and everything.
+        let single = CrossTrafficSpec::parse_param("48M:1s:3s:exp:random").unwrap();
+        let b = arrivals(&single, 400_000_000_000);
+        let mut busy = [false; 400];
+        for &t in &b {
+            busy[(t / 1_000_000_000) as usize] = true;
+        }
+        assert!(busy.iter().filter(|&&x| !x).count() > 100);
+        // The same seed, the same users; one user is the single source it always was.
+        assert_eq!(a, arrivals(&spec, 400_000_000_000));
+        let one = CrossTrafficSpec::parse_param("1x12M:100ms:300ms:exp:random").unwrap();
+        let plain = CrossTrafficSpec::parse_param("12M:100ms:300ms:exp:random").unwrap();
+        assert_eq!(one, plain);
+        assert_eq!(
+            arrivals(&one, 10_000_000_000),
+            arrivals(&plain, 10_000_000_000)
+        );
+    }
+
+    #[test]
     fn bad_parameters_are_one_line_errors() {
         for bad in [
             "",
@@ -336,6 +458,12 @@ mod tests {
             "10M:1s:1s:exp:exp",
             "10M:random",
             "10M:x:1s",
+            "0x1M:1s:1s",
+            "x1M:1s:1s",
+            "ax1M:1s:1s",
+            "5x1M",
+            "2000x1M:1s:1s",
+            "5x:1s:1s",
         ] {
             let e = CrossTrafficSpec::parse_param(bad).unwrap_err();
             assert!(!e.contains('\n'), "{bad}: {e}");

@@ -27,8 +27,8 @@
 //! the same. The GEO presets take their down rate and gateway queue's shape: `rate=RATE`,
 //! `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`,
 //! and random loss, `plr=P`. `leo` takes `queue=SIZE` (down) and `path-extra=DURATION`.
-//! Every preset takes cross traffic, `cross=RATE[:ON:OFF[:exp][:random]]` (see
-//! [`crate::cross`]), or `cross=none` to remove a preset's own.
+//! Every preset takes cross traffic, `cross=[Nx]RATE[:ON:OFF[:exp][:random]]` (N users of
+//! that shape; see [`crate::cross`]), or `cross=none` to remove a preset's own.
 //!
 //! Conventions for all presets: MB means 10^6 bytes; "RTT x" without a split means x/2
 //! each way; values the seeds leave open are documented on each preset function.
@@ -984,8 +984,12 @@ fn extra_text(spec: &LinkSpec) -> String {
     }
     for (name, d) in [("down", &spec.down), ("up", &spec.up)] {
         if let Some(c) = &d.cross_traffic {
+            let users = match c.users {
+                1 => String::new(),
+                n => format!("{n} x "),
+            };
             parts.push(format!(
-                "other traffic {} {name}",
+                "other traffic {users}{} {name}",
                 format_rate_bps(c.rate_bps)
             ));
         }
@@ -1162,10 +1166,15 @@ mod tests {
         assert_eq!(thesis.down.cross_traffic, None);
         let sat = lookup("sat-250-3:loss=64,cross=100M").unwrap();
         assert!(sat.down.cross_traffic.is_some());
+        let users = lookup("geo-viasat-real:cross=40x1M:5s:15s:exp:random").unwrap();
+        let down = users.down.cross_traffic.as_ref().unwrap();
+        assert_eq!((down.users, down.rate_bps), (40, 1_000_000));
+        assert!(extra_text(&users).contains("other traffic 40 x 1 Mbit/s down"));
         for bad in [
             "geo-viasat:cross=fast",
             "leo:cross=10M:1s",
             "qir-sat:cross-up=0",
+            "geo-viasat:cross=0x1M:1s:1s",
         ] {
             let e = lookup(bad).unwrap_err().to_string();
             assert!(e.contains("cross") && !e.contains('\n'), "{bad}: {e}");
