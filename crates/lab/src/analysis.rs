@@ -270,6 +270,26 @@ pub fn class_counts<'a>(classes: impl IntoIterator<Item = Option<&'a str>>) -> C
     c
 }
 
+/// z of a two-sided 95 % interval of a normal distribution.
+pub const Z_95: f64 = 1.959_964;
+
+/// The Wilson score interval (E. B. Wilson, "Probable inference, the law of succession,
+/// and statistical inference", JASA 1927) of a share of `k` runs in `n`, as fractions:
+/// the interval Agresti and Coull (The American Statistician, 1998) recommend for small
+/// samples, as ours at `--quick` scale are (unlike the normal approximation it stays
+/// within [0, 1] and does not shrink to a point at 0 or n of n). `None` for no runs.
+pub fn wilson_interval(k: usize, n: usize, z: f64) -> Option<(f64, f64)> {
+    if n == 0 || k > n {
+        return None;
+    }
+    let (n, p) = (n as f64, k as f64 / n as f64);
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n;
+    let center = (p + z2 / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    Some(((center - half).max(0.0), (center + half).min(1.0)))
+}
+
 /// Converts (time, RTT) samples into latency offsets (time, RTT - minimum RTT), the
 /// queueing delay a client capture shows as a one-way latency offset.
 pub fn latency_offsets(samples: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
@@ -591,6 +611,26 @@ pub fn group_by<'a, K: PartialEq + Clone>(
 mod tests {
     use super::*;
     use crate::dataset::Row;
+
+    #[test]
+    fn wilson_intervals_of_small_samples() {
+        // 5 of 8: 30.6-86.3 % (the textbook value).
+        let (lo, hi) = wilson_interval(5, 8, Z_95).unwrap();
+        assert!(
+            (lo - 0.3057).abs() < 1e-3 && (hi - 0.8632).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        // 0 and all of 12 keep an interval on one side only.
+        let (lo, hi) = wilson_interval(0, 12, Z_95).unwrap();
+        assert!(lo == 0.0 && (hi - 0.2425).abs() < 1e-3, "{hi}");
+        let (lo, hi) = wilson_interval(12, 12, Z_95).unwrap();
+        assert!((lo - 0.7575).abs() < 1e-3 && hi == 1.0, "{lo}");
+        // More runs, a narrower interval around the same share.
+        let (a, b) = wilson_interval(50, 80, Z_95).unwrap();
+        assert!(b - a < 0.25 && a < 0.625 && 0.625 < b);
+        assert_eq!(wilson_interval(0, 0, Z_95), None);
+        assert_eq!(wilson_interval(3, 2, Z_95), None);
+    }
 
     #[test]
     fn a_normal_cdf_passes_through_its_quantiles() {

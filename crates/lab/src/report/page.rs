@@ -110,7 +110,7 @@ impl Page {
                     ]
                 })
                 .collect(),
-            note: "Verdicts: matches = within the stated tolerance of the seed's number; same trend = the same direction or ordering but a different size; differs = the opposite or far off; no data = the runs needed are missing.".into(),
+            note: "Verdicts: matches = within the stated tolerance of the seed's number; same trend = the same direction or ordering but a different size; differs = the opposite or far off; no data = the runs needed are missing. Shares of runs carry their 95 % Wilson score interval in brackets (percent): at --quick scale (8-12 runs) these span 40-60 points, so a share's verdict there rests on few runs, and a larger scale (--full, or --repetitions) can move it.".into(),
         };
         self.html
             .push_str("<h2 id=\"comparison\">Comparison with the seeds</h2>\n");
