@@ -92,6 +92,15 @@ pub struct Marker {
     pub color: usize,
 }
 
+/// Where a chart's legend sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Legend {
+    #[default]
+    UpperLeft,
+    /// For series that stay high (shares near 1).
+    LowerLeft,
+}
+
 /// An x/y chart.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Chart {
@@ -103,6 +112,7 @@ pub struct Chart {
     pub hlines: Vec<Marker>,
     pub x_range: Option<(f64, f64)>,
     pub y_range: Option<(f64, f64)>,
+    pub legend: Legend,
 }
 
 /// A grid of values with row and column labels.
@@ -315,7 +325,10 @@ fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Chart) -> D
             .label_font((FAMILY, 12))
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(180, 180, 180))
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(match c.legend {
+                Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
+                Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
+            })
             .draw()?;
     }
     Ok(())

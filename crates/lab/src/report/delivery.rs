@@ -6,8 +6,9 @@
 
 use super::{FigureEntry, Item, Loaded, Table, pct, runs_desc, variant_runs};
 use crate::analysis::{self, Saving};
+use crate::claims::table::{self, DeliveredRow};
 use crate::dataset::RunData;
-use crate::plot::{Chart, Figure, Marker, Series, SeriesKind};
+use crate::plot::{Chart, Figure, Legend, Marker, Series, SeriesKind};
 
 /// Downloads smaller than this have no delivery figures.
 const MIN_BYTES: u64 = 5_000_000;
@@ -36,6 +37,11 @@ pub(super) fn items(
             items.extend(g.saving_items(base));
         }
         items.extend(g.cdf_figures());
+        // The seed's runs were 200 MB downloads on the real link.
+        let seed_mb = table::TABLE_4_MB[table::TABLE_4_MB.len() - 1];
+        if link == table::REAL && bytes >= seed_mb * 1_000_000 {
+            items.extend(g.delivered_figure(&table::TABLE_4, &table::TABLE_4_MB));
+        }
     }
     items
 }
@@ -370,6 +376,78 @@ impl<'a> Group<'a> {
     }
 }
 
+/// A point of a series and the band around it, `(x, low, high)`.
+type BandedPoint = ((f64, f64), (f64, f64, f64));
+
+/// A share of `k` in `n` at `x`, and its 95 % Wilson interval as a band point.
+fn share_point(x: f64, k: usize, n: usize) -> Option<BandedPoint> {
+    let (lo, hi) = analysis::wilson_interval(k, n, analysis::Z_95)?;
+    Some(((x, k as f64 / n as f64), (x, lo, hi)))
+}
+
+impl Group<'_> {
+    /// The share of runs delivering each mark within the time cap, ours beside the seed's
+    /// (000 Table 4, for the link that stands for the real one), both with their 95 %
+    /// Wilson intervals shaded: the seed's table as a distribution over MB, not only its
+    /// 200 MB row. None without runs of the seed's variants.
+    fn delivered_figure(&self, seed: &[DeliveredRow], marks_mb: &[u64]) -> Option<Item> {
+        let marks: Vec<u64> = marks_mb
+            .iter()
+            .copied()
+            .filter(|m| self.all_mb.contains(m))
+            .collect();
+        let mut series = Vec::new();
+        for (i, row) in seed.iter().enumerate() {
+            let Some(v) = self.variants.iter().find(|v| v.as_str() == row.variant) else {
+                continue;
+            };
+            let vr = variant_runs(self.runs, v);
+            let (ours, ours_band): (Vec<_>, Vec<_>) = analysis::delivered_within_cap(&vr, &marks)
+                .into_iter()
+                .filter_map(|(mb, k)| share_point(mb as f64, k, vr.len()))
+                .unzip();
+            let (theirs, theirs_band): (Vec<_>, Vec<_>) = marks
+                .iter()
+                .filter_map(|m| {
+                    let j = marks_mb.iter().position(|x| x == m)?;
+                    share_point(*m as f64, row.delivered[j], row.runs)
+                })
+                .unzip();
+            series.push(
+                Series::line(format!("{v}, ours ({} runs)", vr.len()), ours, i)
+                    .with_band(ours_band),
+            );
+            series.push(
+                Series::line(
+                    format!("{}, 000 Table 4 ({} runs)", row.seed_label, row.runs),
+                    theirs,
+                    i,
+                )
+                .with_kind(SeriesKind::Points)
+                .with_band(theirs_band),
+            );
+        }
+        if series.is_empty() || marks.is_empty() {
+            return None;
+        }
+        let cap = self.runs[0].row.time_cap_s;
+        Some(self.figure(
+            "delivered",
+            Chart {
+                title: format!("Runs delivering N MB within {cap:.0} s, {}", self.link),
+                x_label: "MB".into(),
+                y_label: "share of runs".into(),
+                series,
+                y_range: Some((0.0, 1.02)),
+                legend: Legend::LowerLeft,
+                ..Chart::default()
+            },
+            "000 Table 4 / 001 Table II (lines: ours, points: the seed's dataset 1; \
+             shading: 95 % Wilson intervals)",
+        ))
+    }
+}
+
 /// A variant's median saving over MB, the difference of the quartiles shaded.
 fn saving_series(variant: &str, s: &[Saving], color: usize) -> Series {
     Series::line(
@@ -388,4 +466,92 @@ fn saving_series(variant: &str, s: &[Saving], color: usize) -> Series {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{ExecOptions, run_campaign};
+    use crate::plan::Plan;
+    use crate::spec::CampaignSpec;
+
+    #[test]
+    fn delivered_shares_stand_beside_the_seeds_with_their_intervals() {
+        let spec = CampaignSpec::from_toml_str(
+            r#"
+name = "tiny-delivered"
+repetitions = 2
+[[link]]
+preset = "thesis-terr"
+[[variant]]
+label = "classic"
+cc = "cubic"
+[[variant]]
+label = "other"
+cc = "newreno"
+[[workload]]
+kind = "download"
+bytes = "6MB"
+"#,
+            None,
+        )
+        .unwrap();
+        let plan = Plan::new(&spec).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("satquic-lab-delivered-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+        let l = super::super::load(&dir).unwrap();
+        let runs: Vec<&RunData> = l.runs.iter().collect();
+        let g = Group::new(
+            &l,
+            "t",
+            "thesis-terr",
+            &runs[0].row.workload,
+            6_000_000,
+            &runs,
+        );
+        let seed = [
+            DeliveredRow {
+                variant: "classic",
+                seed_label: "baseline",
+                runs: 10,
+                delivered: [9, 8, 7, 6],
+            },
+            // Not a variant of this campaign: no series.
+            DeliveredRow {
+                variant: "search",
+                seed_label: "SEARCH",
+                runs: 10,
+                delivered: [5, 5, 5, 5],
+            },
+        ];
+        // 9 MB is beyond the download: left out.
+        let Some(Item::Figure(entry)) = g.delivered_figure(&seed, &[1, 3, 6, 9]) else {
+            panic!("no figure")
+        };
+        assert_eq!(entry.id, "t-thesis-terr-dl6MB-delivered");
+        let Figure::Chart(chart) = &entry.figure else {
+            panic!("not a chart")
+        };
+        assert_eq!(chart.series.len(), 2);
+        let (ours, theirs) = (&chart.series[0], &chart.series[1]);
+        assert_eq!(ours.name, "classic, ours (2 runs)");
+        // Both runs deliver everything on this link; the interval of 2 of 2 is wide.
+        assert_eq!(ours.points, vec![(1.0, 1.0), (3.0, 1.0), (6.0, 1.0)]);
+        assert!(ours.band.iter().all(|b| b.1 < 0.5 && b.2 == 1.0));
+        assert_eq!(theirs.name, "baseline, 000 Table 4 (10 runs)");
+        assert_eq!(theirs.kind, SeriesKind::Points);
+        assert_eq!(theirs.points, vec![(1.0, 0.9), (3.0, 0.8), (6.0, 0.7)]);
+        assert!(
+            theirs
+                .band
+                .iter()
+                .zip(&theirs.points)
+                .all(|(b, p)| b.1 < p.1 && p.1 < b.2)
+        );
+        // No variant of the seed's: no figure.
+        assert!(g.delivered_figure(&seed[1..], &[1, 3]).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
