@@ -238,27 +238,31 @@ fn exit_to_loss_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
         let mut used: Vec<&RunData> = Vec::new();
         for (i, v) in l.meta.variants.iter().enumerate() {
             let vr = variant_runs(&lr, v);
+            // Runs of SEARCH with a loss and no exit before it (none at all, or the
+            // loss's own) count as 0, loss at exit, as 000 Fig. 8's "loss before SEARCH
+            // would exit" and the claim count them.
             let ratios: Vec<f64> = vr
                 .iter()
+                .filter(|r| r.row.cc.to_ascii_lowercase().contains("search"))
                 .filter_map(|r| {
-                    if is_shadow(r) {
+                    let ratio = if is_shadow(r) {
                         r.row.shadow_exit_to_loss_ratio
                     } else if r.row.exit_reason.as_deref().is_some_and(|x| x != "loss") {
                         r.row.exit_to_loss_ratio
                     } else {
                         None
-                    }
+                    };
+                    ratio.or(r.row.first_loss_detected_at_s.map(|_| 0.0))
                 })
                 .collect();
             if ratios.is_empty() {
                 continue;
             }
             let shadow = vr.iter().any(|r| is_shadow(r));
-            // Runs whose (shadow) exit never came before a loss count as ratio <= 0.
             series.push(
                 Series::line(
                     format!(
-                        "{v}{} ({} runs with exit and loss)",
+                        "{v}{} ({} runs with a loss)",
                         if shadow { " [shadow]" } else { "" },
                         ratios.len()
                     ),
@@ -272,6 +276,23 @@ fn exit_to_loss_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
         if series.is_empty() {
             continue;
         }
+        if link == table::REAL {
+            // The seed's two shares as points of its CDF: at or below 0 (loss first) and
+            // up to 1 (all but the exits more than one RTT ahead).
+            let (lost_first, over_rtt) = table::FIG_8;
+            series.push(
+                Series::line(
+                    format!(
+                        "000 Fig. 8, real link: {:.0} % at or below 0, {:.0} % above 1",
+                        lost_first * 100.0,
+                        over_rtt * 100.0
+                    ),
+                    vec![(0.0, lost_first), (1.0, 1.0 - over_rtt)],
+                    6,
+                )
+                .with_kind(SeriesKind::Points),
+            );
+        }
         items.push(Item::Figure(Box::new(FigureEntry {
             id: format!("{tag}-{}-exit-to-loss", crate::plan::sanitize(&link)),
             figure: Figure::Chart(Chart {
@@ -280,13 +301,27 @@ fn exit_to_loss_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
                 y_label: "fraction of runs".into(),
                 series,
                 vlines: vec![
-                    Marker { at: 0.0, label: "loss at exit".into(), color: 6 },
-                    Marker { at: 1.0, label: "1 RTT".into(), color: 6 },
+                    Marker {
+                        at: 0.0,
+                        label: "loss at exit".into(),
+                        color: 6,
+                    },
+                    Marker {
+                        at: 1.0,
+                        label: "1 RTT".into(),
+                        color: 6,
+                    },
                 ],
                 y_range: Some((0.0, 1.02)),
                 ..Chart::default()
             }),
-            seed_ref: "000 Fig. 8 (shadow mode on the real link: 45% of clean runs lose a packet before SEARCH would exit, 35% exit more than one RTT before loss)".into(),
+            seed_ref: format!(
+                "000 Fig. 8 (shadow mode on the real link: {:.0}% of clean runs lose a packet \
+                 before SEARCH would exit, {:.0}% exit more than one RTT before loss; runs \
+                 with a loss and no exit before it are drawn at 0)",
+                table::FIG_8.0 * 100.0,
+                table::FIG_8.1 * 100.0
+            ),
             runs: runs_desc(&l.meta.name, Some(&link), None, &used),
         })));
     }
