@@ -231,7 +231,7 @@ pub(super) fn table_ii_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<
 }
 
 /// Per link, the CDF of the exit-to-loss ratio of each variant that has one (000 Fig. 8).
-fn exit_to_loss_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
+pub(super) fn exit_to_loss_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
     let mut items = Vec::new();
     for (link, lr) in analysis::group_by(runs, |r| r.row.link.clone()) {
         let mut series = Vec::new();

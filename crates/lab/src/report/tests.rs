@@ -209,3 +209,63 @@ bytes = "20MB"
     assert!((seed.points[0].0 - 0.3).abs() < 1e-9 && seed.points.len() == 61);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn exit_to_loss_counts_a_loss_before_any_exit_at_zero_beside_the_seeds_shares() {
+    let spec = CampaignSpec::from_toml_str(
+        r#"
+name = "tiny-exit-to-loss"
+repetitions = 2
+[[link]]
+preset = "thesis-terr"
+[[variant]]
+label = "classic"
+cc = "cubic"
+[[variant]]
+label = "shadow"
+cc = "cubic+search:shadow"
+[[workload]]
+kind = "download"
+bytes = "1MB"
+"#,
+        None,
+    )
+    .unwrap();
+    let plan = Plan::new(&spec).unwrap();
+    let dir = std::env::temp_dir().join(format!("satquic-lab-e2l-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    let mut l = load(&dir).unwrap();
+    // As if on the real link: every run loses; one shadow run exits 1.5 RTTs before its
+    // loss, the other never exits.
+    let mut shadow_runs = 0;
+    for r in &mut l.runs {
+        r.row.link = crate::claims::table::REAL.into();
+        r.row.first_loss_detected_at_s = Some(5.0);
+        r.row.exit_to_loss_ratio = None;
+        r.row.shadow_exit_to_loss_ratio = None;
+        if r.row.variant == "shadow" {
+            if shadow_runs == 0 {
+                r.row.shadow_exit_to_loss_ratio = Some(1.5);
+            }
+            shadow_runs += 1;
+        }
+    }
+    let all: Vec<&RunData> = l.runs.iter().collect();
+    let items = exits::exit_to_loss_figures(&l, "t", &all);
+    let [Item::Figure(entry)] = items.as_slice() else {
+        panic!("one figure")
+    };
+    let crate::plot::Figure::Chart(chart) = &entry.figure else {
+        panic!("not a chart")
+    };
+    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+    // classic runs no SEARCH: not drawn, although it lost.
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names[0], "shadow [shadow] (2 runs with a loss)");
+    assert_eq!(chart.series[0].points.first().unwrap(), &(0.0, 0.5));
+    assert_eq!(chart.series[0].points.last().unwrap(), &(1.5, 1.0));
+    assert!(names[1].starts_with("000 Fig. 8, real link: 45 %"));
+    assert_eq!(chart.series[1].points, vec![(0.0, 0.45), (1.0, 0.65)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
