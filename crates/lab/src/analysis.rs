@@ -118,6 +118,13 @@ pub struct PairedOutcomes {
     pub slower: f64,
 }
 
+impl PairedOutcomes {
+    /// The pairs behind one of the shares.
+    pub fn count(&self, share: f64) -> usize {
+        (share * self.pairs as f64).round() as usize
+    }
+}
+
 pub fn paired_outcomes(
     baseline: &[&RunData],
     variant: &[&RunData],
@@ -288,6 +295,24 @@ pub fn wilson_interval(k: usize, n: usize, z: f64) -> Option<(f64, f64)> {
     let center = (p + z2 / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
     Some(((center - half).max(0.0), (center + half).min(1.0)))
+}
+
+/// A share of `k` runs in `n` in percent with its 95 % Wilson interval: `62.5 [31-86]`,
+/// `8% [1-35]` (`decimals` for the share itself, `unit` after it).
+pub fn share_text(k: usize, n: usize, decimals: usize, unit: &str) -> String {
+    let pct = if n == 0 {
+        0.0
+    } else {
+        k as f64 * 100.0 / n as f64
+    };
+    match wilson_interval(k, n, Z_95) {
+        Some((lo, hi)) => format!(
+            "{pct:.decimals$}{unit} [{:.0}-{:.0}]",
+            lo * 100.0,
+            hi * 100.0
+        ),
+        None => format!("{pct:.decimals$}{unit}"),
+    }
 }
 
 /// Converts (time, RTT) samples into latency offsets (time, RTT - minimum RTT), the
@@ -630,6 +655,10 @@ mod tests {
         assert!(b - a < 0.25 && a < 0.625 && 0.625 < b);
         assert_eq!(wilson_interval(0, 0, Z_95), None);
         assert_eq!(wilson_interval(3, 2, Z_95), None);
+        assert_eq!(share_text(5, 8, 1, ""), "62.5 [31-86]");
+        assert_eq!(share_text(1, 12, 0, "%"), "8% [1-35]");
+        assert_eq!(share_text(12, 12, 0, "%"), "100% [76-100]");
+        assert_eq!(share_text(0, 0, 0, "%"), "0%");
     }
 
     #[test]

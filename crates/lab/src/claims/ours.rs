@@ -249,29 +249,6 @@ fn largest_saving(a: &Loaded, link: &str) -> Measured {
     }
 }
 
-/// A share of `k` runs in `n` in percent with its 95 % Wilson interval: `62.5 [31-86]`,
-/// `8% [1-35]` (`decimals` for the share itself, `unit` after it).
-fn share_pct(k: usize, n: usize, decimals: usize, unit: &str) -> String {
-    let pct = if n == 0 {
-        0.0
-    } else {
-        k as f64 * 100.0 / n as f64
-    };
-    match analysis::wilson_interval(k, n, analysis::Z_95) {
-        Some((lo, hi)) => format!(
-            "{pct:.decimals$}{unit} [{:.0}-{:.0}]",
-            lo * 100.0,
-            hi * 100.0
-        ),
-        None => format!("{pct:.decimals$}{unit}"),
-    }
-}
-
-/// The count behind a share of `n` (shares of whole runs).
-fn count(fraction: f64, n: usize) -> usize {
-    (fraction * n as f64).round() as usize
-}
-
 fn paired_at_150(a: &Loaded, link: &str) -> Measured {
     let base = select(a, link, "classic");
     let search = select(a, link, "search");
@@ -279,9 +256,9 @@ fn paired_at_150(a: &Loaded, link: &str) -> Measured {
         Some(p) => values(
             format!(
                 "{} / {} / {} ({} pairs; 95 % intervals)",
-                share_pct(count(p.same, p.pairs), p.pairs, 0, "%"),
-                share_pct(count(p.faster, p.pairs), p.pairs, 0, "%"),
-                share_pct(count(p.slower, p.pairs), p.pairs, 0, "%"),
+                analysis::share_text(p.count(p.same), p.pairs, 0, "%"),
+                analysis::share_text(p.count(p.faster), p.pairs, 0, "%"),
+                analysis::share_text(p.count(p.slower), p.pairs, 0, "%"),
                 p.pairs
             ),
             vec![p.same, p.faster, p.slower],
@@ -301,8 +278,8 @@ fn delivered_within_cap(a: &Loaded, link: &str) -> Measured {
     let (bs, ss) = (share(bn, bt), share(sn, st));
     let text = format!(
         "baseline {bn}/{bt} ({}), SEARCH {sn}/{st} ({}); 95 % intervals",
-        share_pct(bn, bt, 0, "%"),
-        share_pct(sn, st, 0, "%")
+        analysis::share_text(bn, bt, 0, "%"),
+        analysis::share_text(sn, st, 0, "%")
     );
     if bt == 0 || st == 0 {
         Measured::Judged {
@@ -368,8 +345,8 @@ fn shadow_exit_vs_loss(a: &Loaded, link: &str) -> Measured {
     values(
         format!(
             "{} / {} ({n} runs; 95 % intervals)",
-            share_pct(before_exit, n, 0, "%"),
-            share_pct(over_rtt, n, 0, "%"),
+            analysis::share_text(before_exit, n, 0, "%"),
+            analysis::share_text(over_rtt, n, 0, "%"),
         ),
         vec![before_exit as f64 / n as f64, over_rtt as f64 / n as f64],
     )
@@ -463,9 +440,9 @@ fn exit_classes(b: &Loaded, link: &str, variant: &str) -> Measured {
     values(
         format!(
             "{} / {} / {} ({n} runs; 95 % intervals)",
-            share_pct(counts.early, n, 1, ""),
-            share_pct(counts.late, n, 1, ""),
-            share_pct(counts.chokepoint, n, 1, "")
+            analysis::share_text(counts.early, n, 1, ""),
+            analysis::share_text(counts.late, n, 1, ""),
+            analysis::share_text(counts.chokepoint, n, 1, "")
         ),
         vec![e, l, c],
     )
@@ -696,14 +673,6 @@ fn delivered_share(run_dir: &std::path::Path, flow: u32, from: f64, to: f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shares_show_their_interval() {
-        assert_eq!(share_pct(5, 8, 1, ""), "62.5 [31-86]");
-        assert_eq!(share_pct(1, 12, 0, "%"), "8% [1-35]");
-        assert_eq!(share_pct(12, 12, 0, "%"), "100% [76-100]");
-        assert_eq!(share_pct(0, 0, 0, "%"), "0%");
-    }
 
     /// Two flows; flow 1 starts at 10 s. Between 10 and 20 s flow 0 delivers 3,000 bytes
     /// and flow 1 1,000: flow 1's share is a quarter.

@@ -4,7 +4,7 @@
 //! run-by-run comparison (001 Sec. IV) and the CDFs of the time at a mark (000 Fig. 12,
 //! 001 Fig. 9). For downloads of at least 5 MB.
 
-use super::{FigureEntry, Item, Loaded, Table, pct, runs_desc, variant_runs};
+use super::{FigureEntry, Item, Loaded, Table, runs_desc, variant_runs};
 use crate::analysis::{self, Saving};
 use crate::claims::table::{self, DeliveredRow};
 use crate::dataset::RunData;
@@ -317,19 +317,20 @@ impl<'a> Group<'a> {
                 .map(String::from)
                 .to_vec(),
             rows: Vec::new(),
-            note: "Each run is compared with the baseline run of the same seed.".into(),
+            note: "Each run is compared with the baseline run of the same seed; 95 % Wilson intervals in brackets.".into(),
         };
         for v in others {
             let vr = variant_runs(self.runs, v);
             for m in &self.cdf_marks {
                 if let Some(p) = analysis::paired_outcomes(base_runs, &vr, *m, 0.5) {
+                    let share = |f: f64| analysis::share_text(p.count(f), p.pairs, 0, "%");
                     pt.rows.push(vec![
                         v.to_string(),
                         m.to_string(),
                         p.pairs.to_string(),
-                        pct(p.same * 100.0),
-                        pct(p.faster * 100.0),
-                        pct(p.slower * 100.0),
+                        share(p.same),
+                        share(p.faster),
+                        share(p.slower),
                     ]);
                 }
             }
