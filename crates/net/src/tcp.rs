@@ -56,6 +56,9 @@ pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(50);
 /// The receiver's port.
 pub const PORT: u16 = 5201;
 
+/// Smallest [`TcpAdapter::receive_buffer`]: the namespace's default receive buffer.
+const MIN_RECEIVE_BUFFER: u64 = crate::tun::TCP_BUFFER_DEFAULT_BYTES;
+
 /// The placeholders a TCP variant's commands may use.
 const PLACEHOLDERS: [&str; 6] = ["receiver_addr", "port", "cc", "size", "seconds", "dir"];
 
@@ -78,6 +81,12 @@ pub struct TcpAdapter {
     /// ssthresh); absent: the variant has no slow-start exit to classify (BBR).
     #[serde(default)]
     pub exit_signal: Option<String>,
+    /// The receiver's largest TCP receive buffer, the top of `net.ipv4.tcp_rmem` in the
+    /// client namespace (`"28MB"`, `"32MiB"`): what the kernel's auto-tuning may grow
+    /// the advertised window to (about half of it at `tcp_adv_win_scale` 1). Absent:
+    /// [`crate::tun::TCP_BUFFER_MAX_BYTES`], enough never to hold a GEO sender.
+    #[serde(default)]
+    pub receive_buffer: Option<String>,
     /// Started in the client namespace; must listen on `{port}`.
     pub receiver: Vec<String>,
     /// Started in the server namespace; sends to the receiver for `{seconds}` (the time
@@ -98,6 +107,7 @@ impl TcpAdapter {
         if self.receiver.is_empty() || self.sender.is_empty() {
             return Err(ctx("receiver and sender are commands"));
         }
+        self.receive_buffer_bytes().map_err(|e| ctx(&e))?;
         if let Some(s) = &self.exit_signal
             && s != "ssthresh"
         {
@@ -126,6 +136,22 @@ impl TcpAdapter {
             }
         }
         Ok(())
+    }
+
+    /// [`Self::receive_buffer`] in bytes, if given.
+    pub fn receive_buffer_bytes(&self) -> Result<Option<u64>, String> {
+        let Some(text) = &self.receive_buffer else {
+            return Ok(None);
+        };
+        let bytes = satquic_link::units::parse_size(text)
+            .map_err(|e| format!("receive_buffer {text:?}: {e}"))?;
+        // tcp_rmem's default (middle) value is 128 KiB: the top must not be below it.
+        if !(MIN_RECEIVE_BUFFER..=crate::tun::TCP_BUFFER_MAX_BYTES * 16).contains(&bytes) {
+            return Err(format!(
+                "receive_buffer {text:?} must be between {MIN_RECEIVE_BUFFER} bytes and 1 GiB"
+            ));
+        }
+        Ok(Some(bytes))
     }
 
     /// Why the variant cannot run here, or `None`.
@@ -460,6 +486,9 @@ fn run_inner(cell: &TcpCell) -> Result<TcpOutcome, String> {
     options.server_ns = format!("{tag}s");
     options.occupancy_resolution = Duration::from_millis(10);
     options.tcp_target_bytes = Some(cell.size_bytes);
+    if let Some(bytes) = a.receive_buffer_bytes()? {
+        options.client_receive_buffer = bytes;
+    }
     let tun = TunLink::start(options.clone()).map_err(|e| e.to_string())?;
     let values: BTreeMap<&str, String> = [
         ("receiver_addr", options.client_addr.to_string()),
@@ -753,6 +782,7 @@ ESTAB 0 0 10.199.0.2:40002 10.199.0.1:5201
             cc: "cubic".into(),
             sysfs: BTreeMap::new(),
             exit_signal: Some("ssthresh".into()),
+            receive_buffer: None,
             receiver: vec!["iperf3".into(), "-s".into()],
             sender: vec!["iperf3".into(), "-c".into(), "{receiver_addr}".into()],
         };
@@ -763,8 +793,20 @@ ESTAB 0 0 10.199.0.2:40002 10.199.0.1:5201
         let mut bad = ok.clone();
         bad.sysfs.insert("/etc/passwd".into(), "1".into());
         assert!(bad.validate().is_err());
-        let mut bad = ok;
+        let mut bad = ok.clone();
         bad.exit_signal = Some("cwnd".into());
         assert!(bad.validate().is_err());
+        let mut window = ok;
+        window.receive_buffer = Some("32MiB".into());
+        assert!(window.validate().is_ok());
+        assert_eq!(window.receive_buffer_bytes(), Ok(Some(32 << 20)));
+        for bad in ["lots", "1kB", "2GiB"] {
+            window.receive_buffer = Some(bad.into());
+            let e = window.validate().unwrap_err();
+            assert!(
+                e.contains("receive_buffer") && !e.contains('\n'),
+                "{bad}: {e}"
+            );
+        }
     }
 }

@@ -33,6 +33,8 @@
 //! solicitations or MLD reports cross the link), and TCP buffer limits of [`TCP_BUFFER_MAX_BYTES`]
 //! (`net.ipv4.tcp_rmem`/`tcp_wmem`, per namespace): a new namespace's defaults (6 MB
 //! receive) would cap TCP at 80 Mbit/s on a 600 ms path, below geo-viasat's 150 Mbit/s.
+//! The client's receive buffer can be set lower ([`TunOptions::client_receive_buffer`], a
+//! TCP adapter's `receive_buffer`), to hold a download by the receiver's window.
 //! Root only; names that exist are refused (a link killed with SIGKILL leaves its
 //! namespaces behind: `ip netns del NAME`).
 //!
@@ -74,6 +76,8 @@ pub const TUN_MTU: u32 = 1500;
 /// Largest TCP send and receive buffer in the namespaces (above geo-viasat's 11 MB BDP
 /// plus its 36 MB queue would need more; 64 MiB covers the window TCP reaches there).
 pub const TCP_BUFFER_MAX_BYTES: u64 = 64 << 20;
+/// The default (middle) value of the namespaces' `tcp_rmem` and `tcp_wmem`, Linux's own.
+pub const TCP_BUFFER_DEFAULT_BYTES: u64 = 131_072;
 /// Largest packet read from a TUN device.
 const READ_BUFFER: usize = 65536;
 
@@ -96,6 +100,9 @@ pub struct TunOptions {
     /// Note when a TCP connection going down has delivered this many distinct payload
     /// bytes ([`TunLink::tcp_target_reached`]): the end of a kernel TCP download.
     pub tcp_target_bytes: Option<u64>,
+    /// The top of `net.ipv4.tcp_rmem` in the client namespace (the receiver of a
+    /// download); the server's is [`TCP_BUFFER_MAX_BYTES`].
+    pub client_receive_buffer: u64,
 }
 
 impl TunOptions {
@@ -110,6 +117,7 @@ impl TunOptions {
             server_addr: DEFAULT_SERVER_ADDR,
             occupancy_resolution: Duration::from_secs(1),
             tcp_target_bytes: None,
+            client_receive_buffer: TCP_BUFFER_MAX_BYTES,
         }
     }
 }
@@ -278,7 +286,13 @@ fn open_tun(name: &str) -> Result<OwnedFd, NetError> {
 
 /// Configures one side: moves the device into the namespace, names it [`TUN_DEVICE`],
 /// gives it the point-to-point pair, brings it and loopback up, raises the TCP buffers.
-fn configure_side(ns: &str, device: &str, local: Ipv4Addr, peer: Ipv4Addr) -> Result<(), NetError> {
+fn configure_side(
+    ns: &str,
+    device: &str,
+    local: Ipv4Addr,
+    peer: Ipv4Addr,
+    receive_buffer: u64,
+) -> Result<(), NetError> {
     ip(&["link", "set", "dev", device, "netns", ns])?;
     ip(&["-n", ns, "link", "set", "dev", device, "name", TUN_DEVICE])?;
     let mtu = TUN_MTU.to_string();
@@ -287,11 +301,12 @@ fn configure_side(ns: &str, device: &str, local: Ipv4Addr, peer: Ipv4Addr) -> Re
     ip(&[
         "-n", ns, "addr", "add", &pair, "peer", &peer, "dev", TUN_DEVICE,
     ])?;
-    let buffers = format!("4096 131072 {TCP_BUFFER_MAX_BYTES}");
+    let rmem = format!("4096 {TCP_BUFFER_DEFAULT_BYTES} {receive_buffer}");
+    let wmem = format!("4096 {TCP_BUFFER_DEFAULT_BYTES} {TCP_BUFFER_MAX_BYTES}");
     // IPv6 off on the device: its router solicitations and MLD reports would otherwise
     // cross the link too (the pair is IPv4).
     let script = format!(
-        "echo '{buffers}' > /proc/sys/net/ipv4/tcp_rmem && echo '{buffers}' > /proc/sys/net/ipv4/tcp_wmem && \
+        "echo '{rmem}' > /proc/sys/net/ipv4/tcp_rmem && echo '{wmem}' > /proc/sys/net/ipv4/tcp_wmem && \
          {{ echo 1 > /proc/sys/net/ipv6/conf/{TUN_DEVICE}/disable_ipv6 2>/dev/null || true; }}"
     );
     let out = Command::new("ip")
@@ -412,12 +427,14 @@ impl TunLink {
             &client_dev,
             options.client_addr,
             options.server_addr,
+            options.client_receive_buffer,
         )?;
         configure_side(
             &options.server_ns,
             &server_dev,
             options.server_addr,
             options.client_addr,
+            TCP_BUFFER_MAX_BYTES,
         )?;
         let dup = |fd: &OwnedFd| {
             fd.try_clone()
