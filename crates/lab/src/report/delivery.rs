@@ -472,13 +472,10 @@ fn saving_series(variant: &str, s: &[Saving], color: usize) -> Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::{ExecOptions, run_campaign};
-    use crate::plan::Plan;
-    use crate::spec::CampaignSpec;
 
     #[test]
     fn delivered_shares_stand_beside_the_seeds_with_their_intervals() {
-        let spec = CampaignSpec::from_toml_str(
+        let dir = super::super::tests::tiny_campaign(
             r#"
 name = "tiny-delivered"
 repetitions = 2
@@ -494,14 +491,7 @@ cc = "newreno"
 kind = "download"
 bytes = "6MB"
 "#,
-            None,
-        )
-        .unwrap();
-        let plan = Plan::new(&spec).unwrap();
-        let dir =
-            std::env::temp_dir().join(format!("satquic-lab-delivered-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+        );
         let l = super::super::load(&dir).unwrap();
         let runs: Vec<&RunData> = l.runs.iter().collect();
         let g = Group::new(

@@ -3,9 +3,21 @@ use crate::exec::{ExecOptions, run_campaign};
 use crate::plan::Plan;
 use crate::spec::CampaignSpec;
 
+/// Runs a small campaign (TOML) in a fresh temporary directory named after it; the
+/// caller removes the directory.
+pub(super) fn tiny_campaign(toml: &str) -> std::path::PathBuf {
+    let spec = CampaignSpec::from_toml_str(toml, None).unwrap();
+    let plan = Plan::new(&spec).unwrap();
+    let dir =
+        std::env::temp_dir().join(format!("satquic-lab-{}-{}", spec.name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    dir
+}
+
 #[test]
 fn report_of_a_tiny_campaign_has_every_expected_figure() {
-    let spec = CampaignSpec::from_toml_str(
+    let dir = tiny_campaign(
         r#"
 name = "tiny-report"
 repetitions = 2
@@ -25,13 +37,7 @@ cc = "cubic+search:lower-cwnd"
 kind = "download"
 bytes = "6MB"
 "#,
-        None,
-    )
-    .unwrap();
-    let plan = Plan::new(&spec).unwrap();
-    let dir = std::env::temp_dir().join(format!("satquic-lab-report-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    );
     let index = write_report(std::slice::from_ref(&dir), &dir.join("report"), None).unwrap();
     let html = std::fs::read_to_string(&index).unwrap();
     for needle in [
@@ -71,7 +77,7 @@ bytes = "6MB"
 #[test]
 fn jain_over_time_has_a_panel_per_workload_and_a_line_per_variant() {
     // Two flows together and two 5 s apart (a latecomer), 12 s each, on thesis-sat.
-    let spec = CampaignSpec::from_toml_str(
+    let dir = tiny_campaign(
         r#"
 name = "tiny-jain"
 repetitions = 1
@@ -96,13 +102,7 @@ duration = "12s"
 flows = 2
 stagger = "5s"
 "#,
-        None,
-    )
-    .unwrap();
-    let plan = Plan::new(&spec).unwrap();
-    let dir = std::env::temp_dir().join(format!("satquic-lab-jain-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    );
     let l = load(&dir).unwrap();
     let all: Vec<&RunData> = l.runs.iter().collect();
     let Some(crate::plot::Figure::Panels { charts, .. }) = thesis::jain_over_time_figure(&l, &all)
@@ -151,7 +151,7 @@ stagger = "5s"
 #[test]
 fn a_table_ii_link_gets_its_times_beside_the_seeds_distribution() {
     // leo stands for 003 Table II's LEO row; a shadow variant gives its exit times.
-    let spec = CampaignSpec::from_toml_str(
+    let dir = tiny_campaign(
         r#"
 name = "tiny-table-ii"
 repetitions = 2
@@ -166,13 +166,7 @@ cc = "cubic+search:shadow"
 kind = "download"
 bytes = "20MB"
 "#,
-        None,
-    )
-    .unwrap();
-    let plan = Plan::new(&spec).unwrap();
-    let dir = std::env::temp_dir().join(format!("satquic-lab-table-ii-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    );
     let l = load(&dir).unwrap();
     let all: Vec<&RunData> = l.runs.iter().collect();
     let items = exits::table_ii_figures(&l, "t", &all);
@@ -212,7 +206,7 @@ bytes = "20MB"
 
 #[test]
 fn exit_to_loss_counts_a_loss_before_any_exit_at_zero_beside_the_seeds_shares() {
-    let spec = CampaignSpec::from_toml_str(
+    let dir = tiny_campaign(
         r#"
 name = "tiny-exit-to-loss"
 repetitions = 2
@@ -228,13 +222,7 @@ cc = "cubic+search:shadow"
 kind = "download"
 bytes = "1MB"
 "#,
-        None,
-    )
-    .unwrap();
-    let plan = Plan::new(&spec).unwrap();
-    let dir = std::env::temp_dir().join(format!("satquic-lab-e2l-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    run_campaign(&spec, &plan, &dir, &ExecOptions::default(), &|_| {}).unwrap();
+    );
     let mut l = load(&dir).unwrap();
     // As if on the real link: every run loses; one shadow run exits 1.5 RTTs before its
     // loss, the other never exits.
