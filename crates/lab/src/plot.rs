@@ -99,6 +99,8 @@ pub enum Legend {
     UpperLeft,
     /// For series that stay high (shares near 1).
     LowerLeft,
+    /// For CDFs that rise early (the lower right stays empty).
+    LowerRight,
 }
 
 /// An x/y chart.
@@ -328,6 +330,7 @@ fn draw_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &Chart) -> D
             .position(match c.legend {
                 Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
                 Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
+                Legend::LowerRight => SeriesLabelPosition::LowerRight,
             })
             .draw()?;
     }

@@ -9,7 +9,7 @@ use super::{
 use crate::analysis::{self, ExitClass, ExitSource};
 use crate::claims::table;
 use crate::dataset::RunData;
-use crate::plot::{Chart, Figure, Marker, Series, SeriesKind};
+use crate::plot::{Chart, Figure, Legend, Marker, Series, SeriesKind};
 
 pub(super) fn items(l: &Loaded, tag: &str, runs: &[&RunData]) -> Vec<Item> {
     let has_exit_info = runs
@@ -313,6 +313,8 @@ pub(super) fn exit_to_loss_figures(l: &Loaded, tag: &str, runs: &[&RunData]) -> 
                     },
                 ],
                 y_range: Some((0.0, 1.02)),
+                // The markers' labels sit at the top left.
+                legend: Legend::LowerRight,
                 ..Chart::default()
             }),
             seed_ref: format!(
