@@ -82,8 +82,9 @@ pub struct TcpAdapter {
     #[serde(default)]
     pub exit_signal: Option<String>,
     /// The receiver's largest TCP receive buffer, the top of `net.ipv4.tcp_rmem` in the
-    /// client namespace (`"28MB"`, `"32MiB"`): what the kernel's auto-tuning may grow
-    /// the advertised window to (about half of it at `tcp_adv_win_scale` 1). Absent:
+    /// client namespace (`"28MB"`, `"32MiB"`): the kernel's auto-tuning grows the
+    /// advertised window to a part of it (the rest is its allowance for buffer overhead;
+    /// about two thirds on this machine's Linux 6.18). Absent:
     /// [`crate::tun::TCP_BUFFER_MAX_BYTES`], enough never to hold a GEO sender.
     #[serde(default)]
     pub receive_buffer: Option<String>,
