@@ -343,11 +343,7 @@ fn geo_params(
             "plr" => {
                 let plr = fraction(k, v)?;
                 for d in [&mut spec.down, &mut spec.up] {
-                    d.loss = if plr > 0.0 {
-                        LossSpec::Bernoulli { plr }
-                    } else {
-                        LossSpec::None
-                    };
+                    d.loss = bernoulli(plr);
                 }
             }
             "aqm-at" | "aqm-drop" => {

@@ -58,6 +58,8 @@ pub const PORT: u16 = 5201;
 
 /// Smallest [`TcpAdapter::receive_buffer`]: the namespace's default receive buffer.
 const MIN_RECEIVE_BUFFER: u64 = crate::tun::TCP_BUFFER_DEFAULT_BYTES;
+/// Largest [`TcpAdapter::receive_buffer`], 1 GiB.
+const MAX_RECEIVE_BUFFER: u64 = 1 << 30;
 
 /// The placeholders a TCP variant's commands may use.
 const PLACEHOLDERS: [&str; 6] = ["receiver_addr", "port", "cc", "size", "seconds", "dir"];
@@ -147,9 +149,9 @@ impl TcpAdapter {
         let bytes = satquic_link::units::parse_size(text)
             .map_err(|e| format!("receive_buffer {text:?}: {e}"))?;
         // tcp_rmem's default (middle) value is 128 KiB: the top must not be below it.
-        if !(MIN_RECEIVE_BUFFER..=crate::tun::TCP_BUFFER_MAX_BYTES * 16).contains(&bytes) {
+        if !(MIN_RECEIVE_BUFFER..=MAX_RECEIVE_BUFFER).contains(&bytes) {
             return Err(format!(
-                "receive_buffer {text:?} must be between {MIN_RECEIVE_BUFFER} bytes and 1 GiB"
+                "receive_buffer {text:?} must be between {MIN_RECEIVE_BUFFER} and {MAX_RECEIVE_BUFFER} bytes"
             ));
         }
         Ok(Some(bytes))

@@ -392,11 +392,13 @@ impl Group<'_> {
     /// Wilson intervals shaded: the seed's table as a distribution over MB, not only its
     /// 200 MB row. None without runs of the seed's variants.
     fn delivered_figure(&self, seed: &[DeliveredRow], marks_mb: &[u64]) -> Option<Item> {
-        let marks: Vec<u64> = marks_mb
+        // The marks within this download, with their column in the seed's rows.
+        let (columns, marks): (Vec<usize>, Vec<u64>) = marks_mb
             .iter()
             .copied()
-            .filter(|m| self.all_mb.contains(m))
-            .collect();
+            .enumerate()
+            .filter(|(_, m)| self.all_mb.contains(m))
+            .unzip();
         let mut series = Vec::new();
         for (i, row) in seed.iter().enumerate() {
             let Some(v) = self.variants.iter().find(|v| v.as_str() == row.variant) else {
@@ -407,12 +409,10 @@ impl Group<'_> {
                 .into_iter()
                 .filter_map(|(mb, k)| share_point(mb as f64, k, vr.len()))
                 .unzip();
-            let (theirs, theirs_band): (Vec<_>, Vec<_>) = marks
+            let (theirs, theirs_band): (Vec<_>, Vec<_>) = columns
                 .iter()
-                .filter_map(|m| {
-                    let j = marks_mb.iter().position(|x| x == m)?;
-                    share_point(*m as f64, row.delivered[j], row.runs)
-                })
+                .zip(&marks)
+                .filter_map(|(&j, &m)| share_point(m as f64, row.delivered[j], row.runs))
                 .unzip();
             series.push(
                 Series::line(format!("{v}, ours ({} runs)", vr.len()), ours, i)
