@@ -1,0 +1,251 @@
+//! One connection, from its admission to its end: the controller built for it (from saved
+//! Careful Resume parameters when its client has some), the handshake, the application
+//! protocol its client chose, and what outlives it.
+//!
+//! Each connection runs in its own task with its own controller and event log; what an
+//! in-process caller reads of it (emulated runs) is its [`ConnectionInfo`].
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use quinn::{Connecting, Connection, Incoming, VarInt};
+use satquic_cc::{EventSink, RemoteEndpoint};
+use satquic_run::probe::ProbeHandle;
+use satquic_run::qlog::QlogBuffer;
+
+use super::admission::{ActiveGuard, CLOSE_PEER_SILENT, until_silent};
+use super::events::EventStore;
+use super::perf_streams::serve_perf;
+use super::resume::{save_observation, take_saved};
+use super::{ServerOptions, ServerState, lock};
+use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF};
+
+/// One connection's sender-side state, for in-process callers (emulated runs).
+pub struct ConnectionInfo {
+    pub remote: SocketAddr,
+    /// When the server accepted the Initial: the origin of event and probe times.
+    pub accepted_at: Instant,
+    pub cc: String,
+    pub events: Arc<EventStore>,
+    pub probe: ProbeHandle,
+    /// The connection while it is up.
+    connection: Mutex<Option<Connection>>,
+    /// quinn's statistics once it closed.
+    final_stats: Mutex<Option<quinn::ConnectionStats>>,
+}
+
+impl ConnectionInfo {
+    /// quinn's statistics: live while the connection is up, final afterwards.
+    pub fn stats(&self) -> Option<quinn::ConnectionStats> {
+        if let Some(c) = lock(&self.connection).as_ref() {
+            return Some(c.stats());
+        }
+        *lock(&self.final_stats)
+    }
+
+    /// The current smoothed RTT, while the connection is up.
+    pub fn rtt(&self) -> Option<Duration> {
+        lock(&self.connection).as_ref().map(|c| c.rtt())
+    }
+}
+
+/// Accepts an admitted connection: its controller (from the Careful Resume parameters
+/// saved for its client, if any), its event log and qlog, then a task that runs it to its
+/// end. A controller that cannot be built refuses the connection.
+pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
+    let accepted_at = Instant::now();
+    let events = Arc::new(event_store(&state.options));
+    let endpoint = RemoteEndpoint::new(incoming.local_ip(), incoming.remote_address().ip());
+    let resume = take_saved(state, &endpoint);
+    let resumed = resume.is_some();
+    let (mut transport, probe) = match state.options.transport.build_resuming(
+        Some(events.clone() as Arc<dyn EventSink>),
+        accepted_at,
+        resume,
+    ) {
+        Ok(t) => t,
+        Err(_) => {
+            incoming.refuse();
+            return;
+        }
+    };
+    let stack_qlog = state.options.qlog_dir.as_ref().map(|_| {
+        let buffer = QlogBuffer::default();
+        transport.qlog_stream(crate::qlog::stack_stream(
+            &buffer,
+            "satquic server",
+            accepted_at,
+        ));
+        buffer
+    });
+    let odcid: String = incoming
+        .orig_dst_cid()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut config = state.base_config.clone();
+    config.transport_config(Arc::new(transport));
+    let remote = incoming.remote_address();
+    // A client that presented an address-validation token from an earlier connection
+    // is answered in 0.5-RTT (RFC 9000 Sec. 8.1.3: no amplification limit): with its
+    // request in 0-RTT, the response starts one round trip earlier.
+    let returning = incoming.remote_address_validated();
+    let c = &state.counters;
+    let connecting = match incoming.accept_with(Arc::new(config)) {
+        Ok(c) => c,
+        Err(_) => {
+            c.handshake_failures.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+    };
+    c.accepted.fetch_add(1, Ordering::Relaxed);
+    if resumed {
+        c.resumed.fetch_add(1, Ordering::Relaxed);
+    }
+    let info = Arc::new(ConnectionInfo {
+        remote,
+        accepted_at,
+        cc: state.options.transport.spec.cc.clone(),
+        events,
+        probe,
+        connection: Mutex::new(None),
+        final_stats: Mutex::new(None),
+    });
+    keep(state, &info);
+    let guard = ActiveGuard::new(state.clone(), remote.ip());
+    let task = ConnectionTask {
+        state: state.clone(),
+        info,
+        endpoint,
+        returning,
+        odcid,
+        stack_qlog,
+    };
+    tokio::spawn(task.run(connecting, guard));
+}
+
+/// The event log of a new connection: every event when someone reads them (in-process
+/// callers that keep connections, the qlog), else only what the report sends.
+fn event_store(options: &ServerOptions) -> EventStore {
+    if options.keep_connections > 0 || options.qlog_dir.is_some() {
+        EventStore::default()
+    } else {
+        EventStore::for_report()
+    }
+}
+
+/// Keeps `info` among the most recent connections, for in-process callers that asked for
+/// some ([`ServerOptions::keep_connections`]).
+fn keep(state: &ServerState, info: &Arc<ConnectionInfo>) {
+    if state.options.keep_connections > 0 {
+        let mut kept = lock(&state.kept);
+        if kept.len() >= state.options.keep_connections {
+            kept.pop_front();
+        }
+        kept.push_back(info.clone());
+    }
+}
+
+/// What a connection's task holds, from its handshake to its end.
+struct ConnectionTask {
+    state: Arc<ServerState>,
+    info: Arc<ConnectionInfo>,
+    /// The pair of addresses its Careful Resume observation is saved for.
+    endpoint: RemoteEndpoint,
+    /// The client proved its address with a token from an earlier connection: 0.5-RTT.
+    returning: bool,
+    /// The original destination connection ID, in hex: the qlog's name.
+    odcid: String,
+    /// quinn-proto's own qlog, with `--qlog`.
+    stack_qlog: Option<QlogBuffer>,
+}
+
+impl ConnectionTask {
+    /// Runs the connection: handshake, service until it closes or the peer falls silent,
+    /// then what outlives it (Careful Resume's observation, final statistics, the qlog).
+    /// `_active` counts it as active until the end.
+    async fn run(self, connecting: Connecting, _active: ActiveGuard) {
+        let Some(conn) = self.handshake(connecting).await else {
+            let c = &self.state.counters;
+            c.handshake_failures.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        *lock(&self.info.connection) = Some(conn.clone());
+        self.serve(&conn).await;
+        self.finish(&conn);
+    }
+
+    /// The handshake, within `handshake_timeout` (a returning client's 0.5-RTT connection
+    /// is usable at once).
+    async fn handshake(&self, connecting: Connecting) -> Option<Connection> {
+        let connecting = if self.returning {
+            match connecting.into_0rtt() {
+                Ok((conn, _)) => Ok(conn),
+                Err(connecting) => Err(connecting),
+            }
+        } else {
+            Err(connecting)
+        };
+        let handshake = match connecting {
+            Ok(conn) => Ok(Ok(conn)),
+            Err(connecting) => {
+                tokio::time::timeout(self.state.options.handshake_timeout, connecting).await
+            }
+        };
+        match handshake {
+            Ok(Ok(conn)) => Some(conn),
+            _ => None,
+        }
+    }
+
+    /// Serves the protocol the handshake chose until the connection closes, or closes it
+    /// when the peer stops answering.
+    async fn serve(&self, conn: &Connection) {
+        let state = &self.state;
+        let alpn = conn
+            .handshake_data()
+            .and_then(|d| d.downcast::<quinn::crypto::rustls::HandshakeData>().ok())
+            .and_then(|d| d.protocol)
+            .unwrap_or_default();
+        let serve = async {
+            match alpn.as_slice() {
+                ALPN_PERF => serve_perf(state, conn, &self.info).await,
+                ALPN_HQ => crate::http::serve_hq(state, conn).await,
+                ALPN_H3 => crate::http::serve_h3(state, conn.clone()).await,
+                _ => conn.close(VarInt::from_u32(0x178), b"no application protocol"),
+            }
+            let _ = conn.closed().await;
+        };
+        tokio::select! {
+            () = serve => {}
+            () = until_silent(conn) => {
+                state.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+                conn.close(VarInt::from_u32(CLOSE_PEER_SILENT), b"peer stopped answering");
+            }
+        }
+    }
+
+    /// What outlives a closed connection: its Careful Resume observation, its final
+    /// statistics, and its qlog.
+    fn finish(&self, conn: &Connection) {
+        save_observation(&self.state, conn, self.endpoint);
+        *lock(&self.info.final_stats) = Some(conn.stats());
+        *lock(&self.info.connection) = None;
+        if let (Some(dir), Some(stack)) = (&self.state.options.qlog_dir, &self.stack_qlog) {
+            // Closed: quinn wrote its last events. A qlog that cannot be written is
+            // logged, never fatal for the server.
+            if let Err(e) = crate::qlog::write_server_qlog(
+                dir,
+                &self.odcid,
+                self.info.remote,
+                &self.info.events.events(),
+                &stack.take(),
+                self.info.accepted_at.elapsed(),
+            ) {
+                tracing::warn!("{e}");
+            }
+        }
+    }
+}
