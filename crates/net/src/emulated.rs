@@ -25,15 +25,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use satquic_cc::CcEvent;
-use satquic_link::DropReason;
+use satquic_link::{DirectionStats, DropReason, GroundTruth};
+use satquic_run::probe::ProbeState;
 use satquic_run::record::{
     FlowDrops, FlowEvent, FlowInput, FlowStatus, LinkObservation, RunRecord, SeriesRow, Timing,
     summarize,
 };
-use satquic_run::{Scenario, Workload};
+use satquic_run::{FlowSpec, Scenario, Workload};
 
-use crate::client::{ClientOptions, run_client};
-use crate::relay::{Relay, RelayOptions, RelaySnapshot};
+use crate::client::{ClientOptions, ClientResult, run_client};
+use crate::relay::{Pkt, Relay, RelayOptions, RelaySnapshot};
 use crate::server::{ConnectionInfo, Server, ServerOptions};
 use crate::tls::Verify;
 use crate::transport::NetTransport;
@@ -87,46 +88,139 @@ pub fn run_emulated(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     rt.block_on(run_async(scenario))
 }
 
-struct Sampler {
-    rows: Vec<SeriesRow>,
-    acked: VecDeque<(Duration, u64)>,
-}
-
+/// The steps of an emulated run: the server and the relay, the client with the series
+/// sampled beside it, then everything stopped and the record made from what each saw.
 async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     let flow = &scenario.flows[0];
     let transport = transport_for(scenario);
-    let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
-    let server = Server::bind(ServerOptions {
-        listen: loopback,
-        transport: transport.clone(),
-        retry: false,
-        keep_connections: 1,
-        ..ServerOptions::default()
-    })?;
-    let server_addr = server.local_addr();
-    let mut relay_options = RelayOptions::new(loopback, server_addr, Some(scenario.link.clone()));
-    relay_options.seed = scenario.seed;
-    relay_options.sender_cap = scenario.flows[0].transport.sender_shaper.clone();
-    relay_options.occupancy_resolution = SERIES_STEP;
-    let relay = Relay::start(relay_options)?;
-    let serve_endpoint = server.endpoint();
-    let server = Arc::new(server);
-    let serving = {
-        let server = server.clone();
-        tokio::spawn(async move { server.serve().await })
-    };
+    let endpoints = Endpoints::start(scenario, &transport)?;
     if !flow.start.is_zero() {
         tokio::time::sleep(flow.start).await;
     }
     let progress = Arc::new(AtomicU64::new(0));
-    let options = ClientOptions {
-        server: relay.local_addr(),
+    let options = client_options(scenario, endpoints.relay.local_addr(), transport, &progress);
+    let wall_start = Instant::now();
+    let sampler = SeriesSampler::start(
+        wall_start,
+        endpoints.server.clone(),
+        progress,
+        endpoints.relay.snapshot_reader(),
+    );
+    let result = run_client(options, None).await;
+    let series = sampler.finish().await;
+    let run_end = wall_start.elapsed();
+    let result = result?;
+    let info = endpoints.server.connections().into_iter().next();
+    let (relay_end, relay_start, path) = endpoints.stop().await;
+    let flow_start = result.started_at;
+    // The flow's start on the relay's clock (the link model's time zero is the relay's).
+    let epoch = flow_start.saturating_duration_since(relay_start);
+    let mut path = path.ok_or_else(|| NetError::Setup("the relay ran without its model".into()))?;
+    let truth = path.down.finish(run_end + epoch).clone();
+    let down_stats = path.down.stats().clone();
+    let up_stats = path.up.stats().clone();
+    let sender = SenderView::of(info.as_deref(), flow_start);
+    let drops = flow_drops(&truth, &down_stats, &up_stats, &relay_end, epoch);
+    let input = flow_input(flow, &result, &sender, &series, drops);
+    let link = LinkObservation {
+        truth: &truth,
+        down: &down_stats,
+        up: &up_stats,
+        epoch,
+    };
+    let sim_time = result.ended_at;
+    let summary = summarize(scenario, sim_time, &[input], &link);
+    let record = RunRecord {
+        summary,
+        chunks: crate::record::chunk_rows(&result),
+        received_chunks: crate::record::received_chunk_rows(&result),
+        events: sender
+            .events
+            .into_iter()
+            .map(|event| FlowEvent { flow: 0, event })
+            .collect(),
+        series,
+        sim_time,
+    };
+    Ok(EmulatedRun {
+        record,
+        timing: Timing::new(wall_start.elapsed(), sim_time),
+        relay: relay_end,
+    })
+}
+
+/// The server (serving in a task) and the relay in front of it, on loopback.
+struct Endpoints {
+    server: Arc<Server>,
+    serve_endpoint: quinn::Endpoint,
+    serving: tokio::task::JoinHandle<()>,
+    relay: Relay,
+}
+
+impl Endpoints {
+    /// Binds the server (no Retry, as the simulator's endpoints; keeping its connection
+    /// for the sampler) and starts the relay with the scenario's link, seed and sender
+    /// cap.
+    fn start(scenario: &Scenario, transport: &NetTransport) -> Result<Self, NetError> {
+        let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+        let server = Server::bind(ServerOptions {
+            listen: loopback,
+            transport: transport.clone(),
+            retry: false,
+            keep_connections: 1,
+            ..ServerOptions::default()
+        })?;
+        let server_addr = server.local_addr();
+        let mut relay_options =
+            RelayOptions::new(loopback, server_addr, Some(scenario.link.clone()));
+        relay_options.seed = scenario.seed;
+        relay_options.sender_cap = scenario.flows[0].transport.sender_shaper.clone();
+        relay_options.occupancy_resolution = SERIES_STEP;
+        let relay = Relay::start(relay_options)?;
+        let serve_endpoint = server.endpoint();
+        let server = Arc::new(server);
+        let serving = {
+            let server = server.clone();
+            tokio::spawn(async move { server.serve().await })
+        };
+        Ok(Endpoints {
+            server,
+            serve_endpoint,
+            serving,
+            relay,
+        })
+    }
+
+    /// Stops the server (once it saw the client's close, so its final statistics are
+    /// taken) and the relay: the relay's final counters, its epoch and its model.
+    async fn stop(self) -> (RelaySnapshot, Instant, Option<satquic_link::Path<Pkt>>) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.serve_endpoint
+            .close(quinn::VarInt::from_u32(0), b"run over");
+        self.serving.abort();
+        let relay_start = self.relay.epoch();
+        let (relay_end, path) = self.relay.stop();
+        (relay_end, relay_start, path)
+    }
+}
+
+/// The client of the run: a perf download through the relay, mirroring its in-order bytes
+/// into `progress` for the sampler, capped at the scenario's time cap.
+fn client_options(
+    scenario: &Scenario,
+    relay: SocketAddr,
+    transport: NetTransport,
+    progress: &Arc<AtomicU64>,
+) -> ClientOptions {
+    let flow = &scenario.flows[0];
+    ClientOptions {
+        server: relay,
         server_name: "localhost".into(),
         alpn: client::Alpn::Perf,
         workload: flow.workload.clone(),
         upload: false,
         path: None,
-        transport: transport.clone(),
+        transport,
         verify: Verify::Any,
         interval: None,
         time_cap: Some(scenario.time_cap.saturating_sub(flow.start)),
@@ -135,22 +229,40 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         progress: Some(progress.clone()),
         interrupt: None,
         resumption: None,
-    };
-    let wall_start = Instant::now();
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let done = done.clone();
-        let server = server.clone();
-        let progress = progress.clone();
-        let queue_reader = relay.snapshot_reader();
-        tokio::spawn(async move {
+    }
+}
+
+/// The series rows so far and the recent acknowledged bytes (for the delivery rate).
+struct Sampler {
+    rows: Vec<SeriesRow>,
+    acked: VecDeque<(Duration, u64)>,
+}
+
+/// The task sampling `series.csv` every [`SERIES_STEP`] while the client runs.
+struct SeriesSampler {
+    done: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<Vec<SeriesRow>>,
+}
+
+impl SeriesSampler {
+    /// Samples the server's connection (once there is one), the relay's queue and the
+    /// client's in-order bytes, times from `wall_start`.
+    fn start(
+        wall_start: Instant,
+        server: Arc<Server>,
+        progress: Arc<AtomicU64>,
+        queue_reader: impl Fn() -> u64 + Send + 'static,
+    ) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let stop = done.clone();
+        let task = tokio::spawn(async move {
             let mut s = Sampler {
                 rows: Vec::new(),
                 acked: VecDeque::new(),
             };
             let mut tick = tokio::time::interval(SERIES_STEP);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            while !done.load(Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) {
                 tick.tick().await;
                 let t = wall_start.elapsed();
                 let Some(info) = server.connections().into_iter().next() else {
@@ -165,46 +277,56 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
                 );
             }
             s.rows
-        })
-    };
-    let result = run_client(options, None).await;
-    done.store(true, Ordering::Relaxed);
-    let series = sampler.await.unwrap_or_default();
-    let run_end = wall_start.elapsed();
-    let result = result?;
-    let info = server.connections().into_iter().next();
-    // Let the server see the close, so its final statistics are taken.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    serve_endpoint.close(quinn::VarInt::from_u32(0), b"run over");
-    serving.abort();
-    let relay_start = relay.epoch();
-    let (relay_end, path) = relay.stop();
-    let flow_start = result.started_at;
-    // The flow's start on the relay's clock (the link model's time zero is the relay's).
-    let epoch = flow_start.saturating_duration_since(relay_start);
-    let mut path = path.ok_or_else(|| NetError::Setup("the relay ran without its model".into()))?;
-    let truth = path.down.finish(run_end + epoch).clone();
-    let down_stats = path.down.stats().clone();
-    let up_stats = path.up.stats().clone();
+        });
+        SeriesSampler { done, task }
+    }
 
-    // The server's clock starts when it accepts the connection, about one RTT after the
-    // flow's start: its events and probe times move to the flow's time base.
-    let (accept_offset, events, probe, stats) = match &info {
-        Some(info) => (
-            info.accepted_at.saturating_duration_since(flow_start),
-            info.events.events(),
-            Some(satquic_run::probe::read_probe(&info.probe)),
-            info.stats(),
-        ),
-        None => (Duration::ZERO, Vec::new(), None, None),
-    };
-    let events: Vec<CcEvent> = events
-        .into_iter()
-        .map(|e| shift_event(e, accept_offset))
-        .collect();
-    // The smoothed RTT at an exit, from the series (the relay has no hook at the exit).
-    let rtt_at_exit = |shadow_wanted: bool| {
-        let at = events.iter().find_map(|e| match e {
+    /// Stops sampling; the rows.
+    async fn finish(self) -> Vec<SeriesRow> {
+        self.done.store(true, Ordering::Relaxed);
+        self.task.await.unwrap_or_default()
+    }
+}
+
+/// The data sender's side of the run (the server's connection), on the flow's time base.
+struct SenderView {
+    /// When the server accepted the connection, after the flow's start.
+    accept_offset: Duration,
+    /// Its controller's events, moved to the flow's time base.
+    events: Vec<CcEvent>,
+    probe: Option<ProbeState>,
+    stats: Option<quinn::ConnectionStats>,
+}
+
+impl SenderView {
+    /// The server's clock starts when it accepts the connection, about one RTT after the
+    /// flow's start: its events and probe times move to the flow's time base.
+    fn of(info: Option<&ConnectionInfo>, flow_start: Instant) -> Self {
+        let (accept_offset, events, probe, stats) = match info {
+            Some(info) => (
+                info.accepted_at.saturating_duration_since(flow_start),
+                info.events.events(),
+                Some(satquic_run::probe::read_probe(&info.probe)),
+                info.stats(),
+            ),
+            None => (Duration::ZERO, Vec::new(), None, None),
+        };
+        let events = events
+            .into_iter()
+            .map(|e| shift_event(e, accept_offset))
+            .collect();
+        SenderView {
+            accept_offset,
+            events,
+            probe,
+            stats,
+        }
+    }
+
+    /// The smoothed RTT at the (shadow) slow-start exit, from the series (the relay has no
+    /// hook at the exit).
+    fn rtt_at_exit(&self, series: &[SeriesRow], shadow_wanted: bool) -> Option<Duration> {
+        let at = self.events.iter().find_map(|e| match e {
             CcEvent::SlowStartExit { at, shadow, .. } if *shadow == shadow_wanted => Some(*at),
             _ => None,
         })?;
@@ -214,7 +336,18 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
             .find(|r| r.time_s <= at.as_secs_f64())
             .and_then(|r| r.smoothed_rtt_s)
             .map(Duration::from_secs_f64)
-    };
+    }
+}
+
+/// The link's drops as the record counts them: the first down drop (flow time), down
+/// drops by reason, up drops, and the sender cap's.
+fn flow_drops(
+    truth: &GroundTruth,
+    down_stats: &DirectionStats,
+    up_stats: &DirectionStats,
+    relay_end: &RelaySnapshot,
+    epoch: Duration,
+) -> FlowDrops {
     let mut drops = FlowDrops {
         first_down_drop: DropReason::ALL
             .iter()
@@ -227,6 +360,17 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
     for (i, reason) in DropReason::ALL.iter().enumerate() {
         drops.down_by_reason[i] = down_stats.dropped(*reason).packets;
     }
+    drops
+}
+
+/// The record's view of the flow: the client's result with the sender's side.
+fn flow_input(
+    flow: &FlowSpec,
+    result: &ClientResult,
+    sender: &SenderView,
+    series: &[SeriesRow],
+    drops: FlowDrops,
+) -> FlowInput {
     let (status, capped) = match result.status.as_str() {
         "completed" => (FlowStatus::Completed, false),
         "capped" => (FlowStatus::Running, true),
@@ -235,7 +379,8 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
             false,
         ),
     };
-    let input = FlowInput {
+    let probe = sender.probe.as_ref();
+    FlowInput {
         index: 0,
         start: Duration::ZERO,
         workload: flow.workload.clone(),
@@ -246,46 +391,23 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         connected_at: result.connected_at,
         completed_at: result.completed_at,
         ended_at: result.ended_at,
-        stats,
-        first_rtt: probe.as_ref().and_then(|p| p.first_rtt),
+        stats: sender.stats,
+        first_rtt: probe.and_then(|p| p.first_rtt),
         first_loss_detected: probe
-            .as_ref()
             .and_then(|p| p.first_congestion)
-            .map(|t| t + accept_offset),
-        rtt_at_exit: rtt_at_exit(false),
-        rtt_at_shadow_exit: rtt_at_exit(true),
+            .map(|t| t + sender.accept_offset),
+        rtt_at_exit: sender.rtt_at_exit(series, false),
+        rtt_at_shadow_exit: sender.rtt_at_exit(series, true),
         busy_since_at_exit: None,
         busy_since_at_shadow_exit: None,
-        events: events.clone(),
+        events: sender.events.clone(),
         drops,
         stream_receive_window_end: None,
-    };
-    let link = LinkObservation {
-        truth: &truth,
-        down: &down_stats,
-        up: &up_stats,
-        epoch,
-    };
-    let sim_time = result.ended_at;
-    let summary = summarize(scenario, sim_time, &[input], &link);
-    let record = RunRecord {
-        summary,
-        chunks: crate::record::chunk_rows(&result),
-        received_chunks: crate::record::received_chunk_rows(&result),
-        events: events
-            .into_iter()
-            .map(|event| FlowEvent { flow: 0, event })
-            .collect(),
-        series,
-        sim_time,
-    };
-    Ok(EmulatedRun {
-        record,
-        timing: Timing::new(wall_start.elapsed(), sim_time),
-        relay: relay_end,
-    })
+    }
 }
 
+/// One row of the series at `t`: the server's controller, the delivery rate over the
+/// last [`DELIVERY_RATE_WINDOW`], the relay's queue and the client's in-order bytes.
 fn sample(s: &mut Sampler, t: Duration, info: &ConnectionInfo, queue_bytes: u64, delivered: u64) {
     let probe = satquic_run::probe::read_probe(&info.probe);
     s.acked.push_back((t, probe.acked_bytes));
