@@ -43,7 +43,7 @@ pub struct Cell<'a> {
     pub time_cap: Duration,
     /// Ask both sides for qlogs (in `dir/qlog/server/` and `dir/qlog/client/`).
     pub qlog: bool,
-    /// `satquic link --sender-cap` (RATE[:LATENCY]): a sender cap in front of the link.
+    /// `satquic link --sender-cap` (`RATE[:LATENCY]`): a sender cap in front of the link.
     pub sender_cap: Option<String>,
 }
 
