@@ -17,7 +17,9 @@
 //! record.write_to(std::path::Path::new("out/run-1")).unwrap();
 //! ```
 //!
-//! - [`engine`]: the event loop ([`run`], [`run_with`]);
+//! - [`engine`]: the event loop ([`run`], [`run_with`]); beside it, private, the run's
+//!   set-up (`setup`), a flow's state (`flow`), the applications at both ends (`app`)
+//!   and what the record keeps (`keep`);
 //! - [`resume`]: resumed runs, a first connection and one that resumes from it (TLS
 //!   session with 0-RTT, address-validation token, Careful Resume's saved parameters);
 //! - [`tls`]: the deterministic endpoint configuration, and why TLS randomness cannot
@@ -51,9 +53,13 @@
 //! frames, not packets, so the record counts lost packets (quinn's figure) but no
 //! "retransmitted packets".
 
+mod app;
 pub mod engine;
+mod flow;
+mod keep;
 pub mod null_cipher;
 pub mod resume;
+mod setup;
 pub mod stack_qlog;
 pub mod tls;
 

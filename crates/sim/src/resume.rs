@@ -34,7 +34,8 @@ use satquic_run::record::{FirstConnection, Resumption};
 use satquic_run::scenario::Scenario;
 
 use crate::SimError;
-use crate::engine::{RunOptions, RunOutput, Shared, Simulation};
+use crate::engine::{RunOptions, RunOutput, Simulation};
+use crate::setup::Shared;
 use crate::tls::{self, Sessions};
 
 /// The longest gap a resumed run may ask for (a day: longer than any sensible Lifetime).
