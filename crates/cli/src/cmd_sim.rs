@@ -228,23 +228,106 @@ struct Done {
     wall: Duration,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
-    let link_source = LinkSource::parse(&args.link);
-    let link = link_source.resolve().map_err(usage)?;
-    let bytes = parse_size(&args.bytes).map_err(usage)?;
-    let time_cap = parse_time(&args.time)?;
-    let seed = parse_count("seed", &args.seed, 0, u64::MAX)?;
-    let runs = parse_count(
-        "runs",
-        &args.runs,
-        1,
-        satquic_lab::plan::MAX_REPETITIONS as u64,
-    )? as u32;
-    let default_jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = match &args.jobs {
-        Some(j) => parse_count("jobs", j, 1, 1024)? as usize,
-        None => default_jobs,
-    };
+/// The flags, checked and resolved, in the order the checks run (the first bad flag is
+/// the one reported).
+struct Input {
+    link: satquic_link::LinkSpec,
+    link_source: LinkSource,
+    bytes: u64,
+    time_cap: Duration,
+    seed: u64,
+    runs: u32,
+    jobs: usize,
+    flows: u32,
+    stagger: Duration,
+    mtu: u16,
+    /// One congestion-control spec per variant (a mix is one, its specs joined).
+    ccs: Vec<String>,
+    iw: Option<u64>,
+    rwnd: Option<Size>,
+    /// `--sender-cap` with `auto` resolved for the link.
+    sender_cap: String,
+    resume_after: Option<Duration>,
+}
+
+impl Input {
+    /// Checks every flag once, up front, so bad input is one line and no run starts.
+    fn parse(args: &Args) -> Result<Self, Failure> {
+        let link_source = LinkSource::parse(&args.link);
+        let link = link_source.resolve().map_err(usage)?;
+        let bytes = parse_size(&args.bytes).map_err(usage)?;
+        let time_cap = parse_time(&args.time)?;
+        let seed = parse_count("seed", &args.seed, 0, u64::MAX)?;
+        let runs = parse_count(
+            "runs",
+            &args.runs,
+            1,
+            satquic_lab::plan::MAX_REPETITIONS as u64,
+        )? as u32;
+        let jobs = parse_jobs(args.jobs.as_deref())?;
+        let (flows, stagger) = parse_flows(args)?;
+        let mtu = parse_count(
+            "mtu",
+            &args.mtu,
+            satquic_run::transport::MIN_MTU.into(),
+            satquic_run::transport::MAX_MTU.into(),
+        )? as u16;
+        let ccs = compose_ccs(args)?;
+        let iw = args
+            .iw
+            .as_deref()
+            .map(parse_size)
+            .transpose()
+            .map_err(usage)?;
+        let rwnd = parse_rwnd(args.rwnd.as_deref())?;
+        check_transport(&ccs[0], iw, mtu)?;
+        let data_direction = if args.reverse { &link.up } else { &link.down };
+        let sender_cap = resolve_cap(&args.sender_cap, data_direction.rate.nominal_rate_bps());
+        ShaperSpec::parse_cap(&sender_cap).map_err(usage)?;
+        if let Some(a) = &args.ack_frequency {
+            satquic_run::scenario::AckFrequencySpec::parse(a).map_err(usage)?;
+        }
+        let resume_after = parse_resume(args.resume.as_deref())?;
+        satquic_link::Path::<()>::new(&link, seed).map_err(usage)?;
+        for cc in &ccs {
+            validate_cc(cc).map_err(usage)?;
+        }
+        // A mix is one variant whose flows take the specs in turn (the lab's `cc = "a|b"`).
+        let ccs = if args.mix {
+            vec![ccs.join(&satquic_lab::spec::MIX_SEPARATOR.to_string())]
+        } else {
+            ccs
+        };
+        Ok(Input {
+            link,
+            link_source,
+            bytes,
+            time_cap,
+            seed,
+            runs,
+            jobs,
+            flows,
+            stagger,
+            mtu,
+            ccs,
+            iw,
+            rwnd,
+            sender_cap,
+            resume_after,
+        })
+    }
+}
+
+/// `--jobs`, or the number of cores.
+fn parse_jobs(jobs: Option<&str>) -> Result<usize, Failure> {
+    match jobs {
+        Some(j) => Ok(parse_count("jobs", j, 1, 1024)? as usize),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// `--flows` (one per --cc with --mix) and `--stagger`, which needs two flows or more.
+fn parse_flows(args: &Args) -> Result<(u32, Duration), Failure> {
     if args.mix && args.cc.len() < 2 {
         return Err(usage("--mix needs two --cc or more"));
     }
@@ -261,13 +344,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if flows == 1 && !stagger.is_zero() {
         return Err(usage("--stagger needs --flows of 2 or more"));
     }
-    let mtu = parse_count(
-        "mtu",
-        &args.mtu,
-        satquic_run::transport::MIN_MTU.into(),
-        satquic_run::transport::MAX_MTU.into(),
-    )? as u16;
-    let ccs = match (&args.ss, args.cc.is_empty()) {
+    Ok((flows, stagger))
+}
+
+/// The variants' congestion-control specs: the --cc given (cubic+search without one),
+/// each combined with --ss.
+fn compose_ccs(args: &Args) -> Result<Vec<String>, Failure> {
+    Ok(match (&args.ss, args.cc.is_empty()) {
         (None, true) => vec!["cubic+search".to_string()],
         (None, false) => args.cc.clone(),
         (Some(ss), true) => {
@@ -279,88 +362,104 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map(|cc| crate::cmd_client::compose_cc(cc, Some(ss), None))
             .collect::<Result<_, _>>()
             .map_err(usage)?,
-    };
-    let iw = args
-        .iw
-        .as_deref()
-        .map(parse_size)
-        .transpose()
-        .map_err(usage)?;
-    let rwnd = match &args.rwnd {
-        Some(text) => {
-            let w = parse_size(text).map_err(usage)?;
-            if w >= 1 << 62 {
-                return Err(usage(format!("invalid rwnd '{text}': too large")));
-            }
-            Some(Size(w))
-        }
-        None => None,
-    };
-    // The transport checks every command applies, here with the flags' names.
-    let mut transport = satquic_run::TransportSpec::with_cc(&ccs[0]);
+    })
+}
+
+/// `--rwnd`: a size below 2^62 (QUIC's largest flow-control limit).
+fn parse_rwnd(text: Option<&str>) -> Result<Option<Size>, Failure> {
+    let Some(text) = text else { return Ok(None) };
+    let w = parse_size(text).map_err(usage)?;
+    if w >= 1 << 62 {
+        return Err(usage(format!("invalid rwnd '{text}': too large")));
+    }
+    Ok(Some(Size(w)))
+}
+
+/// The transport checks every command applies, here with the flags' names.
+fn check_transport(cc: &str, iw: Option<u64>, mtu: u16) -> Result<(), Failure> {
+    let mut transport = satquic_run::TransportSpec::with_cc(cc);
     transport.initial_window = iw;
     transport.mtu = mtu;
-    satquic_run::transport::validate(&transport).map_err(usage)?;
-    let data_direction = if args.reverse { &link.up } else { &link.down };
-    let sender_cap = resolve_cap(&args.sender_cap, data_direction.rate.nominal_rate_bps());
-    ShaperSpec::parse_cap(&sender_cap).map_err(usage)?;
-    if let Some(a) = &args.ack_frequency {
-        satquic_run::scenario::AckFrequencySpec::parse(a).map_err(usage)?;
-    }
-    let report_cap = sender_cap.clone();
-    // A gap of zero is a resumption right after the first connection ended.
-    let resume_after = match &args.resume {
-        Some(text) => Some(crate::seconds::duration(
-            "sim: --resume",
-            text,
-            Duration::ZERO..=crate::seconds::DAY,
-        )?),
-        None => None,
-    };
-    // Validate everything once, up front, so bad input is one line and no run starts.
-    satquic_link::Path::<()>::new(&link, seed).map_err(usage)?;
-    for cc in &ccs {
-        validate_cc(cc).map_err(usage)?;
-    }
-    // A mix is one variant whose flows take the specs in turn (the lab's `cc = "a|b"`).
-    let ccs = if args.mix {
-        vec![ccs.join(&satquic_lab::spec::MIX_SEPARATOR.to_string())]
-    } else {
-        ccs
-    };
-    let (preset, file) = match link_source {
-        LinkSource::Preset(name) => (Some(name), None),
-        LinkSource::File(path) => (None, Some(path)),
-    };
+    satquic_run::transport::validate(&transport).map_err(usage)
+}
+
+/// `--resume[=GAP]`; a gap of zero is a resumption right after the first connection ended.
+fn parse_resume(text: Option<&str>) -> Result<Option<Duration>, Failure> {
+    text.map(|text| {
+        crate::seconds::duration("sim: --resume", text, Duration::ZERO..=crate::seconds::DAY)
+    })
+    .transpose()
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args)?;
     // `satquic sim` is a campaign of one link and one workload: the lab's executor runs it.
-    let spec = CampaignSpec {
+    let spec = campaign_spec(&args, &input);
+    let plan = Plan::new(&spec).map_err(usage)?;
+    let labels: Vec<String> = plan.variants.iter().map(|v| v.label.clone()).collect();
+    let results = execute(&args, &input, &spec, &plan, &labels)?;
+    let stats = variant_stats(&labels, &results, input.bytes);
+    let report = json_report(&args, &input, &labels, &stats, &results);
+    if let Some(out) = &args.out {
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        satquic_run::record::write_atomic(out, "sim.json", text.as_bytes())
+            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        print_table(
+            &input.link.name,
+            input.bytes,
+            input.runs as usize,
+            input.seed,
+            &stats,
+            args.out.as_deref(),
+        )?;
+        if input.flows > 1 {
+            print_jain(input.flows, &labels, &results)?;
+        }
+    }
+    incomplete(&stats, results.len(), input.time_cap)
+}
+
+/// The campaign spec of one `satquic sim` invocation: its link, one variant per --cc
+/// and one workload.
+fn campaign_spec(args: &Args, input: &Input) -> CampaignSpec {
+    let (preset, file) = match &input.link_source {
+        LinkSource::Preset(name) => (Some(name.clone()), None),
+        LinkSource::File(path) => (None, Some(path.clone())),
+    };
+    CampaignSpec {
         name: "sim".into(),
         description: format!("satquic sim --link {}", args.link),
         mode: Mode::Sim,
-        time_cap,
+        time_cap: input.time_cap,
         timeout: None,
-        repetitions: runs,
-        seed,
+        repetitions: input.runs,
+        seed: input.seed,
         seeds: None,
         interleave: true,
-        sender_cap: Some(sender_cap),
+        sender_cap: Some(input.sender_cap.clone()),
         links: vec![LinkEntry {
             preset,
             file,
             label: None,
             params: Default::default(),
         }],
-        variants: ccs
+        variants: input
+            .ccs
             .iter()
             .map(|cc| VariantEntry {
                 label: None,
                 cc: cc.clone(),
-                initial_window: iw.map(Size),
-                receive_window: rwnd,
-                stream_receive_window: rwnd,
+                initial_window: input.iw.map(Size),
+                receive_window: input.rwnd,
+                stream_receive_window: input.rwnd,
                 send_window: None,
                 initial_rtt: None,
-                mtu: Some(mtu),
+                mtu: Some(input.mtu),
                 mtu_discovery: None,
                 receive_window_autotune: None,
                 pto_probe_data: None,
@@ -374,49 +473,37 @@ pub fn run(args: Args) -> Result<(), Failure> {
             } else {
                 WorkloadKind::Download
             },
-            bytes: Some(Size(bytes)),
+            bytes: Some(Size(input.bytes)),
             duration: None,
-            flows,
-            stagger: (!stagger.is_zero()).then_some(stagger),
+            flows: input.flows,
+            stagger: (!input.stagger.is_zero()).then_some(input.stagger),
             label: None,
-            resume_after,
+            resume_after: input.resume_after,
         }],
         analysis: AnalysisSpec::default(),
         base_dir: None,
-    };
-    let plan = Plan::new(&spec).map_err(usage)?;
-    let labels: Vec<String> = plan.variants.iter().map(|v| v.label.clone()).collect();
+    }
+}
+
+/// Runs the plan (a progress bar on a terminal unless -J) and returns each run's
+/// figures in (repetition, variant) order; a run without a record is an error.
+fn execute(
+    args: &Args,
+    input: &Input,
+    spec: &CampaignSpec,
+    plan: &Plan,
+    labels: &[String],
+) -> Result<Vec<Done>, Failure> {
     let options = ExecOptions {
-        jobs,
+        jobs: input.jobs,
         qlog: args.qlog,
         packet_cipher: args.packet_cipher,
         ..ExecOptions::default()
     };
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::with_capacity(plan.runs.len()));
     let keep = |f: &Finished| {
-        let record = match f.record {
-            Some(r) => Ok(RunRecord {
-                summary: r.summary.clone(),
-                chunks: r.chunks.clone(),
-                received_chunks: r.received_chunks.clone(),
-                events: Vec::new(),
-                series: Vec::new(),
-                sim_time: r.sim_time,
-            }),
-            None if f.row.reason.is_empty() => {
-                Err(format!("run {} left no readable record", f.run.run_id))
-            }
-            None => Err(f.row.reason.clone()),
-        };
-        let variant = labels.iter().position(|l| *l == f.run.variant).unwrap_or(0);
-        done.lock().unwrap_or_else(|e| e.into_inner()).push(Done {
-            variant,
-            rep: f.run.rep,
-            seed: f.run.seed,
-            record,
-            jain_index: f.row.jain_index,
-            wall: f.wall,
-        });
+        let run = Done::of(f, labels);
+        done.lock().unwrap_or_else(|e| e.into_inner()).push(run);
     };
     let bar = if args.json {
         None
@@ -424,8 +511,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(crate::cmd_campaign::Bar::new("sim"))
     };
     let outcome = execute_plan(
-        &spec,
-        &plan,
+        spec,
+        plan,
         args.out.as_deref(),
         &options,
         &|p| {
@@ -444,9 +531,42 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(err) = results.iter().find_map(|r| r.record.as_ref().err()) {
         return Err(Failure::Other(err.clone()));
     }
+    Ok(results)
+}
 
+impl Done {
+    /// What is kept of a finished run: its record without the series and events.
+    fn of(f: &Finished, labels: &[String]) -> Done {
+        let record = match f.record {
+            Some(r) => Ok(RunRecord {
+                summary: r.summary.clone(),
+                chunks: r.chunks.clone(),
+                received_chunks: r.received_chunks.clone(),
+                events: Vec::new(),
+                series: Vec::new(),
+                sim_time: r.sim_time,
+            }),
+            None if f.row.reason.is_empty() => {
+                Err(format!("run {} left no readable record", f.run.run_id))
+            }
+            None => Err(f.row.reason.clone()),
+        };
+        let variant = labels.iter().position(|l| *l == f.run.variant).unwrap_or(0);
+        Done {
+            variant,
+            rep: f.run.rep,
+            seed: f.run.seed,
+            record,
+            jain_index: f.row.jain_index,
+            wall: f.wall,
+        }
+    }
+}
+
+/// Each variant's statistics over its runs, at the MB marks of the download size.
+fn variant_stats(labels: &[String], results: &[Done], bytes: u64) -> Vec<VariantStats> {
     let marks = marks_for(bytes);
-    let stats: Vec<VariantStats> = labels
+    labels
         .iter()
         .enumerate()
         .map(|(i, label)| {
@@ -459,100 +579,103 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 &marks,
             )
         })
-        .collect();
+        .collect()
+}
+
+/// sim.json and `-J`'s output: the invocation, each variant's statistics and a row per
+/// run (with every flow when there are several).
+fn json_report(
+    args: &Args,
+    input: &Input,
+    labels: &[String],
+    stats: &[VariantStats],
+    results: &[Done],
+) -> serde_json::Value {
     let per_run: Vec<serde_json::Value> = results
         .iter()
-        .filter_map(|r| {
-            let record = r.record.as_ref().ok()?;
-            let f = record.summary.flows.first()?;
-            let mut row = serde_json::json!({
-                "variant": labels[r.variant],
-                "seed": r.seed,
-                "status": f.status,
-                "completion_time_s": f.completion_time_s,
-                "exit_class": f.exit_class,
-                "exit_at_s": f.slow_start_exit.as_ref().map(|e| e.at_s),
-                "exit_reason": f.slow_start_exit.as_ref().map(|e| e.reason),
-                "capacity_at_s": f.capacity_at_s,
-                "first_loss_detected_at_s": f.first_loss_detected_at_s,
-                "packets_lost": f.packets_lost,
-                "goodput_bps": f.goodput_bps,
-                "first_completion_time_s": f.first_connection.as_ref().map(|c| c.completion_time_s),
-                "resumption": f.resumption,
-                "wall_s": r.wall.as_secs_f64(),
-            });
-            if flows > 1 {
-                row["jain_index"] = serde_json::json!(r.jain_index);
-                row["flows"] = record
-                    .summary
-                    .flows
-                    .iter()
-                    .zip(&record.summary.scenario.flows)
-                    .map(|(f, spec)| {
-                        serde_json::json!({
-                            "start_s": spec.start.as_secs_f64(),
-                            "status": f.status,
-                            "completion_time_s": f.completion_time_s,
-                            "delivered_bytes": f.delivered_bytes,
-                            "goodput_bps": f.goodput_bps,
-                            "packets_lost": f.packets_lost,
-                        })
-                    })
-                    .collect();
-            }
-            Some(row)
-        })
+        .filter_map(|r| per_run_json(r, labels, input.flows))
         .collect();
     // Sorted keys whatever serde_json's `preserve_order` (the record module says why).
-    let report = sorted_keys(serde_json::json!({
-        "link": link.name,
+    sorted_keys(serde_json::json!({
+        "link": input.link.name,
         "direction": if args.reverse { "upload" } else { "download" },
-        "sender_cap": report_cap,
-        "bytes": bytes,
-        "time_cap_s": time_cap.as_secs_f64(),
-        "runs": runs,
-        "first_seed": seed,
+        "sender_cap": input.sender_cap,
+        "bytes": input.bytes,
+        "time_cap_s": input.time_cap.as_secs_f64(),
+        "runs": input.runs,
+        "first_seed": input.seed,
         "variants": stats,
         "per_run": per_run,
-    }));
-    if let Some(out) = &args.out {
-        let mut text = serde_json::to_string_pretty(&report)?;
-        text.push('\n');
-        satquic_run::record::write_atomic(out, "sim.json", text.as_bytes())
-            .map_err(|e| Failure::Other(format!("cannot write {}: {e}", out.display())))?;
+    }))
+}
+
+/// One run's row of the report: flow 0's figures, and with several flows Jain's index
+/// and each flow's.
+fn per_run_json(r: &Done, labels: &[String], flows: u32) -> Option<serde_json::Value> {
+    let record = r.record.as_ref().ok()?;
+    let f = record.summary.flows.first()?;
+    let mut row = serde_json::json!({
+        "variant": labels[r.variant],
+        "seed": r.seed,
+        "status": f.status,
+        "completion_time_s": f.completion_time_s,
+        "exit_class": f.exit_class,
+        "exit_at_s": f.slow_start_exit.as_ref().map(|e| e.at_s),
+        "exit_reason": f.slow_start_exit.as_ref().map(|e| e.reason),
+        "capacity_at_s": f.capacity_at_s,
+        "first_loss_detected_at_s": f.first_loss_detected_at_s,
+        "packets_lost": f.packets_lost,
+        "goodput_bps": f.goodput_bps,
+        "first_completion_time_s": f.first_connection.as_ref().map(|c| c.completion_time_s),
+        "resumption": f.resumption,
+        "wall_s": r.wall.as_secs_f64(),
+    });
+    if flows > 1 {
+        row["jain_index"] = serde_json::json!(r.jain_index);
+        row["flows"] = record
+            .summary
+            .flows
+            .iter()
+            .zip(&record.summary.scenario.flows)
+            .map(|(f, spec)| {
+                serde_json::json!({
+                    "start_s": spec.start.as_secs_f64(),
+                    "status": f.status,
+                    "completion_time_s": f.completion_time_s,
+                    "delivered_bytes": f.delivered_bytes,
+                    "goodput_bps": f.goodput_bps,
+                    "packets_lost": f.packets_lost,
+                })
+            })
+            .collect();
     }
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?)?;
-    } else {
-        print_table(
-            &link.name,
-            bytes,
-            runs as usize,
-            seed,
-            &stats,
-            args.out.as_deref(),
-        )?;
-        if flows > 1 {
-            outln!("Jain's index of the {flows} flows' goodputs (the table is flow 0):")?;
-            for (i, label) in labels.iter().enumerate() {
-                let values: Vec<String> = results
-                    .iter()
-                    .filter(|r| r.variant == i)
-                    .map(|r| r.jain_index.map_or("-".into(), |j| format!("{j:.3}")))
-                    .collect();
-                outln!("  {label}: {}", values.join(" "))?;
-            }
-        }
+    Some(row)
+}
+
+/// Jain's index of each run's flows, per variant, after the table.
+fn print_jain(flows: u32, labels: &[String], results: &[Done]) -> Result<(), Failure> {
+    outln!("Jain's index of the {flows} flows' goodputs (the table is flow 0):")?;
+    for (i, label) in labels.iter().enumerate() {
+        let values: Vec<String> = results
+            .iter()
+            .filter(|r| r.variant == i)
+            .map(|r| r.jain_index.map_or("-".into(), |j| format!("{j:.3}")))
+            .collect();
+        outln!("  {label}: {}", values.join(" "))?;
     }
-    // Every result is printed (and kept with --out); an incomplete set still says so in
-    // the exit code, as iperf3 and the campaign runner do.
+    Ok(())
+}
+
+/// Every result is printed (and kept with --out); an incomplete set still says so in
+/// the exit code, as iperf3 and the campaign runner do.
+fn incomplete(stats: &[VariantStats], runs: usize, time_cap: Duration) -> Result<(), Failure> {
     let capped: usize = stats.iter().map(|s| s.capped).sum();
     let failed: usize = stats.iter().map(|s| s.failed).sum();
     if capped + failed > 0 {
         return Err(Failure::Other(format!(
             "{} of {} runs did not complete ({capped} stopped at the {} s time cap, {failed} failed)",
             capped + failed,
-            results.len(),
+            runs,
             time_cap.as_secs_f64()
         )));
     }
