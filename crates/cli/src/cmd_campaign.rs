@@ -201,59 +201,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             csv,
             index,
             of,
-        } => {
-            let (_, plan) = load(&spec)?;
-            let runs: Vec<_> = match (index, of) {
-                (Some(i), Some(n)) => {
-                    if n == 0 || i >= n {
-                        return Err(Failure::Usage(format!(
-                            "--index {i} must be below --of {n}"
-                        )));
-                    }
-                    plan.shard(i, n)
-                }
-                _ => plan.runs.iter().collect(),
-            };
-            if csv {
-                outln!("index,run_id,link,variant,workload,rep,seed")?;
-                for r in &runs {
-                    outln!(
-                        "{},{},\"{}\",\"{}\",\"{}\",{},{}",
-                        r.index,
-                        r.run_id,
-                        r.link.label,
-                        r.variant,
-                        r.workload.label,
-                        r.rep,
-                        r.seed
-                    )?;
-                }
-            } else {
-                outln!(
-                    "campaign {}: {} runs ({} links x {} variants x {} workloads x {} repetitions)",
-                    plan.name,
-                    plan.runs.len(),
-                    plan.links.len(),
-                    plan.variants.len(),
-                    plan.workloads.len(),
-                    plan.runs.len()
-                        / (plan.links.len() * plan.variants.len() * plan.workloads.len()).max(1)
-                )?;
-                for r in &runs {
-                    outln!(
-                        "{:>6}  {:<28} {:<24} {:<12} rep {:<3} seed {:<6} {}",
-                        r.index,
-                        r.link.label,
-                        r.variant,
-                        r.workload.label,
-                        r.rep,
-                        r.seed,
-                        r.run_id
-                    )?;
-                }
-            }
-            Ok(())
-        }
+        } => print_plan(&spec, csv, index.zip(of)),
         Command::Run {
             spec,
             out,
@@ -274,11 +222,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             out,
             exec,
         } => {
-            if of == 0 || index >= of {
-                return Err(Failure::Usage(format!(
-                    "--index {index} must be below --of {of}"
-                )));
-            }
+            check_shard(index, of)?;
             let (s, plan) = load(&spec)?;
             run_one(&s, &plan, &out, &exec.options(Some((index, of)))?)
         }
@@ -295,13 +239,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
             satquic,
             retry_failed,
         } => {
-            let (s, plan) = load(&spec)?;
-            let satquic = match satquic {
-                Some(p) => p
-                    .canonicalize()
-                    .map_err(|e| Failure::Usage(format!("--satquic {}: {e}", p.display())))?,
-                None => std::env::current_exe()?,
-            };
             let opts = slurm::JobOptions {
                 shards,
                 max_running,
@@ -309,41 +246,123 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 time,
                 cpus_per_task,
                 sbatch_options: sbatch_option,
-                satquic,
+                satquic: PathBuf::new(),
                 retry_failed,
             };
-            let script = slurm::write_job(&s, &plan, &spec, &out, &opts).map_err(lab_failure)?;
-            outln!(
-                "{}: {} runs in {} shards; wrote {}",
-                s.name,
-                plan.runs.len(),
-                shards,
-                script.display()
-            )?;
-            if submit {
-                let job = slurm::submit(&script, &[]).map_err(lab_failure)?;
-                outln!("submitted job array {job}")?;
-            } else {
-                outln!("submit: sbatch {}", script.display())?;
-            }
-            outln!(
-                "when it is done: satquic campaign collect {} (submit again to run what a failed or cancelled task left)",
-                out.display()
-            )
+            write_slurm_job(&spec, &out, opts, satquic, submit)
         }
-        Command::Collect { dir } => {
-            let rows = exec::collect_dir(&dir).map_err(lab_failure)?;
-            let meta = exec::CampaignMeta::read(&dir).map_err(lab_failure)?;
-            outln!(
-                "{}: {} of {} runs finished; wrote {}",
-                meta.name,
-                rows.len(),
-                meta.run_ids.len(),
-                dir.join("runs.csv").display()
-            )?;
-            Ok(())
-        }
+        Command::Collect { dir } => collect(&dir),
     }
+}
+
+/// `--index I --of N` names a shard: I below N.
+fn check_shard(index: usize, of: usize) -> Result<(), Failure> {
+    if of == 0 || index >= of {
+        return Err(Failure::Usage(format!(
+            "--index {index} must be below --of {of}"
+        )));
+    }
+    Ok(())
+}
+
+/// `campaign plan`: the runs of the spec (or of one shard), as aligned text or CSV.
+fn print_plan(spec: &Path, csv: bool, shard: Option<(usize, usize)>) -> Result<(), Failure> {
+    let (_, plan) = load(spec)?;
+    let runs: Vec<_> = match shard {
+        Some((i, n)) => {
+            check_shard(i, n)?;
+            plan.shard(i, n)
+        }
+        None => plan.runs.iter().collect(),
+    };
+    if csv {
+        outln!("index,run_id,link,variant,workload,rep,seed")?;
+        for r in &runs {
+            outln!(
+                "{},{},\"{}\",\"{}\",\"{}\",{},{}",
+                r.index,
+                r.run_id,
+                r.link.label,
+                r.variant,
+                r.workload.label,
+                r.rep,
+                r.seed
+            )?;
+        }
+        return Ok(());
+    }
+    outln!(
+        "campaign {}: {} runs ({} links x {} variants x {} workloads x {} repetitions)",
+        plan.name,
+        plan.runs.len(),
+        plan.links.len(),
+        plan.variants.len(),
+        plan.workloads.len(),
+        plan.runs.len() / (plan.links.len() * plan.variants.len() * plan.workloads.len()).max(1)
+    )?;
+    for r in &runs {
+        outln!(
+            "{:>6}  {:<28} {:<24} {:<12} rep {:<3} seed {:<6} {}",
+            r.index,
+            r.link.label,
+            r.variant,
+            r.workload.label,
+            r.rep,
+            r.seed,
+            r.run_id
+        )?;
+    }
+    Ok(())
+}
+
+/// `campaign slurm`: writes the job array for `spec` into `out` (the tasks run `satquic`,
+/// default this binary) and submits it or says how to.
+fn write_slurm_job(
+    spec: &Path,
+    out: &Path,
+    mut opts: slurm::JobOptions,
+    satquic: Option<PathBuf>,
+    submit: bool,
+) -> Result<(), Failure> {
+    let (s, plan) = load(spec)?;
+    opts.satquic = match satquic {
+        Some(p) => p
+            .canonicalize()
+            .map_err(|e| Failure::Usage(format!("--satquic {}: {e}", p.display())))?,
+        None => std::env::current_exe()?,
+    };
+    let script = slurm::write_job(&s, &plan, spec, out, &opts).map_err(lab_failure)?;
+    outln!(
+        "{}: {} runs in {} shards; wrote {}",
+        s.name,
+        plan.runs.len(),
+        opts.shards,
+        script.display()
+    )?;
+    if submit {
+        let job = slurm::submit(&script, &[]).map_err(lab_failure)?;
+        outln!("submitted job array {job}")?;
+    } else {
+        outln!("submit: sbatch {}", script.display())?;
+    }
+    outln!(
+        "when it is done: satquic campaign collect {} (submit again to run what a failed or cancelled task left)",
+        out.display()
+    )
+}
+
+/// `campaign collect`: runs.csv rebuilt from the run directories.
+fn collect(dir: &Path) -> Result<(), Failure> {
+    let rows = exec::collect_dir(dir).map_err(lab_failure)?;
+    let meta = exec::CampaignMeta::read(dir).map_err(lab_failure)?;
+    outln!(
+        "{}: {} of {} runs finished; wrote {}",
+        meta.name,
+        rows.len(),
+        meta.run_ids.len(),
+        dir.join("runs.csv").display()
+    )?;
+    Ok(())
 }
 
 fn run_one(

@@ -106,90 +106,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Other(format!("cannot find this satquic binary: {e}")))?;
     let env = PeerEnv::new(satquic);
     if args.list {
-        for a in &adapters.impls {
-            let state = a.missing(&env).map_or_else(
-                || "installed".to_string(),
-                |why| format!("not installed: {why}"),
-            );
-            let roles = match (&a.client, &a.server) {
-                (Some(_), Some(_)) => "client+server",
-                (Some(_), None) => "client",
-                _ => "server",
-            };
-            outln!("{:<18} {:<14} {} ({})", a.name, roles, state, a.description)?;
-        }
-        for t in &adapters.tcp {
-            let state = t.missing().map_or_else(
-                || "installed".to_string(),
-                |why| format!("not installed: {why}"),
-            );
-            outln!(
-                "{:<18} {:<14} {} ({})",
-                t.name,
-                "kernel TCP",
-                state,
-                t.description
-            )?;
-        }
-        return Ok(());
+        return list(&adapters, &env);
     }
     let Some(out) = args.out.clone() else {
         return Err(Failure::Usage("--out DIR is required".into()));
     };
-    let or = |given: &[String], default: &[&str]| -> Vec<String> {
-        if given.is_empty() {
-            default.iter().map(|s| s.to_string()).collect()
-        } else {
-            given.to_vec()
-        }
-    };
-    let presets: Vec<&str> = if args.quick {
-        QUICK_PRESETS.to_vec()
-    } else {
-        matrix::DEFAULT_PRESETS.to_vec()
-    };
-    let spec = MatrixSpec {
-        name: args.name.clone(),
-        impls: if args.impls.is_empty() {
-            adapters.names().iter().map(|s| s.to_string()).collect()
-        } else {
-            args.impls.clone()
-        },
-        presets: or(&args.preset, &presets),
-        ccs: or(&args.cc, &["default"]),
-        repetitions: args.reps.unwrap_or(if args.quick { 1 } else { 3 }),
-        seed: args.seed,
-        bytes: size(args.bytes.as_deref().unwrap_or(if args.quick {
-            QUICK_SIZE
-        } else {
-            "10MiB"
-        }))?,
-        time_cap: duration(args.time_cap.as_deref().unwrap_or(if args.quick {
-            QUICK_TIME_CAP
-        } else {
-            "60s"
-        }))?,
-        alpn: args.alpn.clone(),
-        qlog: args.qlog,
-        sender_cap: args
-            .sender_cap
-            .clone()
-            .filter(|c| !c.trim().eq_ignore_ascii_case("none")),
-        tcp_bytes: match (&args.tcp_bytes, args.quick) {
-            (Some(t), _) => Some(size(t)?),
-            (None, true) => Some(size(QUICK_TCP_SIZE)?),
-            (None, false) => None,
-        },
-    };
-    let shard = match (args.index, args.of) {
-        (Some(i), Some(n)) if n == 0 || i >= n => {
-            return Err(Failure::Usage(format!(
-                "--index {i} must be below --of {n}"
-            )));
-        }
-        (Some(i), Some(n)) => Some((i, n)),
-        _ => None,
-    };
+    let spec = matrix_spec(&args, &adapters)?;
+    let shard = shard(args.index, args.of)?;
     // Checked before anything is written or reported.
     let planned = matrix::plan(&spec, &adapters).map_err(lab_failure)?;
     for (name, why) in matrix::missing(&spec, &adapters, &env) {
@@ -226,4 +149,95 @@ pub fn run(args: Args) -> Result<(), Failure> {
         crate::cmd_report::report_campaign(&out)?;
     }
     Ok(())
+}
+
+/// `--list`: each implementation and kernel TCP variant, its roles and whether it is
+/// installed.
+fn list(adapters: &AdapterFile, env: &PeerEnv) -> Result<(), Failure> {
+    for a in &adapters.impls {
+        let state = a.missing(env).map_or_else(
+            || "installed".to_string(),
+            |why| format!("not installed: {why}"),
+        );
+        let roles = match (&a.client, &a.server) {
+            (Some(_), Some(_)) => "client+server",
+            (Some(_), None) => "client",
+            _ => "server",
+        };
+        outln!("{:<18} {:<14} {} ({})", a.name, roles, state, a.description)?;
+    }
+    for t in &adapters.tcp {
+        let state = t.missing().map_or_else(
+            || "installed".to_string(),
+            |why| format!("not installed: {why}"),
+        );
+        outln!(
+            "{:<18} {:<14} {} ({})",
+            t.name,
+            "kernel TCP",
+            state,
+            t.description
+        )?;
+    }
+    Ok(())
+}
+
+/// The matrix the flags ask for: what is not given takes the default, or `--quick`'s.
+fn matrix_spec(args: &Args, adapters: &AdapterFile) -> Result<MatrixSpec, Failure> {
+    let or = |given: &[String], default: &[&str]| -> Vec<String> {
+        if given.is_empty() {
+            default.iter().map(|s| s.to_string()).collect()
+        } else {
+            given.to_vec()
+        }
+    };
+    let presets: Vec<&str> = if args.quick {
+        QUICK_PRESETS.to_vec()
+    } else {
+        matrix::DEFAULT_PRESETS.to_vec()
+    };
+    Ok(MatrixSpec {
+        name: args.name.clone(),
+        impls: if args.impls.is_empty() {
+            adapters.names().iter().map(|s| s.to_string()).collect()
+        } else {
+            args.impls.clone()
+        },
+        presets: or(&args.preset, &presets),
+        ccs: or(&args.cc, &["default"]),
+        repetitions: args.reps.unwrap_or(if args.quick { 1 } else { 3 }),
+        seed: args.seed,
+        bytes: size(args.bytes.as_deref().unwrap_or(if args.quick {
+            QUICK_SIZE
+        } else {
+            "10MiB"
+        }))?,
+        time_cap: duration(args.time_cap.as_deref().unwrap_or(if args.quick {
+            QUICK_TIME_CAP
+        } else {
+            "60s"
+        }))?,
+        alpn: args.alpn.clone(),
+        qlog: args.qlog,
+        sender_cap: args
+            .sender_cap
+            .clone()
+            .filter(|c| !c.trim().eq_ignore_ascii_case("none")),
+        tcp_bytes: match (&args.tcp_bytes, args.quick) {
+            (Some(t), _) => Some(size(t)?),
+            (None, true) => Some(size(QUICK_TCP_SIZE)?),
+            (None, false) => None,
+        },
+    })
+}
+
+/// `--index I --of N`: shard I of N, I below N; none without them.
+fn shard(index: Option<usize>, of: Option<usize>) -> Result<Option<(usize, usize)>, Failure> {
+    match (index, of) {
+        (Some(i), Some(n)) if n == 0 || i >= n => Err(Failure::Usage(format!(
+            "--index {i} must be below --of {n}"
+        ))),
+        (Some(i), Some(n)) => Ok(Some((i, n))),
+        _ => Ok(None),
+    }
 }
