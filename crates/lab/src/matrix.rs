@@ -21,10 +21,10 @@
 //! times a fetch; a client judged by its progress, such as qperf, which lingers after its
 //! last byte, until its progress reached the size), `goodput_bps` = size x 8 / that time
 //! and `efficiency` = goodput / the preset's down rate (seed 002 Eq. 1). Where the
-//! client's adapter reads its progress ([`satquic_net::peers`]: the download file's growth, satquic's
-//! JSON, qperf's `byteslog` lines), `runs/<id>/chunks.csv` has the time it had each MB,
-//! as a simulated run's, for time-to-N-MB comparisons; `--sender-cap` puts the seeds'
-//! token bucket in front of every link. `status`:
+//! client's adapter reads its progress ([`satquic_net::peers`]: the download file's
+//! growth, satquic's JSON, qperf's `byteslog` lines), `runs/<id>/chunks.csv` has the time
+//! it had each MB, as a simulated run's, for time-to-N-MB comparisons; `--sender-cap` puts
+//! the seeds' token bucket in front of every link. `status`:
 //!
 //! | status | meaning | run again |
 //! |---|---|---|
