@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""The satellite grid: satquic and picoquic side by side on GEO paths drawn by a seed.
+
+    scripts/grid.py generate [--seed 30]          # points.csv and link files (committed)
+    scripts/grid.py run --out DIR [--satquic BIN] [--variants satellite,bbr3,cubic]
+                        [--picoquic PICOQUIC_CT] [--picoquic-cache DIR] [--jobs 2]
+    scripts/grid.py report DIR                    # the CSV, tables, summary and heatmaps again
+
+Every point runs both ways: a download on its link and an upload (`-R`) on its mirror.
+Each (point, direction) is one campaign (DIR/campaigns/pNN-down.toml, run by `satquic
+campaign run`) holding the chosen variants. picoquic (its simulator, the anchor build's
+ANCHOR_* overrides) runs the lossless points as client uploads, with its BBRv3
+(`satellite_basic`) and CUBIC (`satellite_cubic`); its results are cached by point and
+picoquic commit, since they do not change when satquic does. Run it under `nice -n 19`.
+See crates/lab/campaigns/grid/README.md for the definitions and the columns.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import pathlib
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import grid_explain  # noqa: E402
+import grid_picoquic  # noqa: E402
+import grid_points  # noqa: E402
+import grid_report  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+GRID_DIR = REPO / "crates/lab/campaigns/grid"
+DEFAULT_SEED = 30
+# Known variants: label -> the campaign's [[variant]] keys. Every variant runs with path
+# MTU discovery, as the profile and picoquic do, so the physical limit (full-size 1452-byte
+# datagrams) is the same for all and they differ in congestion control (and, for the
+# profile, ACK frequency and probe timeouts).
+VARIANTS = {
+    "satellite": {"cc": "satellite"},
+    "bbr3": {"cc": "bbr3", "mtu_discovery": True},
+    "cubic": {"cc": "cubic", "mtu_discovery": True},
+    "bbr": {"cc": "bbr", "mtu_discovery": True},
+}
+DEFAULT_VARIANTS = "satellite,bbr3,cubic"
+DIRECTIONS = ("down", "up")
+# A run's virtual time cap: this many times its physical limit, at least MIN_TIME_CAP_S.
+TIME_CAP_FACTOR = 4
+MIN_TIME_CAP_S = 60
+SEED = 1  # the simulation seed of every run (the loss processes draw from it)
+
+
+def usage(msg):
+    print(f"grid.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def cmd_generate(args):
+    out = pathlib.Path(args.out)
+    (out / "links").mkdir(parents=True, exist_ok=True)
+    points = grid_points.generate(args.seed)
+    for old in (out / "links").glob("*.toml"):
+        old.unlink()
+    for p in points:
+        for mirror in (False, True):
+            name = p.point + ("-mirror" if mirror else "")
+            (out / "links" / f"{name}.toml").write_text(grid_points.link_toml(p, args.seed, mirror))
+    grid_points.write_points(out / "points.csv", points)
+    print(f"{len(points)} points, {2 * len(points)} link files in {out}")
+
+
+def parse_variants(text):
+    """`satellite,bbr3` or `label=CC[;key=value...]` (a campaign [[variant]]'s keys)."""
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        if "=" not in item.split(";")[0]:
+            if item not in VARIANTS:
+                usage(f"unknown variant {item!r}; known: {', '.join(VARIANTS)}, or LABEL=CC[;KEY=VALUE...]")
+            out[item] = dict(VARIANTS[item])
+            continue
+        head, *opts = item.split(";")
+        label, cc = (s.strip() for s in head.split("=", 1))
+        keys = {"cc": cc, "mtu_discovery": True}
+        for o in opts:
+            k, _, v = o.partition("=")
+            keys[k.strip()] = {"true": True, "false": False}.get(v.strip(), v.strip())
+        out[label] = keys
+    if not out:
+        usage("--variants is empty")
+    return out
+
+
+def toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    return json.dumps(str(v))
+
+
+def campaign_toml(p, direction, variants):
+    """The campaign of one point and direction: its link (or mirror), every variant, one
+    transfer."""
+    upload = direction == "up"
+    link = GRID_DIR / "links" / (p.point + ("-mirror" if upload else "") + ".toml")
+    phys = p.phys_up_s if upload else p.phys_down_s
+    cap = max(MIN_TIME_CAP_S, int(TIME_CAP_FACTOR * phys) + 1)
+    lines = [
+        f'name = "grid-{p.point}-{direction}"',
+        'mode = "sim"',
+        f'time_cap = "{cap}s"',
+        f"seed = {SEED}",
+        'sender_cap = "none"',
+        "",
+        "[[link]]",
+        f"file = {json.dumps(str(link))}",
+        f'label = "{p.point}"',
+    ]
+    for label, keys in variants.items():
+        lines += ["", "[[variant]]", f"label = {json.dumps(label)}"]
+        lines += [f"{k} = {toml_value(v)}" for k, v in keys.items()]
+    lines += [
+        "",
+        "[[workload]]",
+        f'kind = "{"upload" if upload else "download"}"',
+        f"bytes = {p.bytes}",
+        f'label = "{direction}"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_binary(out, satquic):
+    """A result directory holds one satquic build's runs: campaigns resume finished runs by
+    scenario, so a rebuilt satquic would otherwise be credited with the old one's results."""
+    stamp = out / "satquic.sha256"
+    digest = file_digest(satquic)
+    if stamp.exists() and stamp.read_text().strip() != digest:
+        usage(f"{out} holds runs of another satquic build ({stamp}); give a new --out")
+    stamp.write_text(digest + "\n")
+
+
+def satquic_task(satquic, toml, run_dir):
+    def run():
+        t0 = time.monotonic()
+        cmd = [str(satquic), "campaign", "run", str(toml), "--out", str(run_dir), "--jobs", "1", "--force"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode not in (0, 1):
+            return f"{toml.stem}: satquic exited {r.returncode}: {r.stderr.strip()[-300:]}"
+        return f"{toml.stem}: {time.monotonic() - t0:.1f} s"
+    return run
+
+
+def plan_tasks(args, points, variants, out):
+    """(estimated cost, description, callable), largest first so two workers finish together."""
+    tasks = []
+    (out / "campaigns").mkdir(parents=True, exist_ok=True)
+    for p in points:
+        for direction in args.directions:
+            toml = out / "campaigns" / f"{p.point}-{direction}.toml"
+            toml.write_text(campaign_toml(p, direction, variants))
+            cost = len(variants) * (p.bytes + 2e6)
+            tasks.append((cost, toml.stem, satquic_task(args.satquic, toml, out / "satquic" / toml.stem)))
+    if args.picoquic:
+        pq = grid_picoquic.Runner(args.picoquic, args.picoquic_src, args.picoquic_cache)
+        for p in points:
+            if p.loss > 0:
+                continue
+            for test in grid_picoquic.TESTS:
+                if not pq.cached(p, test):
+                    tasks.append((2.5 * (p.bytes + 2e6), f"picoquic {test} {p.point}", pq.task(p, test)))
+        (out / "picoquic.json").write_text(json.dumps(pq.describe(), indent=1) + "\n")
+    tasks.sort(key=lambda t: -t[0])
+    return tasks
+
+
+def cmd_run(args):
+    out = pathlib.Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    args.satquic = pathlib.Path(args.satquic).resolve()
+    if not args.satquic.is_file():
+        usage(f"--satquic {args.satquic}: no such file")
+    args.directions = [d.strip() for d in args.directions.split(",") if d.strip()]
+    if not args.directions or any(d not in DIRECTIONS for d in args.directions):
+        usage(f"--directions takes {' and '.join(DIRECTIONS)}")
+    if args.jobs < 1:
+        usage("--jobs must be at least 1")
+    variants = parse_variants(args.variants)
+    points = grid_points.read_points(GRID_DIR / "points.csv")
+    if args.points:
+        wanted = set(args.points.split(","))
+        points = [p for p in points if p.point in wanted]
+        if not points:
+            usage(f"--points {args.points}: no such point")
+    check_binary(out, args.satquic)
+    shutil.copyfile(GRID_DIR / "points.csv", out / "points.csv")
+    (out / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
+    tasks = plan_tasks(args, points, variants, out)
+    t0 = time.monotonic()
+    print(f"{len(tasks)} tasks on {args.jobs} workers", file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(fn) for _, _, fn in tasks]
+        for i, f in enumerate(concurrent.futures.as_completed(futures), 1):
+            print(f"[{i}/{len(tasks)} {time.monotonic() - t0:.0f} s] {f.result()}", file=sys.stderr)
+    wall = time.monotonic() - t0
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime
+    (out / "wall.json").write_text(json.dumps({"wall_s": wall, "cpu_s": cpu, "jobs": args.jobs, "tasks": len(tasks)}) + "\n")
+    print(f"grid run: {wall:.0f} s wall, {cpu:.0f} s CPU", file=sys.stderr)
+    grid_report.report(out)
+
+
+def cmd_report(args):
+    out = pathlib.Path(args.dir)
+    if not (out / "points.csv").is_file():
+        usage(f"{out}: no points.csv (not a grid run directory)")
+    grid_report.report(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="draw the points and write their link files")
+    g.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    g.add_argument("--out", default=str(GRID_DIR))
+    r = sub.add_parser("run", help="run the grid and write the report")
+    r.add_argument("--out", required=True, help="result directory (one per satquic build)")
+    r.add_argument("--satquic", default=str(REPO / "target/release/satquic"))
+    r.add_argument("--variants", default=DEFAULT_VARIANTS,
+                   help=f"comma-separated: {', '.join(VARIANTS)} or LABEL=CC[;KEY=VALUE...] (default {DEFAULT_VARIANTS})")
+    r.add_argument("--directions", default="down,up")
+    r.add_argument("--points", help="only these points (p00,p07,...)")
+    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--picoquic", help="picoquic_ct of the anchor build (none: satquic only)")
+    r.add_argument("--picoquic-src", help="picoquic's source folder (default: the binary's ../)")
+    r.add_argument("--picoquic-cache", default=str(grid_picoquic.DEFAULT_CACHE))
+    r.set_defaults(fn=cmd_run)
+    g.set_defaults(fn=cmd_generate)
+    s = sub.add_parser("report", help="write the CSV, tables, summary and heatmaps of a run again")
+    s.add_argument("dir")
+    s.set_defaults(fn=cmd_report)
+    e = sub.add_parser("explain", help="where a point's time goes: window, queue and deficit per round trip")
+    e.add_argument("dir")
+    e.add_argument("point")
+    e.add_argument("--variant", default="satellite")
+    e.set_defaults(fn=lambda a: grid_explain.explain(a.dir, a.point, a.variant))
+    args = ap.parse_args()
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    os.umask(0o022)
+    main()
