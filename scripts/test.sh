@@ -47,4 +47,6 @@ if ! python3 -c 'import pandas, matplotlib' 2>/dev/null; then
     python3 -c 'import pandas, matplotlib'
 fi
 
+# The satellite grid's scripts (scripts/grid.py and its modules).
+python3 -m unittest discover -s scripts -p 'test_*.py'
 cargo test --workspace --locked "$@"

@@ -1,0 +1,154 @@
+"""Tests of the satellite grid's generator and runner (scripts/grid*.py):
+python3 -m unittest discover -s scripts -p 'test_*.py' (scripts/test.sh runs them)."""
+
+import io
+import pathlib
+import sys
+import tempfile
+import tomllib
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import grid  # noqa: E402
+import grid_picoquic  # noqa: E402
+import grid_points as gp  # noqa: E402
+
+GRID = pathlib.Path(__file__).resolve().parent.parent / "crates/lab/campaigns/grid"
+
+
+class Generator(unittest.TestCase):
+    def setUp(self):
+        self.points = gp.generate(grid.DEFAULT_SEED)
+
+    def test_committed_points_are_the_seeds(self):
+        with tempfile.TemporaryDirectory() as d:
+            gp.write_points(pathlib.Path(d) / "points.csv", self.points)
+            self.assertEqual((pathlib.Path(d) / "points.csv").read_text(), (GRID / "points.csv").read_text())
+        for p in self.points:
+            for mirror in (False, True):
+                name = p.point + ("-mirror" if mirror else "") + ".toml"
+                self.assertEqual((GRID / "links" / name).read_text(), gp.link_toml(p, grid.DEFAULT_SEED, mirror))
+
+    def test_another_seed_draws_other_points(self):
+        self.assertNotEqual([p.fwd_bps for p in gp.generate(31)], [p.fwd_bps for p in self.points])
+
+    def test_points_cover_the_issues_space(self):
+        ps = self.points
+        self.assertGreaterEqual(len(ps), 60)
+        for p in ps:
+            self.assertTrue(10e6 <= p.fwd_bps <= 1000e6, p)
+            self.assertTrue(1e6 <= p.ret_bps <= min(50e6, p.fwd_bps), p)
+            self.assertTrue(250 <= p.owd_ms <= 450, p)
+            self.assertTrue(0.5 <= p.queue_bdp <= 8, p)
+            self.assertIn(p.loss, (0.0, 0.001, 0.01))
+            self.assertLessEqual(p.bytes, gp.MAX_BYTES)
+        self.assertGreater(sum(p.loss == 0 for p in ps), len(ps) / 2)
+        self.assertEqual({p.bytes for p in ps if p.cls == "short"}, set(gp.SHORT_BYTES))
+        self.assertGreaterEqual(sum(p.loss == 0 and p.size_bdp >= 50 for p in ps), 12)
+        self.assertGreaterEqual(max(p.size_bdp for p in ps), 20)
+        # Both ends of every range are reached (a Latin hypercube's first and last strata).
+        self.assertLess(min(p.fwd_bps for p in ps), 12e6)
+        self.assertGreater(max(p.fwd_bps for p in ps), 800e6)
+
+    def test_a_mirror_is_its_link_with_the_directions_swapped(self):
+        for p in self.points[::7]:
+            link = tomllib.loads(gp.link_toml(p, 30, False))
+            mirror = tomllib.loads(gp.link_toml(p, 30, True))
+            self.assertEqual(link["down"], mirror["up"])
+            self.assertEqual(link["up"], mirror["down"])
+            self.assertEqual(link["down"]["queue"]["limit"], {"bytes": p.fwd_queue_bytes})
+
+
+class Rates(unittest.TestCase):
+    def test_picoquic_link_times_follow_its_code(self):
+        # picosec_per_byte = 8e6 / k; (ps * 1440) >> 20 microseconds.
+        self.assertEqual(gp.picoquic_packet_us(250), 43)  # 32000 * 1440 / 2^20 = 43.9
+        self.assertEqual(gp.picoquic_packet_us(1000), 10)  # 10.99, floored
+        self.assertEqual(gp.picoquic_packet_us(10), 1098)
+
+    def test_satquic_gets_picoquics_goodput(self):
+        for k in (1, 10, 250, 1000):
+            sat_goodput = gp.satquic_rate_bps(k) * gp.SATQUIC_PAYLOAD / (gp.SATQUIC_DATAGRAM + gp.IP_UDP_OVERHEAD)
+            self.assertAlmostEqual(sat_goodput / gp.goodput_bps(k), 1.0, places=6)
+        self.assertAlmostEqual(gp.satquic_rate_bps(250) / 1e6, 272.8, places=1)
+
+    def test_nearest_k_stays_in_range(self):
+        k = gp.nearest_k(1000e6, 10e6, 1000e6)
+        self.assertLessEqual(gp.satquic_rate_bps(k), 1000e6)
+        self.assertGreater(gp.satquic_rate_bps(k), 900e6)
+        with self.assertRaises(ValueError):
+            gp.nearest_k(5e6, 1e3, 2e3)
+
+
+class Limits(unittest.TestCase):
+    def test_a_download_waits_one_way_more_than_an_upload(self):
+        up = gp.physical_limit_s(10_000_000, 100e6, 0.3, True)
+        down = gp.physical_limit_s(10_000_000, 100e6, 0.3, False)
+        self.assertAlmostEqual(down - up, 0.3)
+        packets = -(-10_000_000 // gp.SATQUIC_PAYLOAD)
+        self.assertAlmostEqual(up, 0.9 + packets * 1480 * 8 / 100e6)
+
+
+class Runner(unittest.TestCase):
+    def test_campaign_holds_the_point_and_the_variants(self):
+        p = gp.generate(grid.DEFAULT_SEED)[40]
+        variants = grid.parse_variants("satellite,x=cubic+search;ack_frequency=16:25ms;pto_probe_data=true")
+        up = tomllib.loads(grid.campaign_toml(p, "up", variants))
+        self.assertTrue(up["link"][0]["file"].endswith(f"{p.point}-mirror.toml"))
+        self.assertEqual(up["workload"][0], {"kind": "upload", "bytes": p.bytes, "label": "up"})
+        self.assertEqual(up["sender_cap"], "none")
+        self.assertEqual([v["label"] for v in up["variant"]], ["satellite", "x"])
+        self.assertEqual(up["variant"][1]["pto_probe_data"], True)
+        self.assertEqual(up["variant"][1]["mtu_discovery"], True)
+        self.assertGreaterEqual(int(up["time_cap"].rstrip("s")), 4 * p.phys_up_s)
+        down = tomllib.loads(grid.campaign_toml(p, "down", variants))
+        self.assertEqual(down["workload"][0]["kind"], "download")
+        self.assertTrue(down["link"][0]["file"].endswith(f"{p.point}.toml"))
+
+    def test_unknown_variants_are_refused(self):
+        with self.assertRaises(SystemExit) as e, redirect_stderr():
+            grid.parse_variants("satelite")
+        self.assertEqual(e.exception.code, 2)
+
+
+class PicoquicQlog(unittest.TestCase):
+    QLOG = """{ "qlog_version": "draft-00", "traces": [
+[0, "transport", "datagram_sent", { "byte_length": 1252}],
+[250000, "recovery", "packet_lost", {
+    "packet_type" : "initial",
+    "packet_number" : 0,
+    "trigger": "timer",
+    "header": {
+        "packet_type" : "initial"}}],
+[602792, "recovery", "congestion_state_updated", {"old": "0","new": "7","cc_param": 0}],
+[602792, "recovery", "metrics_updated", {"cwnd": 92467,"bytes_in_flight": 391,"smoothed_rtt": 602005}],
+[602800, "recovery", "metrics_updated", {"cwnd": 92468,"bytes_in_flight": 392,"smoothed_rtt": 602005}],
+[700000, "recovery", "packet_lost", {
+    "packet_type" : "1RTT",
+    "packet_number" : 56537,
+    "trigger": "repeat",
+    "header": {"packet_type" : "1RTT"}}],
+[700001, "transport", "datagram_sent", { "byte_length": 1440}],
+"""
+
+    def test_losses_states_and_a_series_row_per_10_ms(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".qlog", delete=False) as f:
+            f.write(self.QLOG)
+        stats, series = grid_picoquic.parse_qlog(f.name)
+        pathlib.Path(f.name).unlink()
+        self.assertEqual(stats["lost"], {"initial:timer": 1, "1RTT:repeat": 1})
+        self.assertEqual(stats["datagrams"], 2)
+        self.assertEqual(stats["states"], [[0.602792, 7]])
+        self.assertEqual(series, [[0.602792, 92467, 391, 602005]])
+
+
+class redirect_stderr:
+    def __enter__(self):
+        self.old, sys.stderr = sys.stderr, io.StringIO()
+
+    def __exit__(self, *exc):
+        sys.stderr = self.old
+
+
+if __name__ == "__main__":
+    unittest.main()
