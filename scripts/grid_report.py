@@ -27,6 +27,7 @@ AT_LEAST_BDP = 50  # the issue's "lossless points of at least 50 BDP"
 PHYS_BOUND = 1.25  # ... within 1.25x of the physical limit
 AGREEMENT = 0.02  # download and upload within 2 %
 BEHIND = 1.05  # never more than 5 % behind picoquic's best
+ANNOTATED = 10  # points named in a heatmap panel, the worst first
 
 
 def num(v):
@@ -73,7 +74,7 @@ def picoquic_results(out, p):
 
 
 def base_row(p, direction):
-    return {
+    return {"phys_up_s": p.phys_up_s,
         "point": p.point, "cls": p.cls, "direction": direction, "fwd_mbps": round(p.fwd_bps / 1e6, 3),
         "ret_mbps": round(p.ret_bps / 1e6, 3), "owd_ms": p.owd_ms, "queue_bdp": p.queue_bdp,
         "loss": p.loss, "bytes": p.bytes, "size_bdp": p.size_bdp,
@@ -154,13 +155,14 @@ def summarize(rows):
                 med = statistics.median(r["vs_pq"] for r in vs_pq if r["vs_pq"] is not None)
                 lines.append(
                     f"  vs picoquic's best (lossless): at least as fast on {share(ahead, len(vs_pq))}, "
-                    f"within 5 % on {share(near, len(vs_pq))}, median {med:.3f}, worst {fmt(worst['vs_pq'])} ({worst['point']})")
+                    f"within 5 % on {share(near, len(vs_pq))}, median {med:.3f}, "
+                    f"worst {fmt(worst['vs_pq']) or 'not finished'} ({worst['point']})")
             long = [r for r in rs if r["loss"] == 0 and r["size_bdp"] >= AT_LEAST_BDP]
             within = sum(1 for r in long if r["vs_phys"] is not None and r["vs_phys"] <= PHYS_BOUND)
             if long:
                 w = max(long, key=lambda r: r["vs_phys"] or float("inf"))
                 lines.append(f"  lossless >= {AT_LEAST_BDP} BDP within {PHYS_BOUND}x of the physical limit: "
-                             f"{share(within, len(long))}, worst {fmt(w['vs_phys'])} ({w['point']})")
+                             f"{share(within, len(long))}, worst {fmt(w['vs_phys']) or 'not finished'} ({w['point']})")
             for loss in sorted({r["loss"] for r in rs}):
                 ls = [r["vs_phys"] for r in rs if r["loss"] == loss and r["vs_phys"] is not None]
                 if ls:
@@ -201,9 +203,9 @@ def raw_d(d):
 
 def worst_points(rows, variant, direction, n=10):
     rs = [r for r in rows if r["impl"] == "satquic" and r["variant"] == variant and r["direction"] == direction]
-    key = lambda r: (r["vs_pq"] if r["vs_pq"] is not None else 0, r["vs_phys"] if r["vs_phys"] is not None else float("inf"))
-    by_pq = sorted([r for r in rs if r["pq_best_s"]], key=key, reverse=True)[:n]
-    by_phys = sorted(rs, key=lambda r: r["vs_phys"] if r["vs_phys"] is not None else float("inf"), reverse=True)[:n]
+    inf = float("inf")
+    by_pq = sorted([r for r in rs if r["pq_best_s"]], key=lambda r: r["vs_pq"] or inf, reverse=True)[:n]
+    by_phys = sorted(rs, key=lambda r: r["vs_phys"] or inf, reverse=True)[:n]
     return by_pq, by_phys
 
 
@@ -256,7 +258,7 @@ def per_point_table(rows, variants):
         u, d = get("satquic", main, "up"), get("satquic", main, "down")
         vs_pq = f"{fmt(u and u['vs_pq']) or '-'} / {fmt(d and d['vs_pq']) or '-'}"
         vs_phys = f"{fmt(u and u['vs_phys']) or '-'} / {fmt(d and d['vs_phys']) or '-'}"
-        md.append(f"| {point_cells(rs[0])} | {fmt(rs[0]['phys_s'] if rs[0]['direction'] == 'up' else None, 2) or fmt(u and u['phys_s'], 2)} | "
+        md.append(f"| {point_cells(rs[0])} | {fmt(rs[0]['phys_up_s'], 2)} | "
                   + " | ".join(cells) + f" | {pq} | {vs_pq} | {vs_phys} |")
     return md + [""]
 
@@ -291,7 +293,7 @@ def heatmaps(out, rows, variants):
                     ax.scatter([r["fwd_mbps"] for r in capped], [r["size_bdp"] for r in capped], marker="x",
                                c="red", s=60)
                     for r in done:
-                        if field == "vs_pq" and r[field] > 1.0 or field == "vs_phys" and r[field] > 1.5:
+                        if r[field] >= labelled_above(rs, field):
                             ax.annotate(f"{r['point']} {r[field]:.2f}", (r["fwd_mbps"], r["size_bdp"]),
                                         fontsize=7, xytext=(4, 3), textcoords="offset points")
                 bar = fig.colorbar(sc, ax=ax, shrink=0.8)
@@ -309,10 +311,18 @@ def heatmaps(out, rows, variants):
         proxies = [plt.Line2D([], [], marker=m, color="gray", linestyle="", label=f"loss {100 * loss:g} %")
                    for loss, m in markers.items()]
         proxies.append(plt.Line2D([], [], marker="x", color="red", linestyle="", label="not finished"))
-        axes[1][1].legend(handles=proxies, loc="lower right", fontsize=8)
-        fig.tight_layout()
+        fig.legend(handles=proxies, loc="lower center", ncol=4, fontsize=9)
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
         fig.savefig(out / f"heatmap-{v}.png", dpi=110)
         plt.close(fig)
+
+
+def labelled_above(rows, field):
+    """The ratio from which a panel names its points: its ANNOTATED worst, and only those
+    behind picoquic (above 1.005) or far from the limit (above 1.5)."""
+    floor = 1.005 if field == "vs_pq" else 1.5
+    values = sorted((r[field] for r in rows if r[field] is not None), reverse=True)
+    return max(floor, values[ANNOTATED - 1] if len(values) >= ANNOTATED else 0)
 
 
 def axes_like_the_grid(ax):
