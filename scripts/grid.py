@@ -19,10 +19,10 @@ import argparse
 import concurrent.futures
 import hashlib
 import json
-import os
 import pathlib
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -260,5 +260,5 @@ def main():
 
 
 if __name__ == "__main__":
-    os.umask(0o022)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     main()
