@@ -3,7 +3,9 @@
 
     scripts/grid.py generate [--seed 30]          # points.csv and link files (committed)
     scripts/grid.py run --out DIR [--satquic BIN] [--variants satellite,bbr3,cubic]
-                        [--picoquic PICOQUIC_CT] [--picoquic-cache DIR] [--jobs 2]
+                        [--variant LABEL=CC[;KEY=VALUE...]] [--picoquic PICOQUIC_CT]
+                        [--picoquic-cache DIR] [--jobs 2]
+    scripts/grid.py explain DIR POINT [--variant satellite]   # where a point's time goes
     scripts/grid.py report DIR                    # the CSV, tables, summary and heatmaps again
 
 Every point runs both ways: a download on its link and an upload (`-R`) on its mirror.
@@ -73,24 +75,29 @@ def cmd_generate(args):
     print(f"{len(points)} points, {2 * len(points)} link files in {out}")
 
 
-def parse_variants(text):
-    """`satellite,bbr3` or `label=CC[;key=value...]` (a campaign [[variant]]'s keys)."""
+def parse_variants(names, custom):
+    """Known variants by name (`satellite,bbr3`) and custom ones, each
+    `LABEL=CC[;KEY=VALUE...]` with a campaign [[variant]]'s keys (a cc spec may hold
+    commas, so custom variants come one per --variant)."""
     out = {}
-    for item in filter(None, (s.strip() for s in text.split(","))):
-        if "=" not in item.split(";")[0]:
-            if item not in VARIANTS:
-                usage(f"unknown variant {item!r}; known: {', '.join(VARIANTS)}, or LABEL=CC[;KEY=VALUE...]")
-            out[item] = dict(VARIANTS[item])
-            continue
+    for name in filter(None, (s.strip() for s in names.split(","))):
+        if name not in VARIANTS:
+            usage(f"unknown variant {name!r}; known: {', '.join(VARIANTS)} (others: --variant LABEL=CC)")
+        out[name] = dict(VARIANTS[name])
+    for item in custom:
         head, *opts = item.split(";")
-        label, cc = (s.strip() for s in head.split("=", 1))
+        label, eq, cc = (s.strip() for s in head.partition("="))
+        if not eq or not label or not cc:
+            usage(f"--variant {item!r}: write LABEL=CC[;KEY=VALUE...]")
         keys = {"cc": cc, "mtu_discovery": True}
         for o in opts:
-            k, _, v = o.partition("=")
-            keys[k.strip()] = {"true": True, "false": False}.get(v.strip(), v.strip())
+            k, eq, v = (s.strip() for s in o.partition("="))
+            if not eq or not k:
+                usage(f"--variant {item!r}: {o!r} is not KEY=VALUE")
+            keys[k] = {"true": True, "false": False}.get(v, v)
         out[label] = keys
     if not out:
-        usage("--variants is empty")
+        usage("no variants: give --variants or --variant")
     return out
 
 
@@ -173,6 +180,8 @@ def plan_tasks(args, points, variants, out):
             cost = len(variants) * (p.bytes + 2e6)
             tasks.append((cost, toml.stem, satquic_task(args.satquic, toml, out / "satquic" / toml.stem)))
     if args.picoquic:
+        if not pathlib.Path(args.picoquic).is_file():
+            usage(f"--picoquic {args.picoquic}: no such file")
         pq = grid_picoquic.Runner(args.picoquic, args.picoquic_src, args.picoquic_cache)
         for p in points:
             if p.loss > 0:
@@ -183,6 +192,14 @@ def plan_tasks(args, points, variants, out):
         (out / "picoquic.json").write_text(json.dumps(pq.describe(), indent=1) + "\n")
     tasks.sort(key=lambda t: -t[0])
     return tasks
+
+
+def check_campaign(satquic, toml):
+    """`satquic campaign plan` refuses a bad variant (a cc spec, a key) in one line: say it
+    once here rather than once per campaign."""
+    r = subprocess.run([str(satquic), "campaign", "plan", str(toml)], capture_output=True, text=True)
+    if r.returncode != 0:
+        usage(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"satquic campaign plan {toml} failed")
 
 
 def cmd_run(args):
@@ -196,7 +213,7 @@ def cmd_run(args):
         usage(f"--directions takes {' and '.join(DIRECTIONS)}")
     if args.jobs < 1:
         usage("--jobs must be at least 1")
-    variants = parse_variants(args.variants)
+    variants = parse_variants(args.variants, args.variant)
     points = grid_points.read_points(GRID_DIR / "points.csv")
     if args.points:
         wanted = set(args.points.split(","))
@@ -207,6 +224,7 @@ def cmd_run(args):
     shutil.copyfile(GRID_DIR / "points.csv", out / "points.csv")
     (out / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
     tasks = plan_tasks(args, points, variants, out)
+    check_campaign(args.satquic, out / "campaigns" / f"{points[0].point}-{args.directions[0]}.toml")
     t0 = time.monotonic()
     print(f"{len(tasks)} tasks on {args.jobs} workers", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -238,7 +256,9 @@ def main():
     r.add_argument("--out", required=True, help="result directory (one per satquic build)")
     r.add_argument("--satquic", default=str(REPO / "target/release/satquic"))
     r.add_argument("--variants", default=DEFAULT_VARIANTS,
-                   help=f"comma-separated: {', '.join(VARIANTS)} or LABEL=CC[;KEY=VALUE...] (default {DEFAULT_VARIANTS})")
+                   help=f"comma-separated, of {', '.join(VARIANTS)} (default {DEFAULT_VARIANTS}; '' for none)")
+    r.add_argument("--variant", action="append", default=[], metavar="LABEL=CC[;KEY=VALUE...]",
+                   help="another variant: a cc spec and campaign [[variant]] keys (repeatable)")
     r.add_argument("--directions", default="down,up")
     r.add_argument("--points", help="only these points (p00,p07,...)")
     r.add_argument("--jobs", type=int, default=2)

@@ -14,6 +14,7 @@ import bisect
 import csv
 import json
 import pathlib
+import sys
 
 import grid_picoquic
 import grid_points
@@ -102,7 +103,8 @@ def explain(out, point, variant):
     out = pathlib.Path(out)
     points = {p.point: p for p in grid_points.read_points(out / "points.csv")}
     if point not in points:
-        raise SystemExit(f"grid.py: no point {point} in {out}/points.csv")
+        print(f"grid.py: no point {point} in {out}/points.csv", file=sys.stderr)
+        sys.exit(2)
     p = points[point]
     pq = picoquic_series(out, p)
     lines = [

@@ -92,12 +92,13 @@ class Limits(unittest.TestCase):
 class Runner(unittest.TestCase):
     def test_campaign_holds_the_point_and_the_variants(self):
         p = gp.generate(grid.DEFAULT_SEED)[40]
-        variants = grid.parse_variants("satellite,x=cubic+search;ack_frequency=16:25ms;pto_probe_data=true")
+        variants = grid.parse_variants("satellite", ["x=cubic+search:v2,lower-cwnd;ack_frequency=16:25ms;pto_probe_data=true"])
         up = tomllib.loads(grid.campaign_toml(p, "up", variants))
         self.assertTrue(up["link"][0]["file"].endswith(f"{p.point}-mirror.toml"))
         self.assertEqual(up["workload"][0], {"kind": "upload", "bytes": p.bytes, "label": "up"})
         self.assertEqual(up["sender_cap"], "none")
         self.assertEqual([v["label"] for v in up["variant"]], ["satellite", "x"])
+        self.assertEqual(up["variant"][1]["cc"], "cubic+search:v2,lower-cwnd")
         self.assertEqual(up["variant"][1]["pto_probe_data"], True)
         self.assertEqual(up["variant"][1]["mtu_discovery"], True)
         self.assertGreaterEqual(int(up["time_cap"].rstrip("s")), 4 * p.phys_up_s)
@@ -106,9 +107,10 @@ class Runner(unittest.TestCase):
         self.assertTrue(down["link"][0]["file"].endswith(f"{p.point}.toml"))
 
     def test_unknown_variants_are_refused(self):
-        with self.assertRaises(SystemExit) as e, redirect_stderr():
-            grid.parse_variants("satelite")
-        self.assertEqual(e.exception.code, 2)
+        for names, custom in (("satelite", []), ("", ["x"]), ("", ["x=cubic;mtu"]), ("", [])):
+            with self.assertRaises(SystemExit) as e, redirect_stderr():
+                grid.parse_variants(names, custom)
+            self.assertEqual(e.exception.code, 2)
 
 
 class PicoquicQlog(unittest.TestCase):
