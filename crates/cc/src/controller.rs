@@ -24,7 +24,7 @@ use crate::avoidance::{Avoidance, CaAck};
 use crate::burst::SlowStartBurst;
 use crate::careful_resume::{
     AckEffect, CarefulResume, CarefulResumeConfig, CarefulResumePhase, Effect, NotObserved,
-    Observation, PacingRequirement, ResumeParams, Transition, Window,
+    Observation, PacingRequirement, ResumeParams, ResumedController, Transition, Window,
 };
 use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::{RttWindowFloor, StartupGrowth};
@@ -310,41 +310,10 @@ impl Controller {
         }
     }
 
-    /// Applies a Careful Resume phase change to the window, then reports it.
+    /// Applies a Careful Resume phase change to the window ([`Effect::apply`] says how),
+    /// then reports it.
     fn apply_careful_resume(&mut self, now: Duration, t: Transition) {
-        match t.effect {
-            Effect::None => {}
-            Effect::Jump(cwnd) | Effect::SetCwnd(cwnd) => self.set_window(cwnd as f64),
-            Effect::Resume(cwnd) => {
-                if let Some(cwnd) = cwnd {
-                    self.set_window(cwnd as f64);
-                }
-            }
-            Effect::Retreat(cwnd) => {
-                let before = self.cwnd;
-                self.recovery_start = Some(now);
-                self.set_window(cwnd as f64);
-                if !self.initial_slow_start_done {
-                    self.initial_slow_start_done = true;
-                    self.events.emit(|| CcEvent::SlowStartExit {
-                        at: now,
-                        reason: ExitReason::Loss,
-                        cwnd_before: before,
-                        cwnd_after: self.cwnd,
-                        ssthresh: self.ssthresh,
-                        shadow: false,
-                    });
-                }
-            }
-            Effect::RetreatDone { cap, pipesize } => {
-                // The measured capacity is the window at the congestion event (W_max).
-                let _ = self.avoidance.on_congestion(now, pipesize, self.mss);
-                self.ssthresh = self.ssthresh.min(cap).max(self.minimum_window());
-            }
-            Effect::CapSsthresh(cap) => {
-                self.ssthresh = self.ssthresh.min(cap).max(self.minimum_window());
-            }
-        }
+        t.effect.apply(now, self);
         self.cr
             .report(&self.events, now, &t, self.cwnd, self.ssthresh);
     }
@@ -732,17 +701,7 @@ impl Controller {
             let ssthresh = self.avoidance.on_congestion(now, self.cwnd, self.mss);
             self.ssthresh = ssthresh.max(self.minimum_window());
             self.set_window(self.ssthresh as f64);
-            if !self.initial_slow_start_done {
-                self.initial_slow_start_done = true;
-                self.events.emit(|| CcEvent::SlowStartExit {
-                    at: now,
-                    reason: ExitReason::Loss,
-                    cwnd_before: before,
-                    cwnd_after: self.cwnd,
-                    ssthresh: self.ssthresh,
-                    shadow: false,
-                });
-            }
+            self.end_initial_slow_start_by_loss(now, before);
         }
         if persistent {
             // RFC 9002 Sec. 7.6.2: collapse to the minimum window; start over.
@@ -770,5 +729,42 @@ impl Controller {
     pub fn on_mtu_update(&mut self, mtu: u16) {
         self.mss = u64::from(mtu).max(1);
         self.cwnd = self.cwnd.max(self.minimum_window());
+    }
+}
+
+/// The primitives Careful Resume's effects use ([`Effect::apply`]).
+impl ResumedController for Controller {
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn set_cwnd(&mut self, cwnd: u64) {
+        self.set_window(cwnd as f64);
+    }
+
+    fn cap_ssthresh(&mut self, cap: u64) {
+        self.ssthresh = self.ssthresh.min(cap).max(self.minimum_window());
+    }
+
+    fn start_recovery(&mut self, now: Duration) {
+        self.recovery_start = Some(now);
+    }
+
+    fn end_initial_slow_start_by_loss(&mut self, now: Duration, cwnd_before: u64) {
+        if !self.initial_slow_start_done {
+            self.initial_slow_start_done = true;
+            self.events.emit(|| CcEvent::SlowStartExit {
+                at: now,
+                reason: ExitReason::Loss,
+                cwnd_before,
+                cwnd_after: self.cwnd,
+                ssthresh: self.ssthresh,
+                shadow: false,
+            });
+        }
+    }
+
+    fn avoidance_learns_congestion(&mut self, now: Duration, cwnd: u64) {
+        let _ = self.avoidance.on_congestion(now, cwnd, self.mss);
     }
 }
