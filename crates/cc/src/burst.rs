@@ -29,6 +29,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::modifiers::{SpecPart, write_part};
+
 /// Share of the window a burst carries: one over this (picoquic: `cwin / 4`).
 pub const BURST_DIVISOR: u64 = 4;
 
@@ -66,9 +68,13 @@ impl SlowStartBurst {
     pub fn burst(&self, cwnd: u64, smoothed: Duration) -> Option<u64> {
         (smoothed > self.min_rtt).then(|| (cwnd / self.divisor).max(self.min))
     }
+}
 
-    /// Parses the options of a `+burst[:...]` spec part; errors are one line.
-    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+impl SpecPart for SlowStartBurst {
+    const NAME: &'static str = "burst";
+    const STANDALONE_REFUSAL: &'static str = "is paced by its own rule and takes no burst";
+
+    fn parse_options(opts: &str) -> Result<Self, String> {
         let mut out = Self::default();
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
@@ -109,11 +115,8 @@ impl SlowStartBurst {
         }
         Ok(out)
     }
-}
 
-impl fmt::Display for SlowStartBurst {
-    /// The `+burst[:...]` spec part.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn options(&self) -> Option<Vec<String>> {
         let mut opts = Vec::new();
         if self.divisor != BURST_DIVISOR {
             opts.push(format!("divisor={}", self.divisor));
@@ -124,7 +127,14 @@ impl fmt::Display for SlowStartBurst {
         if self.min_rtt != BURST_MIN_RTT {
             opts.push(format!("min-rtt={}", self.min_rtt.as_secs_f64() * 1000.0));
         }
-        crate::spec::write_part(f, "burst", &opts)
+        Some(opts)
+    }
+}
+
+impl fmt::Display for SlowStartBurst {
+    /// The `+burst[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_part(f, self)
     }
 }
 

@@ -24,8 +24,8 @@ use quinn_proto::congestion::{
     BbrConfig, Controller as QuinnControllerTrait, ControllerFactory, ControllerMetrics,
 };
 
-use crate::avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
-use crate::bbr3::{Bbr3, Bbr3Config, QuinnBbr3};
+use crate::avoidance::{AvoidanceConfig, CubicConfig};
+use crate::bbr3::{Bbr3, QuinnBbr3};
 use crate::burst::SlowStartBurst;
 use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
 use crate::controller::{Controller, RttInfo};
@@ -33,58 +33,10 @@ use crate::event::{Emitter, EventSink};
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::LossFilterConfig;
+use crate::modifiers::Modifiers;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
-use crate::spec::{SpecError, parse_spec};
-
-/// Which congestion-avoidance algorithm (or stand-alone controller) to use.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AvoidanceConfig {
-    /// RFC 9002 NewReno, with its `kLossReductionFactor` (0.5 unless the spec's
-    /// `loss-reduction` says otherwise).
-    NewReno { loss_reduction_factor: f64 },
-    /// RFC 9438 CUBIC.
-    Cubic(CubicConfig),
-    /// Hybla (reference RTT).
-    Hybla { rtt0: Duration },
-    /// quinn-proto's built-in BBR (it has its own startup; the slow start is ignored).
-    Bbr,
-    /// satquic's BBRv3 (draft-ietf-ccwg-bbr; [`crate::bbr3`]), a controller of its own.
-    Bbr3(Box<Bbr3Config>),
-}
-
-impl AvoidanceConfig {
-    /// RFC 9002 NewReno with RFC 9002's reduction factor.
-    pub fn newreno() -> Self {
-        Self::NewReno {
-            loss_reduction_factor: crate::avoidance::newreno::LOSS_REDUCTION_FACTOR,
-        }
-    }
-
-    /// Short name used in spec strings.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::NewReno { .. } => "newreno",
-            Self::Cubic(_) => "cubic",
-            Self::Hybla { .. } => "hybla",
-            Self::Bbr => "bbr",
-            Self::Bbr3(_) => "bbr3",
-        }
-    }
-
-    fn build(&self) -> Option<Box<dyn Avoidance>> {
-        Some(match self {
-            Self::NewReno {
-                loss_reduction_factor,
-            } => Box::new(NewRenoAvoidance {
-                loss_reduction_factor: *loss_reduction_factor,
-            }),
-            Self::Cubic(c) => Box::new(Cubic::new(c.clone())),
-            Self::Hybla { rtt0 } => Box::new(HyblaAvoidance::new(*rtt0)),
-            Self::Bbr | Self::Bbr3(_) => return None,
-        })
-    }
-}
+use crate::spec::{ControllerSpec, SpecError, parse_spec, write_spec};
 
 /// A congestion controller configuration: avoidance + slow start + window settings +
 /// an optional event sink. Implements quinn's [`ControllerFactory`].
@@ -92,18 +44,13 @@ impl AvoidanceConfig {
 pub struct CongestionConfig {
     avoidance: AvoidanceConfig,
     slow_start: SlowStartConfig,
+    /// The optional modifiers ([`crate::modifiers`]).
+    modifiers: Modifiers,
     initial_window: Option<u64>,
     max_window: Option<u64>,
     sink: Option<Arc<dyn EventSink>>,
     time_origin: Option<Instant>,
-    careful_resume: CarefulResumeConfig,
     resume: Option<ResumeTicket>,
-    growth: StartupGrowth,
-    jump: Option<BdpJump>,
-    burst: Option<SlowStartBurst>,
-    floor: Option<RttWindowFloor>,
-    loss_filter: Option<LossFilterConfig>,
-    rollback: Option<RollbackConfig>,
     seed: u64,
     /// Controllers built so far from this configuration and its clones: each gets its own
     /// random stream of `seed`.
@@ -115,18 +62,12 @@ impl CongestionConfig {
         Self {
             avoidance,
             slow_start,
+            modifiers: Modifiers::default(),
             initial_window: None,
             max_window: None,
             sink: None,
             time_origin: None,
-            careful_resume: CarefulResumeConfig::default(),
             resume: None,
-            growth: StartupGrowth::Double,
-            jump: None,
-            burst: None,
-            floor: None,
-            loss_filter: None,
-            rollback: None,
             seed: 0,
             builds: Arc::new(AtomicU64::new(0)),
         }
@@ -176,7 +117,7 @@ impl CongestionConfig {
 
     /// Parses a spec string such as `cubic+search:v2,lower-cwnd`; see [`crate::spec`].
     pub fn from_spec(spec: &str) -> Result<Self, SpecError> {
-        parse_spec(spec)
+        spec.parse()
     }
 
     /// Replaces the slow start.
@@ -215,83 +156,94 @@ impl CongestionConfig {
         self
     }
 
+    /// Replaces every modifier ([`crate::modifiers`]).
+    pub fn modifiers(mut self, modifiers: Modifiers) -> Self {
+        self.modifiers = modifiers;
+        self
+    }
+
+    /// The modifiers.
+    pub fn modifiers_config(&self) -> &Modifiers {
+        &self.modifiers
+    }
+
     /// How fast the initial slow start grows (spec part `+growth:...`; see
     /// [`crate::growth`]). Default: doubling per round trip.
     pub fn growth(mut self, growth: StartupGrowth) -> Self {
-        self.growth = growth;
+        self.modifiers.growth = growth;
         self
     }
 
     /// The start-up growth.
     pub fn growth_config(&self) -> StartupGrowth {
-        self.growth
+        self.modifiers.growth
     }
 
     /// A jump of the window towards the delivery-rate BDP during the initial slow start
     /// (spec part `+jump[:...]`; see [`crate::jump`]). Default: none.
     pub fn jump(mut self, jump: Option<BdpJump>) -> Self {
-        self.jump = jump;
+        self.modifiers.jump = jump;
         self
     }
 
     /// The start-up jump, if enabled.
     pub fn jump_config(&self) -> Option<BdpJump> {
-        self.jump
+        self.modifiers.jump
     }
 
     /// Pacing bursts of a quarter window during the initial slow start on long-RTT paths
     /// (spec part `+burst[:...]`; see [`crate::burst`]). Default: none, quinn-proto's
     /// own bursts.
     pub fn burst(mut self, burst: Option<SlowStartBurst>) -> Self {
-        self.burst = burst;
+        self.modifiers.burst = burst;
         self
     }
 
     /// The slow-start bursts, if enabled.
     pub fn burst_config(&self) -> Option<SlowStartBurst> {
-        self.burst
+        self.modifiers.burst
     }
 
     /// picoquic's long-RTT window floor during the initial slow start (spec part
     /// `+floor[:...]`; see [`RttWindowFloor`]). Default: none.
     pub fn floor(mut self, floor: Option<RttWindowFloor>) -> Self {
-        self.floor = floor;
+        self.modifiers.floor = floor;
         self
     }
 
     /// The long-RTT window floor, if enabled.
     pub fn floor_config(&self) -> Option<RttWindowFloor> {
-        self.floor
+        self.modifiers.floor
     }
 
     /// Reduce the window only for repeated losses (spec part `+loss-filter[:...]`; see
     /// [`crate::loss_filter`]). Default: none, every loss is a congestion event (RFC 9002).
     pub fn loss_filter(mut self, filter: Option<LossFilterConfig>) -> Self {
-        self.loss_filter = filter;
+        self.modifiers.loss_filter = filter;
         self
     }
 
     /// The loss filter, if enabled.
     pub fn loss_filter_config(&self) -> Option<LossFilterConfig> {
-        self.loss_filter
+        self.modifiers.loss_filter
     }
 
     /// Undo a reduction whose recovery period lost few packets (spec part
     /// `+rollback[:...]`; see [`crate::rollback`]). Default: none, every reduction stands
     /// (RFC 9002, RFC 9438).
     pub fn rollback(mut self, rollback: Option<RollbackConfig>) -> Self {
-        self.rollback = rollback;
+        self.modifiers.rollback = rollback;
         self
     }
 
     /// The rollback rule, if enabled.
     pub fn rollback_config(&self) -> Option<RollbackConfig> {
-        self.rollback
+        self.modifiers.rollback
     }
 
     /// Careful Resume constants and switch (RFC 9959; spec suffix `+cr:...`).
     pub fn careful_resume(mut self, config: CarefulResumeConfig) -> Self {
-        self.careful_resume = config;
+        self.modifiers.careful_resume = config;
         self
     }
 
@@ -307,7 +259,7 @@ impl CongestionConfig {
 
     /// The Careful Resume configuration.
     pub fn careful_resume_config(&self) -> &CarefulResumeConfig {
-        &self.careful_resume
+        &self.modifiers.careful_resume
     }
 
     /// Saved parameters not yet handed to a controller.
@@ -361,14 +313,8 @@ impl CongestionConfig {
         if let Some(max) = self.max_window {
             controller.set_max_window(max);
         }
-        controller.set_growth(self.growth);
-        controller.set_jump(self.jump);
-        controller.set_burst(self.burst);
-        controller.set_floor(self.floor);
-        controller.set_loss_filter(self.loss_filter);
-        controller.set_rollback(self.rollback);
         let resume = self.resume.as_ref().and_then(ResumeTicket::claim);
-        controller.set_careful_resume(self.careful_resume.clone(), resume);
+        controller.set_modifiers(&self.modifiers, resume);
         Some(controller)
     }
 }
@@ -404,38 +350,21 @@ impl fmt::Debug for CongestionConfig {
 impl fmt::Display for CongestionConfig {
     /// The canonical spec string (parses back to an equal configuration).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::spec::write_spec(f, &self.avoidance, &self.slow_start)?;
-        if matches!(
-            self.avoidance,
-            AvoidanceConfig::Bbr | AvoidanceConfig::Bbr3(_)
-        ) {
-            return Ok(());
-        }
-        write!(f, "{}", self.growth)?;
-        if let Some(floor) = self.floor {
-            write!(f, "{floor}")?;
-        }
-        if let Some(jump) = self.jump {
-            write!(f, "{jump}")?;
-        }
-        if let Some(burst) = self.burst {
-            write!(f, "{burst}")?;
-        }
-        if let Some(filter) = self.loss_filter {
-            write!(f, "{filter}")?;
-        }
-        if let Some(rollback) = self.rollback {
-            write!(f, "{rollback}")?;
-        }
-        crate::careful_resume::write_spec(f, &self.careful_resume)
+        write_spec(f, &self.avoidance, &self.slow_start, &self.modifiers)
     }
 }
 
 impl FromStr for CongestionConfig {
     type Err = SpecError;
 
+    /// Parses a spec string ([`crate::spec`]).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_spec(s)
+        let ControllerSpec {
+            avoidance,
+            slow_start,
+            modifiers,
+        } = parse_spec(s)?;
+        Ok(Self::with(avoidance, slow_start).modifiers(modifiers))
     }
 }
 

@@ -30,6 +30,7 @@ use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::{BdpJump, PeakRate};
 use crate::loss_filter::{LossFilter, LossFilterConfig};
+use crate::modifiers::Modifiers;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
@@ -234,6 +235,19 @@ impl Controller {
     /// Sets how fast the initial slow start grows ([`crate::growth`]).
     pub fn set_growth(&mut self, growth: StartupGrowth) {
         self.growth = growth;
+    }
+
+    /// Enables the modifiers of `modifiers` ([`crate::modifiers`]), and Careful Resume with
+    /// the parameters to resume from (none: only observe). Call before the first packet is
+    /// sent.
+    pub fn set_modifiers(&mut self, modifiers: &Modifiers, resume: Option<ResumeParams>) {
+        self.set_growth(modifiers.growth);
+        self.set_jump(modifiers.jump);
+        self.set_burst(modifiers.burst);
+        self.set_floor(modifiers.floor);
+        self.set_loss_filter(modifiers.loss_filter);
+        self.set_rollback(modifiers.rollback);
+        self.set_careful_resume(modifiers.careful_resume.clone(), resume);
     }
 
     /// Configures Careful Resume and the parameters to resume from (none: only observe).

@@ -29,6 +29,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::modifiers::{SpecPart, write_part};
+
 /// picoquic's reference RTT for its long-RTT slow-start increase (`PICOQUIC_TARGET_RENO_RTT`,
 /// 100 ms, in `cc_common.c`).
 pub const RTT_SCALED_REFERENCE: Duration = Duration::from_millis(100);
@@ -99,9 +101,13 @@ impl StartupGrowth {
             _ => None,
         }
     }
+}
 
-    /// Parses the options of a `+growth:...` spec part; errors are one line.
-    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+impl SpecPart for StartupGrowth {
+    const NAME: &'static str = "growth";
+    const STANDALONE_REFUSAL: &'static str = "has its own startup and takes no growth";
+
+    fn parse_options(opts: &str) -> Result<Self, String> {
         let mut out = None;
         let mut reference = RTT_SCALED_REFERENCE;
         let mut max_rtt = RTT_SCALED_MAX_RTT;
@@ -143,26 +149,31 @@ impl StartupGrowth {
             (None, false) => Err("growth needs x=G or rtt".into()),
         }
     }
+
+    /// `x=G` or `rtt[,ref=MS][,max-rtt=MS]`; nothing for doubling.
+    fn options(&self) -> Option<Vec<String>> {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        match *self {
+            Self::Double => None,
+            Self::Factor(g) => Some(vec![format!("x={g}")]),
+            Self::RttScaled { reference, max_rtt } => {
+                let mut opts = vec!["rtt".to_string()];
+                if reference != RTT_SCALED_REFERENCE {
+                    opts.push(format!("ref={}", ms(reference)));
+                }
+                if max_rtt != RTT_SCALED_MAX_RTT {
+                    opts.push(format!("max-rtt={}", ms(max_rtt)));
+                }
+                Some(opts)
+            }
+        }
+    }
 }
 
 impl fmt::Display for StartupGrowth {
     /// The `+growth:...` spec part (empty for doubling).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        match *self {
-            Self::Double => Ok(()),
-            Self::Factor(g) => write!(f, "+growth:x={g}"),
-            Self::RttScaled { reference, max_rtt } => {
-                write!(f, "+growth:rtt")?;
-                if reference != RTT_SCALED_REFERENCE {
-                    write!(f, ",ref={}", ms(reference))?;
-                }
-                if max_rtt != RTT_SCALED_MAX_RTT {
-                    write!(f, ",max-rtt={}", ms(max_rtt))?;
-                }
-                Ok(())
-            }
-        }
+        write_part(f, self)
     }
 }
 
@@ -213,9 +224,13 @@ impl RttWindowFloor {
             u64::try_from(scaled).unwrap_or(u64::MAX)
         })
     }
+}
 
-    /// Parses the options of a `+floor[:...]` spec part; errors are one line.
-    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+impl SpecPart for RttWindowFloor {
+    const NAME: &'static str = "floor";
+    const STANDALONE_REFUSAL: &'static str = "has its own startup and takes no floor";
+
+    fn parse_options(opts: &str) -> Result<Self, String> {
         let mut out = Self::default();
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
@@ -236,11 +251,8 @@ impl RttWindowFloor {
         }
         Ok(out)
     }
-}
 
-impl fmt::Display for RttWindowFloor {
-    /// The `+floor[:...]` spec part.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn options(&self) -> Option<Vec<String>> {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let mut opts = Vec::new();
         if self.reference != RTT_SCALED_REFERENCE {
@@ -249,7 +261,14 @@ impl fmt::Display for RttWindowFloor {
         if self.max_rtt != RTT_SCALED_MAX_RTT {
             opts.push(format!("max-rtt={}", ms(self.max_rtt)));
         }
-        crate::spec::write_part(f, "floor", &opts)
+        Some(opts)
+    }
+}
+
+impl fmt::Display for RttWindowFloor {
+    /// The `+floor[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_part(f, self)
     }
 }
 
@@ -318,11 +337,11 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            crate::spec::split_part("cubic+search+growth:x=4+cr", "growth"),
+            crate::modifiers::split_part("cubic+search+growth:x=4+cr", "growth"),
             ("cubic+search+cr".to_string(), Some("x=4"))
         );
         assert_eq!(
-            crate::spec::split_part("cubic+search", "growth"),
+            crate::modifiers::split_part("cubic+search", "growth"),
             ("cubic+search".to_string(), None)
         );
     }

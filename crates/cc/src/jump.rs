@@ -53,6 +53,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::modifiers::{SpecPart, write_part};
+
 /// Share of the estimated bandwidth-delay product the window jumps to (picoquic: 1/2).
 pub const JUMP_FRACTION: f64 = 0.5;
 
@@ -177,9 +179,39 @@ impl BdpJump {
             min_interval: self.train_interval,
         })
     }
+}
 
-    /// Parses the options of a `+jump[:...]` spec part; errors are one line.
-    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+/// The value of jump option `key` as a finite number that `ok` accepts; otherwise a
+/// one-line error saying it must be `what`.
+fn number(key: &str, value: &str, ok: impl Fn(f64) -> bool, what: &str) -> Result<f64, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && ok(*v))
+        .ok_or_else(|| format!("jump option {key}={value} must be {what}"))
+}
+
+/// The value of jump option `key` as milliseconds in (0, 1000].
+fn millis(key: &str, value: &str) -> Result<Duration, String> {
+    let ms = number(
+        key,
+        value,
+        |ms| ms > 0.0 && ms <= 1000.0,
+        "milliseconds in (0, 1000]",
+    )?;
+    Ok(Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// In (0, 1].
+fn in_unit(v: f64) -> bool {
+    v > 0.0 && v <= 1.0
+}
+
+impl SpecPart for BdpJump {
+    const NAME: &'static str = "jump";
+    const STANDALONE_REFUSAL: &'static str = "has its own startup and takes no jump";
+
+    fn parse_options(opts: &str) -> Result<Self, String> {
         let mut out = Self::default();
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
@@ -211,37 +243,8 @@ impl BdpJump {
         }
         Ok(out)
     }
-}
 
-/// The value of jump option `key` as a finite number that `ok` accepts; otherwise a
-/// one-line error saying it must be `what`.
-fn number(key: &str, value: &str, ok: impl Fn(f64) -> bool, what: &str) -> Result<f64, String> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && ok(*v))
-        .ok_or_else(|| format!("jump option {key}={value} must be {what}"))
-}
-
-/// The value of jump option `key` as milliseconds in (0, 1000].
-fn millis(key: &str, value: &str) -> Result<Duration, String> {
-    let ms = number(
-        key,
-        value,
-        |ms| ms > 0.0 && ms <= 1000.0,
-        "milliseconds in (0, 1000]",
-    )?;
-    Ok(Duration::from_secs_f64(ms / 1000.0))
-}
-
-/// In (0, 1].
-fn in_unit(v: f64) -> bool {
-    v > 0.0 && v <= 1.0
-}
-
-impl fmt::Display for BdpJump {
-    /// The `+jump[:...]` spec part.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn options(&self) -> Option<Vec<String>> {
         let mut opts = Vec::new();
         if self.fraction != JUMP_FRACTION {
             opts.push(format!("fraction={}", self.fraction));
@@ -274,7 +277,14 @@ impl fmt::Display for BdpJump {
                 self.train_interval.as_secs_f64() * 1000.0
             ));
         }
-        crate::spec::write_part(f, "jump", &opts)
+        Some(opts)
+    }
+}
+
+impl fmt::Display for BdpJump {
+    /// The `+jump[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_part(f, self)
     }
 }
 
@@ -588,14 +598,14 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            crate::spec::split_part("cubic+search+growth:x=3+jump+cr:jump-on-confirm", "jump"),
+            crate::modifiers::split_part("cubic+search+growth:x=3+jump+cr:jump-on-confirm", "jump"),
             (
                 "cubic+search+growth:x=3+cr:jump-on-confirm".to_string(),
                 Some("")
             )
         );
         assert_eq!(
-            crate::spec::split_part("cubic+cr:jump-on-confirm", "jump"),
+            crate::modifiers::split_part("cubic+cr:jump-on-confirm", "jump"),
             ("cubic+cr:jump-on-confirm".to_string(), None)
         );
     }

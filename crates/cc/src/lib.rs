@@ -35,7 +35,9 @@
 //!
 //! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`]; each algorithm's
 //! options, with their defaults and sources, in its module under [`avoidance`],
-//! [`slow_start`], [`growth`], [`jump`], [`loss_filter`], [`rollback`] and [`careful_resume`].
+//! [`slow_start`], [`growth`], [`jump`], [`burst`], [`loss_filter`], [`rollback`] and
+//! [`careful_resume`]; the optional modifiers are registered in [`modifiers`], and the order
+//! in which the controller runs them is tabled in [`controller`].
 //!
 //! The crate does no I/O and reads no clock: every time is handed in. Events
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
@@ -50,12 +52,15 @@ pub mod event;
 pub mod growth;
 pub mod jump;
 pub mod loss_filter;
+pub mod modifiers;
 pub mod profile;
 pub mod rollback;
 pub mod slow_start;
 pub mod spec;
 
-pub use avoidance::{Avoidance, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance};
+pub use avoidance::{
+    Avoidance, AvoidanceConfig, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance,
+};
 pub use bbr3::{Bbr3, Bbr3Config, Bbr3Pacing, Bbr3State, QuinnBbr3};
 pub use burst::SlowStartBurst;
 pub use careful_resume::{
@@ -63,16 +68,17 @@ pub use careful_resume::{
     Observation, PacingRequirement, RemoteEndpoint, ResumeParams, ResumeRejected, SavedCcParams,
     SavedStateStore,
 };
-pub use config::{AvoidanceConfig, CongestionConfig, QuinnController};
+pub use config::{CongestionConfig, QuinnController};
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use growth::{RttWindowFloor, StartupGrowth};
 pub use jump::BdpJump;
 pub use loss_filter::LossFilterConfig;
+pub use modifiers::Modifiers;
 pub use rollback::RollbackConfig;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
     LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,
     SlowStart, SlowStartConfig, SsDecision,
 };
-pub use spec::SpecError;
+pub use spec::{ControllerSpec, SpecError};

@@ -33,6 +33,8 @@
 
 use std::fmt;
 
+use crate::modifiers::{SpecPart, write_part};
+
 /// Weight of one packet in the smoothed loss rate (picoquic: 1/16).
 pub const LOSS_FILTER_GAIN: f64 = 1.0 / 16.0;
 
@@ -67,9 +69,11 @@ impl Default for LossFilterConfig {
     }
 }
 
-impl LossFilterConfig {
-    /// Parses the options of a `+loss-filter[:...]` spec part; errors are one line.
-    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+impl SpecPart for LossFilterConfig {
+    const NAME: &'static str = "loss-filter";
+    const STANDALONE_REFUSAL: &'static str = "takes no loss filter";
+
+    fn parse_options(opts: &str) -> Result<Self, String> {
         let mut out = Self::default();
         let unit = |key: &str, v: &str| -> Result<f64, String> {
             v.parse()
@@ -100,11 +104,8 @@ impl LossFilterConfig {
         }
         Ok(out)
     }
-}
 
-impl fmt::Display for LossFilterConfig {
-    /// The `+loss-filter[:...]` spec part.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn options(&self) -> Option<Vec<String>> {
         let d = Self::default();
         let mut opts = Vec::new();
         if self.threshold != d.threshold {
@@ -119,7 +120,14 @@ impl fmt::Display for LossFilterConfig {
         if self.careful_resume {
             opts.push("cr".into());
         }
-        crate::spec::write_part(f, "loss-filter", &opts)
+        Some(opts)
+    }
+}
+
+impl fmt::Display for LossFilterConfig {
+    /// The `+loss-filter[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_part(f, self)
     }
 }
 
@@ -219,7 +227,10 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            crate::spec::split_part("cubic+search+loss-filter:threshold=0.2+cr", "loss-filter"),
+            crate::modifiers::split_part(
+                "cubic+search+loss-filter:threshold=0.2+cr",
+                "loss-filter"
+            ),
             ("cubic+search+cr".to_string(), Some("threshold=0.2"))
         );
     }

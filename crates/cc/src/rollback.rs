@@ -42,6 +42,8 @@
 
 use std::fmt;
 
+use crate::modifiers::{SpecPart, write_part};
+
 /// Share of the window, in packets, below which a recovery period's losses are undone
 /// (quiche: `ROLLBACK_THRESHOLD_PERCENT` = 20).
 pub const ROLLBACK_SHARE: f64 = 0.2;
@@ -71,8 +73,19 @@ impl Default for RollbackConfig {
 }
 
 impl RollbackConfig {
-    /// Parses the options of a `+rollback[:...]` spec part; errors are one line.
-    pub(crate) fn parse_options(opts: &str) -> Result<Self, String> {
+    /// Whether `lost_packets` lost in one recovery period are few enough to undo its
+    /// reduction, with the window at `cwnd_packets` packets.
+    pub fn undoes(&self, lost_packets: u64, cwnd_packets: u64) -> bool {
+        let threshold = ((cwnd_packets as f64 * self.share) as u64).max(self.min_packets);
+        lost_packets < threshold
+    }
+}
+
+impl SpecPart for RollbackConfig {
+    const NAME: &'static str = "rollback";
+    const STANDALONE_REFUSAL: &'static str = "takes no rollback";
+
+    fn parse_options(opts: &str) -> Result<Self, String> {
         let mut out = Self::default();
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
@@ -104,17 +117,7 @@ impl RollbackConfig {
         Ok(out)
     }
 
-    /// Whether `lost_packets` lost in one recovery period are few enough to undo its
-    /// reduction, with the window at `cwnd_packets` packets.
-    pub fn undoes(&self, lost_packets: u64, cwnd_packets: u64) -> bool {
-        let threshold = ((cwnd_packets as f64 * self.share) as u64).max(self.min_packets);
-        lost_packets < threshold
-    }
-}
-
-impl fmt::Display for RollbackConfig {
-    /// The `+rollback[:...]` spec part.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn options(&self) -> Option<Vec<String>> {
         let d = Self::default();
         let mut opts = Vec::new();
         if self.share != d.share {
@@ -123,7 +126,14 @@ impl fmt::Display for RollbackConfig {
         if self.min_packets != d.min_packets {
             opts.push(format!("min={}", self.min_packets));
         }
-        crate::spec::write_part(f, "rollback", &opts)
+        Some(opts)
+    }
+}
+
+impl fmt::Display for RollbackConfig {
+    /// The `+rollback[:...]` spec part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_part(f, self)
     }
 }
 

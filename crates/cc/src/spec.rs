@@ -13,22 +13,19 @@
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `newreno` options ([`avoidance::newreno`](crate::avoidance::newreno)) | `loss-reduction=F`, RFC 9002's `kLossReductionFactor` (default 0.5; quicly's Reno, the seeds' controller, uses 0.7: `newreno:loss-reduction=0.7`) |
-//! | `+growth` (start-up faster than doubling; see [`crate::growth`]) options | `x=G` (grow G-fold per RTT), `rtt` (picoquic's RTT-scaled increase), `ref=MS`, `max-rtt=MS` |
-//! | `+floor` (the window at least the initial window x min RTT / 100 ms in the initial slow start, picoquic's long-RTT rule; see [`crate::growth::RttWindowFloor`]) options | `ref=MS`, `max-rtt=MS` |
-//! | `+jump` (a jump towards the delivery-rate BDP in the initial slow start, picoquic's rule; see [`crate::jump`]) options | `fraction=F`, `interval=MS`, `rtt=min` or `rtt=smoothed` |
-//! | `+burst` (pacing bursts of a quarter window in the initial slow start on long paths, picoquic's quanta; see [`crate::burst`]) options | `divisor=D`, `min=BYTES`, `min-rtt=MS` |
-//! | `+loss-filter` (reduce the window only for repeated losses, picoquic's rule; not RFC 9002; see [`crate::loss_filter`]) options | `threshold=F`, `gain=F`, `scope=N`, `cr` (Careful Resume hears only the losses the filter answers) |
-//! | `+rollback` (undo a reduction whose recovery period lost fewer than a share of the window, quiche's rule; not RFC 9438; see [`crate::rollback`]) options | `share=F`, `min=N` (packets) |
-//! | `+cr` (Careful Resume, RFC 9959; see [`crate::careful_resume`]) options | `off`, `min-rtt=F`, `max-rtt=F`, `jump=F`, `max-jump=BYTES`, `burst=BYTES`, `unpaced`, `pacer-gain=F`, `no-pacer`, `retreat=F`, `beta=F`, `min-observe=N` (IWs), `lifetime=S`, `keep-on-delay-exit`, `jump-on-confirm`, `ss-cap=F` |
+//! | modifiers ([`crate::modifiers`]) | `+growth:...`, `+floor[:...]`, `+jump[:...]`, `+burst[:...]`, `+loss-filter[:...]`, `+rollback[:...]`, `+cr[:...]` (Careful Resume, RFC 9959), in any order; each module tables its options |
 //!
-//! This module is the grammar. What each option means, its default and its source are
-//! tabled in the algorithm's module, found by its spec name under [`crate::avoidance`], [`crate::bbr3`],
-//! [`crate::slow_start`], [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`], [`crate::rollback`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
+//! This module is the grammar of the avoidance and the slow start; the modifiers' parts
+//! are taken out first, by [`crate::modifiers`], each parsed by its own module. What each
+//! option means, its default and its source are tabled in the algorithm's module, found by
+//! its spec name under [`crate::avoidance`], [`crate::bbr3`], [`crate::slow_start`],
+//! [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`],
+//! [`crate::rollback`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
 //! Careful Resume is on by default and acts only on a connection given saved parameters
-//! ([`CongestionConfig::resume`]); `+cr:...` tunes it and `+cr:off` turns it off. The
-//! canonical string omits the default `+cr`.
+//! ([`crate::CongestionConfig::resume`]); `+cr:...` tunes it and `+cr:off` turns it off.
+//! The canonical string omits the default `+cr`.
 //!
 //! Without a slow start, `newreno`/`cubic` use `classic` and `hybla` uses Hybla's own.
 //! Version options come first in effect: `search:lower-cwnd,v2` is V2 with lower-cwnd.
@@ -42,8 +39,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::avoidance::CubicConfig;
-use crate::config::{AvoidanceConfig, CongestionConfig};
+use crate::avoidance::{AvoidanceConfig, CubicConfig};
+use crate::modifiers::Modifiers;
 use crate::slow_start::{
     ExitAction, HYBLA_RTT0, HyStartConfig, HyStartDetect, LinuxHyStartConfig, LookbackRtt,
     PrevPoint, Search, SearchConfig, SearchMode, SearchVersion, SlowStartConfig,
@@ -76,8 +73,27 @@ fn err(spec: &str, msg: String) -> SpecError {
     SpecError(format!("invalid congestion control spec '{spec}': {msg}"))
 }
 
-/// Parses a spec string into a configuration. See the module docs.
-pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
+/// What a spec string names: the avoidance (or a controller of its own), the slow start
+/// and the modifiers. [`crate::CongestionConfig`] parses into one and prints one back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerSpec {
+    /// The congestion avoidance, or a controller of its own (`bbr`, `bbr3`).
+    pub avoidance: AvoidanceConfig,
+    /// The slow start (`classic` for the BBRs, which ignore it).
+    pub slow_start: SlowStartConfig,
+    /// The optional modifiers (the defaults for the BBRs, which take none).
+    pub modifiers: Modifiers,
+}
+
+impl fmt::Display for ControllerSpec {
+    /// The canonical spec string.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_spec(f, &self.avoidance, &self.slow_start, &self.modifiers)
+    }
+}
+
+/// Parses a spec string. See the module docs.
+pub fn parse_spec(spec: &str) -> Result<ControllerSpec, SpecError> {
     if crate::profile::is_satellite(spec) {
         return parse_spec(crate::profile::SATELLITE_CC);
     }
@@ -88,57 +104,33 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             format!("empty; expected AVOIDANCE[+SLOWSTART] with avoidance one of {AVOIDANCES}"),
         ));
     }
-    let (lower, growth_part) = split_part(&lower, "growth");
-    let growth = match growth_part {
-        Some(opts) => {
-            crate::growth::StartupGrowth::parse_options(opts).map_err(|m| err(spec, m))?
-        }
-        None => Default::default(),
-    };
-    let (lower, filter_part) = split_part(&lower, "loss-filter");
-    let loss_filter = match filter_part {
-        Some(opts) => Some(
-            crate::loss_filter::LossFilterConfig::parse_options(opts).map_err(|m| err(spec, m))?,
-        ),
-        None => None,
-    };
-    let (lower, rollback_part) = split_part(&lower, "rollback");
-    let rollback = match rollback_part {
-        Some(opts) => {
-            Some(crate::rollback::RollbackConfig::parse_options(opts).map_err(|m| err(spec, m))?)
-        }
-        None => None,
-    };
-    let (lower, jump_part) = split_part(&lower, "jump");
-    let jump = match jump_part {
-        Some(opts) => Some(crate::jump::BdpJump::parse_options(opts).map_err(|m| err(spec, m))?),
-        None => None,
-    };
-    let (lower, floor_part) = split_part(&lower, "floor");
-    let floor = match floor_part {
-        Some(opts) => {
-            Some(crate::growth::RttWindowFloor::parse_options(opts).map_err(|m| err(spec, m))?)
-        }
-        None => None,
-    };
-    let (lower, burst_part) = split_part(&lower, "burst");
-    let burst = match burst_part {
-        Some(opts) => {
-            Some(crate::burst::SlowStartBurst::parse_options(opts).map_err(|m| err(spec, m))?)
-        }
-        None => None,
-    };
-    let (lower, cr_part) = crate::careful_resume::split_spec(&lower);
-    let careful_resume = match cr_part {
-        Some(opts) => crate::careful_resume::parse_spec_options(opts).map_err(|m| err(spec, m))?,
-        None => Default::default(),
-    };
-    let (ca_part, ss_part) = match lower.split_once('+') {
+    let taken = Modifiers::take(&lower).map_err(|m| err(spec, m))?;
+    let (ca_part, ss_part) = match taken.rest.split_once('+') {
         // `hystart++` contains '+': split at the first '+' only.
         Some((ca, ss)) => (ca, Some(ss)),
-        None => (lower, None),
+        None => (taken.rest.as_str(), None),
     };
-    let (ca_name, ca_opts) = split_opts(ca_part);
+    let avoidance = parse_avoidance(spec, ca_part)?;
+    let slow_start = match ss_part {
+        None => match &avoidance {
+            AvoidanceConfig::Hybla { rtt0 } => SlowStartConfig::Hybla { rtt0: *rtt0 },
+            _ => SlowStartConfig::Classic,
+        },
+        Some(ss) => parse_slow_start(spec, ss)?,
+    };
+    if let Some(why) = standalone_refusal(&avoidance, &slow_start, &taken.standalone_refusals) {
+        return Err(err(spec, why));
+    }
+    Ok(ControllerSpec {
+        avoidance,
+        slow_start,
+        modifiers: taken.modifiers,
+    })
+}
+
+/// Parses the avoidance part, `NAME[:OPTION,...]`.
+fn parse_avoidance(spec: &str, part: &str) -> Result<AvoidanceConfig, SpecError> {
+    let (ca_name, ca_opts) = split_opts(part);
     let mut avoidance = match ca_name {
         "newreno" | "reno" => AvoidanceConfig::newreno(),
         "cubic" => AvoidanceConfig::Cubic(CubicConfig::default()),
@@ -179,90 +171,35 @@ pub fn parse_spec(spec: &str) -> Result<CongestionConfig, SpecError> {
             _ => return Err(err(spec, format!("unknown option '{opt}' for {ca_name}"))),
         }
     }
-    let slow_start = match ss_part {
-        None => match &avoidance {
-            AvoidanceConfig::Hybla { rtt0 } => SlowStartConfig::Hybla { rtt0: *rtt0 },
-            _ => SlowStartConfig::Classic,
-        },
-        Some(ss) => parse_slow_start(spec, ss)?,
+    Ok(avoidance)
+}
+
+/// Why a controller of its own (the BBRs) refuses what the spec gave it: a slow start
+/// other than the default, or any modifier (`modifier_refusals`, in the order parsed).
+fn standalone_refusal(
+    avoidance: &AvoidanceConfig,
+    slow_start: &SlowStartConfig,
+    modifier_refusals: &[&'static str],
+) -> Option<String> {
+    if !avoidance.stands_alone() {
+        return None;
+    }
+    let why = if *slow_start != SlowStartConfig::Classic {
+        "has its own startup and takes no slow start"
+    } else {
+        modifier_refusals.first()?
     };
-    if matches!(avoidance, AvoidanceConfig::Bbr | AvoidanceConfig::Bbr3(_)) {
-        // Both BBRs stand alone: none of the composed controller's parts apply.
-        let name = avoidance.name();
+    let name = avoidance.name();
+    Some(if why.starts_with("takes") {
         let own = if name == "bbr" {
             "is quinn's own"
         } else {
             "is a controller of its own"
         };
-        let refused = [
-            (
-                slow_start != SlowStartConfig::Classic,
-                "has its own startup and takes no slow start",
-            ),
-            (
-                growth_part.is_some(),
-                "has its own startup and takes no growth",
-            ),
-            (filter_part.is_some(), "takes no loss filter"),
-            (rollback_part.is_some(), "takes no rollback"),
-            (jump_part.is_some(), "has its own startup and takes no jump"),
-            (
-                floor_part.is_some(),
-                "has its own startup and takes no floor",
-            ),
-            (
-                burst_part.is_some(),
-                "is paced by its own rule and takes no burst",
-            ),
-            (cr_part.is_some(), "takes no careful resume"),
-        ];
-        if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
-            let why = if why.starts_with("takes") {
-                format!("{own} and {why}")
-            } else {
-                why.to_string()
-            };
-            return Err(err(spec, format!("{name} {why}")));
-        }
-    }
-    Ok(CongestionConfig::cubic()
-        .avoidance(avoidance)
-        .slow_start(slow_start)
-        .careful_resume(careful_resume)
-        .growth(growth)
-        .jump(jump)
-        .burst(burst)
-        .floor(floor)
-        .loss_filter(loss_filter)
-        .rollback(rollback))
-}
-
-/// Splits a lower-case spec into the spec without its `+NAME[:OPTIONS]` part and that
-/// part's options (`Some("")` for a bare `+NAME`, `None` without the part). The part ends
-/// at the next `+`; `+NAMEx...` is not the part (the caller's parser names it).
-pub(crate) fn split_part<'a>(spec: &'a str, name: &str) -> (String, Option<&'a str>) {
-    let marker = format!("+{name}");
-    let Some(start) = spec.find(&marker) else {
-        return (spec.to_string(), None);
-    };
-    let rest = &spec[start + marker.len()..];
-    let end = rest.find('+').unwrap_or(rest.len());
-    let part = &rest[..end];
-    if !part.is_empty() && !part.starts_with(':') {
-        return (spec.to_string(), None);
-    }
-    let opts = part.strip_prefix(':').unwrap_or(part);
-    (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
-}
-
-/// Writes a `+NAME[:OPTION,...]` spec part, the inverse of [`split_part`]: the bare name
-/// when every option is at its default (`opts` empty).
-pub(crate) fn write_part(f: &mut fmt::Formatter<'_>, name: &str, opts: &[String]) -> fmt::Result {
-    if opts.is_empty() {
-        write!(f, "+{name}")
+        format!("{name} {own} and {why}")
     } else {
-        write!(f, "+{name}:{}", opts.join(","))
-    }
+        format!("{name} {why}")
+    })
 }
 
 fn split_opts(part: &str) -> (&str, Vec<&str>) {
@@ -551,11 +488,13 @@ fn ms(d: Duration) -> String {
     format!("{}", d.as_secs_f64() * 1000.0)
 }
 
-/// Writes the canonical spec string of a configuration.
+/// Writes the canonical spec string of a configuration: the avoidance, then (unless it
+/// is a controller of its own) the slow start and the modifiers.
 pub(crate) fn write_spec(
     f: &mut fmt::Formatter<'_>,
     avoidance: &AvoidanceConfig,
     slow_start: &SlowStartConfig,
+    modifiers: &Modifiers,
 ) -> fmt::Result {
     match avoidance {
         AvoidanceConfig::Hybla { rtt0 } if *rtt0 != HYBLA_RTT0 => {
@@ -564,127 +503,145 @@ pub(crate) fn write_spec(
         AvoidanceConfig::Bbr3(c) => write!(f, "{c}")?,
         other => f.write_str(other.name())?,
     }
-    if matches!(avoidance, AvoidanceConfig::Bbr | AvoidanceConfig::Bbr3(_)) {
+    if avoidance.stands_alone() {
         return Ok(());
     }
+    write_slow_start(f, slow_start)?;
+    modifiers.write(f)
+}
+
+/// Writes the `+SLOWSTART[:OPTION,...]` part, with the options not at their defaults.
+fn write_slow_start(f: &mut fmt::Formatter<'_>, slow_start: &SlowStartConfig) -> fmt::Result {
     match slow_start {
         SlowStartConfig::Classic => f.write_str("+classic"),
         SlowStartConfig::Hybla { rtt0 } if *rtt0 == HYBLA_RTT0 => f.write_str("+hybla"),
         SlowStartConfig::Hybla { rtt0 } => write!(f, "+hybla:rtt0={}", ms(*rtt0)),
         SlowStartConfig::HyStartPlusPlus(c) => {
             f.write_str("+hystart++")?;
-            let d = HyStartConfig::default();
-            let mut opts = Vec::new();
-            if c.n_rtt_sample != d.n_rtt_sample {
-                opts.push(format!("n-rtt-sample={}", c.n_rtt_sample));
-            }
-            if c.css_rounds != d.css_rounds {
-                opts.push(format!("css-rounds={}", c.css_rounds));
-            }
-            if c.css_growth_divisor != d.css_growth_divisor {
-                opts.push(format!("css-divisor={}", c.css_growth_divisor));
-            }
-            if c.min_rtt_divisor != d.min_rtt_divisor {
-                opts.push(format!("divisor={}", c.min_rtt_divisor));
-            }
-            if c.min_rtt_thresh != d.min_rtt_thresh {
-                opts.push(format!("min-thresh={}", ms(c.min_rtt_thresh)));
-            }
-            if c.max_rtt_thresh != d.max_rtt_thresh {
-                opts.push(format!("max-thresh={}", ms(c.max_rtt_thresh)));
-            }
-            if let Some(l) = c.ack_growth_limit_segments {
-                opts.push(format!("ack-limit={l}"));
-            }
-            write_opts(f, &opts)
+            write_opts(f, &hystart_plus_plus_options(c))
         }
         SlowStartConfig::LinuxHyStart(c) => {
             f.write_str("+hystart")?;
-            let d = LinuxHyStartConfig::default();
-            let mut opts = Vec::new();
-            match c.detect {
-                HyStartDetect::AckTrain => opts.push("ack-train".to_string()),
-                HyStartDetect::Delay => opts.push("delay".to_string()),
-                HyStartDetect::Both => {}
-            }
-            if c.low_window_segments != d.low_window_segments {
-                opts.push(format!("low-window={}", c.low_window_segments));
-            }
-            if c.ack_delta != d.ack_delta {
-                opts.push(format!("ack-delta={}", ms(c.ack_delta)));
-            }
-            if c.ack_delay != d.ack_delay {
-                opts.push(format!("ack-delay={}", ms(c.ack_delay)));
-            }
-            if c.min_samples != d.min_samples {
-                opts.push(format!("min-samples={}", c.min_samples));
-            }
-            if c.delay_thresh_min != d.delay_thresh_min {
-                opts.push(format!("min-thresh={}", ms(c.delay_thresh_min)));
-            }
-            if c.delay_thresh_max != d.delay_thresh_max {
-                opts.push(format!("max-thresh={}", ms(c.delay_thresh_max)));
-            }
-            if c.delay_divisor != d.delay_divisor {
-                opts.push(format!("divisor={}", c.delay_divisor));
-            }
-            if !c.paced {
-                opts.push("unpaced".into());
-            }
-            write_opts(f, &opts)
+            write_opts(f, &linux_hystart_options(c))
         }
         SlowStartConfig::Search(c) => {
             f.write_str("+search")?;
-            let d = match c.version {
-                SearchVersion::V2 => Search::v2(),
-                SearchVersion::V3 => Search::v3(),
-                SearchVersion::Draft => Search::draft(),
-            };
-            let mut opts = vec![c.version.as_str().to_string()];
-            if c.exit_action != d.exit_action {
-                opts.push(c.exit_action.as_str().into());
-            }
-            if c.mode != d.mode {
-                opts.push("shadow".into());
-            }
-            if c.prev_point != d.prev_point {
-                opts.push(
-                    match c.prev_point {
-                        PrevPoint::Round => "round",
-                        PrevPoint::Interpolate => "interp",
-                        PrevPoint::InterpolateForward => "interp-forward",
-                    }
-                    .into(),
-                );
-            }
-            if c.threshold != d.threshold {
-                opts.push(format!("thresh={}", c.threshold));
-            }
-            if c.window_factor != d.window_factor {
-                opts.push(format!("window={}", c.window_factor));
-            }
-            if c.bins != d.bins {
-                opts.push(format!("bins={}", c.bins));
-            }
-            if c.extra_bins != d.extra_bins {
-                opts.push(format!("extra={}", c.extra_bins));
-            }
-            if c.missed_bins_reset != d.missed_bins_reset {
-                opts.push(match c.missed_bins_reset {
-                    Some(n) => format!("reset={n}"),
-                    None => "no-reset".into(),
-                });
-            }
-            if c.lookback_rtt != d.lookback_rtt {
-                opts.push(format!("lookback={}", c.lookback_rtt.as_str()));
-            }
-            if c.skip_app_limited != d.skip_app_limited {
-                let v = if c.skip_app_limited { "skip" } else { "count" };
-                opts.push(format!("app-limited={v}"));
-            }
-            write_opts(f, &opts)
+            write_opts(f, &search_options(c))
         }
     }
+}
+
+fn hystart_plus_plus_options(c: &HyStartConfig) -> Vec<String> {
+    let d = HyStartConfig::default();
+    let mut opts = Vec::new();
+    if c.n_rtt_sample != d.n_rtt_sample {
+        opts.push(format!("n-rtt-sample={}", c.n_rtt_sample));
+    }
+    if c.css_rounds != d.css_rounds {
+        opts.push(format!("css-rounds={}", c.css_rounds));
+    }
+    if c.css_growth_divisor != d.css_growth_divisor {
+        opts.push(format!("css-divisor={}", c.css_growth_divisor));
+    }
+    if c.min_rtt_divisor != d.min_rtt_divisor {
+        opts.push(format!("divisor={}", c.min_rtt_divisor));
+    }
+    if c.min_rtt_thresh != d.min_rtt_thresh {
+        opts.push(format!("min-thresh={}", ms(c.min_rtt_thresh)));
+    }
+    if c.max_rtt_thresh != d.max_rtt_thresh {
+        opts.push(format!("max-thresh={}", ms(c.max_rtt_thresh)));
+    }
+    if let Some(l) = c.ack_growth_limit_segments {
+        opts.push(format!("ack-limit={l}"));
+    }
+    opts
+}
+
+fn linux_hystart_options(c: &LinuxHyStartConfig) -> Vec<String> {
+    let d = LinuxHyStartConfig::default();
+    let mut opts = Vec::new();
+    match c.detect {
+        HyStartDetect::AckTrain => opts.push("ack-train".to_string()),
+        HyStartDetect::Delay => opts.push("delay".to_string()),
+        HyStartDetect::Both => {}
+    }
+    if c.low_window_segments != d.low_window_segments {
+        opts.push(format!("low-window={}", c.low_window_segments));
+    }
+    if c.ack_delta != d.ack_delta {
+        opts.push(format!("ack-delta={}", ms(c.ack_delta)));
+    }
+    if c.ack_delay != d.ack_delay {
+        opts.push(format!("ack-delay={}", ms(c.ack_delay)));
+    }
+    if c.min_samples != d.min_samples {
+        opts.push(format!("min-samples={}", c.min_samples));
+    }
+    if c.delay_thresh_min != d.delay_thresh_min {
+        opts.push(format!("min-thresh={}", ms(c.delay_thresh_min)));
+    }
+    if c.delay_thresh_max != d.delay_thresh_max {
+        opts.push(format!("max-thresh={}", ms(c.delay_thresh_max)));
+    }
+    if c.delay_divisor != d.delay_divisor {
+        opts.push(format!("divisor={}", c.delay_divisor));
+    }
+    if !c.paced {
+        opts.push("unpaced".into());
+    }
+    opts
+}
+
+fn search_options(c: &SearchConfig) -> Vec<String> {
+    let d = match c.version {
+        SearchVersion::V2 => Search::v2(),
+        SearchVersion::V3 => Search::v3(),
+        SearchVersion::Draft => Search::draft(),
+    };
+    let mut opts = vec![c.version.as_str().to_string()];
+    if c.exit_action != d.exit_action {
+        opts.push(c.exit_action.as_str().into());
+    }
+    if c.mode != d.mode {
+        opts.push("shadow".into());
+    }
+    if c.prev_point != d.prev_point {
+        opts.push(
+            match c.prev_point {
+                PrevPoint::Round => "round",
+                PrevPoint::Interpolate => "interp",
+                PrevPoint::InterpolateForward => "interp-forward",
+            }
+            .into(),
+        );
+    }
+    if c.threshold != d.threshold {
+        opts.push(format!("thresh={}", c.threshold));
+    }
+    if c.window_factor != d.window_factor {
+        opts.push(format!("window={}", c.window_factor));
+    }
+    if c.bins != d.bins {
+        opts.push(format!("bins={}", c.bins));
+    }
+    if c.extra_bins != d.extra_bins {
+        opts.push(format!("extra={}", c.extra_bins));
+    }
+    if c.missed_bins_reset != d.missed_bins_reset {
+        opts.push(match c.missed_bins_reset {
+            Some(n) => format!("reset={n}"),
+            None => "no-reset".into(),
+        });
+    }
+    if c.lookback_rtt != d.lookback_rtt {
+        opts.push(format!("lookback={}", c.lookback_rtt.as_str()));
+    }
+    if c.skip_app_limited != d.skip_app_limited {
+        let v = if c.skip_app_limited { "skip" } else { "count" };
+        opts.push(format!("app-limited={v}"));
+    }
+    opts
 }
 
 fn write_opts(f: &mut fmt::Formatter<'_>, opts: &[String]) -> fmt::Result {
@@ -701,22 +658,16 @@ mod tests {
     #[test]
     fn parses_the_documented_examples() {
         let c = parse_spec("cubic+search").unwrap();
-        assert_eq!(c.avoidance_config().name(), "cubic");
-        assert_eq!(
-            c.slow_start_config(),
-            &SlowStartConfig::Search(Search::draft())
-        );
+        assert_eq!(c.avoidance.name(), "cubic");
+        assert_eq!(c.slow_start, SlowStartConfig::Search(Search::draft()));
 
         let c = parse_spec("newreno+hystart++").unwrap();
-        assert_eq!(c.avoidance_config(), &AvoidanceConfig::newreno());
-        assert!(matches!(
-            c.slow_start_config(),
-            SlowStartConfig::HyStartPlusPlus(_)
-        ));
+        assert_eq!(c.avoidance, AvoidanceConfig::newreno());
+        assert!(matches!(c.slow_start, SlowStartConfig::HyStartPlusPlus(_)));
         let c = parse_spec("reno:loss-reduction=0.7+search:v2").unwrap();
         assert_eq!(
-            c.avoidance_config(),
-            &AvoidanceConfig::NewReno {
+            c.avoidance,
+            AvoidanceConfig::NewReno {
                 loss_reduction_factor: 0.7
             }
         );
@@ -730,7 +681,7 @@ mod tests {
         }
 
         let c = parse_spec("cubic+search:v2,lower-cwnd,thresh=0.3").unwrap();
-        let SlowStartConfig::Search(s) = c.slow_start_config() else {
+        let SlowStartConfig::Search(s) = &c.slow_start else {
             panic!("not search")
         };
         assert_eq!(s.version, SearchVersion::V2);
@@ -756,17 +707,14 @@ mod tests {
     #[test]
     fn defaults_per_avoidance() {
         assert_eq!(
-            parse_spec("cubic").unwrap().slow_start_config(),
-            &SlowStartConfig::Classic
+            parse_spec("cubic").unwrap().slow_start,
+            SlowStartConfig::Classic
         );
         assert_eq!(
-            parse_spec("hybla").unwrap().slow_start_config(),
-            &SlowStartConfig::Hybla { rtt0: HYBLA_RTT0 }
+            parse_spec("hybla").unwrap().slow_start,
+            SlowStartConfig::Hybla { rtt0: HYBLA_RTT0 }
         );
-        assert_eq!(
-            parse_spec("BBR").unwrap().avoidance_config(),
-            &AvoidanceConfig::Bbr
-        );
+        assert_eq!(parse_spec("BBR").unwrap().avoidance, AvoidanceConfig::Bbr);
     }
 
     #[test]
@@ -868,18 +816,7 @@ mod tests {
             let canonical = parsed.to_string();
             let again = parse_spec(&canonical).unwrap();
             assert_eq!(again.to_string(), canonical, "{spec}");
-            assert_eq!(
-                again.slow_start_config(),
-                parsed.slow_start_config(),
-                "{spec}"
-            );
-            assert_eq!(
-                again.avoidance_config(),
-                parsed.avoidance_config(),
-                "{spec}"
-            );
-            assert_eq!(again.burst_config(), parsed.burst_config(), "{spec}");
-            assert_eq!(again.floor_config(), parsed.floor_config(), "{spec}");
+            assert_eq!(again, parsed, "{spec}");
         }
         assert_eq!(
             parse_spec("cubic+search").unwrap().to_string(),
@@ -897,14 +834,14 @@ mod tests {
     fn bbr3_takes_the_draft_constants_and_overrides_them_by_name() {
         use crate::bbr3::{Bbr3Config, Bbr3Pacing, LOSS_THRESH, PROBE_RTT_INTERVAL};
         let c = parse_spec("bbr3").unwrap();
-        let AvoidanceConfig::Bbr3(b) = c.avoidance_config() else {
+        let AvoidanceConfig::Bbr3(b) = &c.avoidance else {
             panic!("not bbr3")
         };
         assert_eq!(**b, Bbr3Config::default());
         assert_eq!(b.loss_thresh, LOSS_THRESH);
         assert_eq!(c.to_string(), "bbr3");
         let c = parse_spec("bbr3:loss-thresh=0.05,probe-rtt-interval=2500,pacing=window").unwrap();
-        let AvoidanceConfig::Bbr3(b) = c.avoidance_config() else {
+        let AvoidanceConfig::Bbr3(b) = &c.avoidance else {
             panic!("not bbr3")
         };
         assert_eq!(b.loss_thresh, 0.05);
@@ -928,16 +865,16 @@ mod tests {
     fn hystart_and_hystart_plus_plus_are_different_slow_starts() {
         let classic = parse_spec("cubic+hystart").unwrap();
         assert_eq!(
-            classic.slow_start_config(),
-            &SlowStartConfig::LinuxHyStart(LinuxHyStartConfig::default())
+            classic.slow_start,
+            SlowStartConfig::LinuxHyStart(LinuxHyStartConfig::default())
         );
-        assert_eq!(classic.slow_start_config().name(), "hystart");
+        assert_eq!(classic.slow_start.name(), "hystart");
         assert_eq!(classic.to_string(), "cubic+hystart");
         for spec in ["cubic+hystart++", "cubic+hspp", "cubic+hystartpp"] {
             let c = parse_spec(spec).unwrap();
             assert_eq!(
-                c.slow_start_config(),
-                &SlowStartConfig::HyStartPlusPlus(HyStartConfig::default()),
+                c.slow_start,
+                SlowStartConfig::HyStartPlusPlus(HyStartConfig::default()),
                 "{spec}"
             );
             assert_eq!(c.to_string(), "cubic+hystart++");
@@ -946,7 +883,7 @@ mod tests {
         assert!(parse_spec("cubic+hystart:css-rounds=3").is_err());
         assert!(parse_spec("cubic+hystart++:unpaced").is_err());
         let c = parse_spec("newreno+hystart:ack-train,unpaced,ack-delta=3").unwrap();
-        let SlowStartConfig::LinuxHyStart(h) = c.slow_start_config() else {
+        let SlowStartConfig::LinuxHyStart(h) = &c.slow_start else {
             panic!("not hystart")
         };
         assert_eq!(h.detect, HyStartDetect::AckTrain);

@@ -11,11 +11,13 @@
 //! | `cubic` | [`cubic`] | CUBIC, RFC 9438 |
 //! | `hybla` | [`hybla`] | Hybla (Caini & Firrincieli 2004) |
 //!
-//! `bbr` is quinn-proto's own controller, not an [`Avoidance`] ([`crate::AvoidanceConfig::Bbr`]);
+//! `bbr` is quinn-proto's own controller, not an [`Avoidance`] ([`AvoidanceConfig::Bbr`]);
 //! `bbr3`, satquic's BBRv3, is a controller of its own too ([`crate::bbr3`]).
 
 use std::fmt;
 use std::time::Duration;
+
+use crate::bbr3::Bbr3Config;
 
 pub mod cubic;
 pub mod hybla;
@@ -24,6 +26,62 @@ pub mod newreno;
 pub use cubic::{Cubic, CubicConfig};
 pub use hybla::HyblaAvoidance;
 pub use newreno::NewRenoAvoidance;
+
+/// Which congestion-avoidance algorithm (or stand-alone controller) to use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AvoidanceConfig {
+    /// RFC 9002 NewReno, with its `kLossReductionFactor` (0.5 unless the spec's
+    /// `loss-reduction` says otherwise).
+    NewReno { loss_reduction_factor: f64 },
+    /// RFC 9438 CUBIC.
+    Cubic(CubicConfig),
+    /// Hybla (reference RTT).
+    Hybla { rtt0: Duration },
+    /// quinn-proto's built-in BBR (it has its own startup; the slow start is ignored).
+    Bbr,
+    /// satquic's BBRv3 (draft-ietf-ccwg-bbr; [`crate::bbr3`]), a controller of its own.
+    Bbr3(Box<Bbr3Config>),
+}
+
+impl AvoidanceConfig {
+    /// RFC 9002 NewReno with RFC 9002's reduction factor.
+    pub fn newreno() -> Self {
+        Self::NewReno {
+            loss_reduction_factor: newreno::LOSS_REDUCTION_FACTOR,
+        }
+    }
+
+    /// Short name used in spec strings.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::NewReno { .. } => "newreno",
+            Self::Cubic(_) => "cubic",
+            Self::Hybla { .. } => "hybla",
+            Self::Bbr => "bbr",
+            Self::Bbr3(_) => "bbr3",
+        }
+    }
+
+    /// Whether this is a controller of its own (the BBRs), with its own startup, rather
+    /// than an avoidance the composed controller runs with a slow start and modifiers.
+    pub(crate) fn stands_alone(&self) -> bool {
+        matches!(self, Self::Bbr | Self::Bbr3(_))
+    }
+
+    /// The avoidance for one connection (`None` for the BBRs).
+    pub(crate) fn build(&self) -> Option<Box<dyn Avoidance>> {
+        Some(match self {
+            Self::NewReno {
+                loss_reduction_factor,
+            } => Box::new(NewRenoAvoidance {
+                loss_reduction_factor: *loss_reduction_factor,
+            }),
+            Self::Cubic(c) => Box::new(Cubic::new(c.clone())),
+            Self::Hybla { rtt0 } => Box::new(HyblaAvoidance::new(*rtt0)),
+            Self::Bbr | Self::Bbr3(_) => return None,
+        })
+    }
+}
 
 /// What congestion avoidance sees on one acknowledged packet.
 #[derive(Debug, Clone, Copy)]

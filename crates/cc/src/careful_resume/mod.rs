@@ -213,5 +213,4 @@ pub use phase::{CarefulResumePhase, CarefulResumeTrigger};
 pub(crate) use protocol::{AckEffect, Effect, ResumedController, Transition, Window};
 pub(crate) use saved::ResumeTicket;
 pub use saved::{ResumeParams, ResumeRejected, SavedCcParams};
-pub(crate) use spec::{parse_spec_options, split_spec, write_spec};
 pub use store::SavedStateStore;
