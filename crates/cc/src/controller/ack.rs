@@ -1,0 +1,292 @@
+//! The window on the way up: [`Controller::on_sent`], [`Controller::on_ack`] and
+//! [`Controller::on_end_acks`], as the steps S, A and E of the order of operations
+//! ([`crate::controller`]).
+
+use std::time::Duration;
+
+use crate::avoidance::CaAck;
+use crate::careful_resume::{AckEffect, CarefulResumePhase};
+use crate::event::{CcEvent, ExitReason};
+use crate::slow_start::{AckSample, SsDecision};
+
+use super::{Controller, RttInfo};
+
+impl Controller {
+    /// `bytes` were sent at `now` in the packet numbered `pn`.
+    pub fn on_sent(&mut self, now: Duration, bytes: u64, pn: u64) {
+        // S1: rounds.
+        self.last_sent_pn = Some(pn);
+        if self.round_end_pn.is_none() {
+            self.round_end_pn = Some(pn);
+        }
+        // S2: the slow start of the initial slow start.
+        if !self.initial_slow_start_done {
+            self.slow_start.on_sent(now, bytes);
+        }
+        // S3: Careful Resume.
+        if let Some(t) = self
+            .cr
+            .on_sent(now, bytes, pn, self.cr_window(), &self.events)
+        {
+            self.apply_careful_resume(now, t);
+        }
+    }
+
+    /// A packet of `bytes` sent at `sent` was acknowledged at `now`.
+    pub fn on_ack(
+        &mut self,
+        now: Duration,
+        sent: Duration,
+        bytes: u64,
+        app_limited: bool,
+        rtt: RttInfo,
+    ) {
+        self.rtt = rtt;
+        self.feed_ack_samplers(sent, bytes);
+        let cr = self.cr.on_ack(now, sent, bytes, app_limited, &rtt);
+        if let AckEffect::Transition(t) = cr {
+            self.apply_careful_resume(now, t);
+            return;
+        }
+        if self.drain_on_ack(now, bytes) {
+            return;
+        }
+        // A5: RFC 9002 Sec. 7.3.2, no growth from packets sent before the recovery period.
+        if self.recovery_start.is_some_and(|start| sent <= start) {
+            return;
+        }
+        // A6: the first acknowledgement of a packet sent after the recovery period began
+        // ends it.
+        if let Some(checkpoint) = self.checkpoint.take() {
+            self.end_recovery(now, checkpoint);
+        }
+        let hold = !matches!(cr, AckEffect::Normal);
+        if !self.initial_slow_start_done {
+            self.initial_slow_start_on_ack(now, bytes, app_limited, hold, rtt);
+        } else if !app_limited && !hold {
+            self.grow_after_initial_slow_start(now, bytes, rtt);
+        }
+    }
+
+    /// A1-A2: what hears every acknowledgement, in a recovery period or not: the loss
+    /// filter's distance since the last loss, and the jump's delivery-rate samples (the
+    /// jump belongs to the initial slow start, which never comes back).
+    fn feed_ack_samplers(&mut self, sent: Duration, bytes: u64) {
+        if let Some(filter) = self.loss_filter.as_mut() {
+            filter.on_acked();
+        }
+        if self.jump.is_some() && !self.initial_slow_start_done {
+            self.peak_rate.on_ack(sent, bytes);
+        }
+    }
+
+    /// A7-A11: an acknowledgement during the initial slow start.
+    fn initial_slow_start_on_ack(
+        &mut self,
+        now: Duration,
+        bytes: u64,
+        app_limited: bool,
+        hold: bool,
+        rtt: RttInfo,
+    ) {
+        if !hold {
+            self.raise_to_floor(rtt);
+        }
+        // A8: the jump's ceiling, from the train samples when trains are measured (see
+        // [`BdpJump::cap`](crate::jump::BdpJump::cap)). A window held there limits the sending as the application
+        // would: the slow start's heuristic must not read it as the path's plateau.
+        let ceiling = self.jump_ceiling(rtt.min);
+        let capped = ceiling.is_some_and(|c| self.cwnd >= c);
+        let sample = AckSample {
+            now,
+            bytes,
+            rtt: rtt.latest,
+            min_rtt: rtt.min,
+            smoothed_rtt: rtt.smoothed,
+            app_limited: app_limited || capped,
+            cwnd: self.cwnd,
+            mss: self.mss,
+            growth_per_rtt: self.growth.per_rtt(rtt.smoothed),
+        };
+        let decision = self.slow_start.on_ack(&sample, &self.events);
+        if hold {
+            // A10, RFC 9959 Sec. 3.3: the CWND is not increased in the Unvalidated Phase.
+            return;
+        }
+        match decision {
+            SsDecision::Grow { increase } => {
+                if !app_limited {
+                    self.grow_initial_window(now, increase, ceiling, rtt.smoothed);
+                }
+            }
+            SsDecision::Exit {
+                cwnd,
+                ssthresh,
+                reason,
+                drain,
+            } => {
+                self.exit_slow_start(now, cwnd, ssthresh, reason);
+                if drain {
+                    self.start_drain(now);
+                }
+            }
+        }
+    }
+
+    /// A7: the long-RTT floors (`+growth:rtt` on the smoothed RTT, `+floor` on the minimum
+    /// RTT) raise the window; neither the jump's ceiling nor `ssthresh` bounds them.
+    fn raise_to_floor(&mut self, rtt: RttInfo) {
+        let floor = self
+            .growth
+            .window_floor(self.initial_window, rtt.smoothed)
+            .max(
+                self.floor
+                    .and_then(|f| f.window_floor(self.initial_window, rtt.min)),
+            );
+        if let Some(floor) = floor
+            && floor > self.cwnd
+        {
+            self.set_window(floor as f64);
+        }
+    }
+
+    /// A11: the slow start's increase, times the start-up growth, up to the jump's ceiling
+    /// (a window already past it stays where it is).
+    fn grow_initial_window(
+        &mut self,
+        now: Duration,
+        increase: u64,
+        ceiling: Option<u64>,
+        smoothed: Duration,
+    ) {
+        let increase = increase as f64 * self.growth.multiplier(smoothed);
+        let before = self.cwnd;
+        let mut window = self.cwnd as f64 + increase;
+        if let Some(ceiling) = ceiling {
+            window = window.min(ceiling.max(before) as f64);
+        }
+        self.set_window(window);
+        if self.cwnd >= self.ssthresh {
+            // RFC 9002 Sec. 7.3.1: slow start only while cwnd < ssthresh. A threshold set
+            // before any exit (Careful Resume's `ss-cap`) ends it as a reached threshold,
+            // not as a heuristic's exit.
+            self.set_window(before.max(self.ssthresh) as f64);
+            self.initial_slow_start_done = true;
+            self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
+        }
+    }
+
+    /// A12: after the initial slow start, classic slow start up to `ssthresh` (RFC 9002
+    /// Sec. 7.3.1), then the avoidance.
+    fn grow_after_initial_slow_start(&mut self, now: Duration, bytes: u64, rtt: RttInfo) {
+        if self.in_slow_start() {
+            self.set_window(self.cwnd.saturating_add(bytes).min(self.ssthresh) as f64);
+            return;
+        }
+        let ack = CaAck {
+            now,
+            bytes,
+            cwnd: self.cwnd as f64 + self.cwnd_carry,
+            mss: self.mss,
+            smoothed_rtt: rtt.smoothed,
+            min_rtt: rtt.min,
+        };
+        let next = self.avoidance.on_ack(&ack);
+        self.set_window(next);
+    }
+
+    /// A9: the slow start's heuristic exits: its window and threshold, the avoidance
+    /// starts, and Careful Resume hears of it (a delay-based exit in Reconnaissance ends
+    /// it).
+    fn exit_slow_start(&mut self, now: Duration, cwnd: u64, ssthresh: u64, reason: ExitReason) {
+        let before = self.cwnd;
+        self.set_window(cwnd as f64);
+        self.ssthresh = ssthresh.max(self.minimum_window()).min(self.cwnd);
+        self.initial_slow_start_done = true;
+        self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
+        self.events.emit(|| CcEvent::SlowStartExit {
+            at: now,
+            reason,
+            cwnd_before: before,
+            cwnd_after: self.cwnd,
+            ssthresh: self.ssthresh,
+            shadow: false,
+        });
+        if let Some(t) = self.cr.on_slow_start_exit() {
+            self.apply_careful_resume(now, t);
+        }
+    }
+
+    /// The largest window the initial slow start may reach under `+jump:cap` at minimum RTT
+    /// `min`: from the train samples' peak when trains are measured (see [`BdpJump::cap`](crate::jump::BdpJump::cap)).
+    fn jump_ceiling(&self, min: Duration) -> Option<u64> {
+        let j = self.jump?;
+        let peak = if j.train.is_some() {
+            self.peak_rate.train_peak()
+        } else {
+            self.peak_rate.peak()
+        };
+        j.ceiling(peak, min)
+    }
+
+    /// A batch of acknowledgements ended. `largest_acked` closes a round when it reaches
+    /// the round's end packet.
+    pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
+        self.in_flight = in_flight;
+        self.jump_on_end_acks(now);
+        self.end_round(now, largest_acked);
+        // E4: Careful Resume's acknowledgement-driven phase changes.
+        if let Some(t) = self.cr.on_end_acks(now, in_flight, largest_acked) {
+            self.apply_careful_resume(now, t);
+        }
+        let (cwnd, rtt) = (self.cwnd, self.rtt.latest);
+        self.events.emit(|| CcEvent::Sample {
+            at: now,
+            cwnd,
+            in_flight,
+            rtt,
+        });
+    }
+
+    /// E2: the jump (`+jump`, initial slow start only) samples the batch's delivery rate
+    /// and raises the window to its target, never past the ceiling or `ssthresh`, and not
+    /// while a drain or Careful Resume controls the window.
+    fn jump_on_end_acks(&mut self, now: Duration) {
+        let Some(jump) = self.jump.filter(|_| !self.initial_slow_start_done) else {
+            return;
+        };
+        let train = jump.train_at(self.rtt.min);
+        self.peak_rate.on_end_acks(now, jump.min_interval, train);
+        if self.drain.is_some() || self.cr.phase() != CarefulResumePhase::Normal {
+            return;
+        }
+        let target = jump.target_with_train(
+            self.peak_rate.peak(),
+            self.peak_rate.train_peak(),
+            self.rtt.min,
+            self.rtt.smoothed,
+        );
+        // Never past the ceiling: on real sockets the peak can be several times the
+        // train's estimate.
+        let target = self
+            .jump_ceiling(self.rtt.min)
+            .map_or(target, |c| target.min(c));
+        if target > self.cwnd {
+            self.set_window(target.min(self.ssthresh) as f64);
+        }
+    }
+
+    /// E3: a round ends when the largest acknowledged packet reaches the round's end: the
+    /// initial slow start's round (RFC 9406 `windowEnd`) and Careful Resume's observation.
+    fn end_round(&mut self, now: Duration, largest_acked: Option<u64>) {
+        if let (Some(largest), Some(end)) = (largest_acked, self.round_end_pn)
+            && largest >= end
+        {
+            if !self.initial_slow_start_done {
+                self.slow_start.on_round_end(now);
+            }
+            self.cr.on_round_end(now);
+            self.round_end_pn = self.last_sent_pn.map(|pn| pn.max(largest + 1));
+        }
+    }
+}
