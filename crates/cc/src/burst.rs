@@ -24,7 +24,7 @@
 //! Spec part `+burst[:divisor=D,min=BYTES,min-rtt=MS]`. Needs quinn-proto's
 //! `Controller::pacing_burst` (patch 4, vendor/quinn-proto/SATQUIC-PATCH.md). Bursts load
 //! the bottleneck's queue by up to a quarter window at once, which is why it is an option,
-//! measured in BENCHMARKS.md ("Start-up: slow-start bursts").
+//! measured in BENCHMARKS.md ("Start-up mechanisms").
 
 use std::fmt;
 use std::time::Duration;

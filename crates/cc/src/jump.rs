@@ -22,7 +22,8 @@
 //!
 //! The default is the minimum RTT, the pipe's own: a smoothed RTT inflated by a queue
 //! multiplies the jump by that queue. On `thesis-asym-99`, where the ACKs queue on a thin
-//! return link, the smoothed RTT made the jump overshoot (BENCHMARKS.md).
+//! return link, the smoothed RTT made the jump overshoot (BENCHMARKS.md, "Start-up
+//! mechanisms").
 //!
 //! Spec part
 //! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS]`.
@@ -48,7 +49,7 @@
 //! The rate is a maximum, and a packet train measures the bottleneck's rate, not the
 //! share left by other traffic: on a shared bottleneck the jump can overshoot, which is why
 //! picoquic takes only half of it and why it is an option, measured in BENCHMARKS.md
-//! ("Start-up: a jump to the delivery-rate BDP").
+//! ("Start-up mechanisms").
 
 use std::fmt;
 use std::time::Duration;
@@ -64,18 +65,17 @@ pub const PEAK_RATE_MIN_INTERVAL: Duration = Duration::from_millis(1);
 
 /// How long a train of acknowledgements lasts with `+jump:train` (ours), in minimum RTTs:
 /// long enough to span one flight's acknowledgements as jitter spreads them, short enough
-/// not to reach the next flight's. On `sat-250-3:jitter=3ms` any value from 0.05 to 0.5
-/// gives the same runs, 1 merges flights (BENCHMARKS.md, "Start-up: the jump's rate
-/// sample under jitter, and a slow start held at twice the BDP").
+/// not to reach the next flight's: on `sat-250-3:jitter=3ms` a wide range of values around
+/// it gives the same runs, and a whole RTT merges flights (BENCHMARKS.md, "Start-up
+/// mechanisms").
 pub const JUMP_TRAIN_RTTS: f64 = 0.25;
 
 /// Shortest interval a train sample is taken over (`+jump:train`, ours): the first ACK
 /// of a train handled `d` late inflates a sample over `T` by `T / (T - d)`, and on real
 /// sockets `d` reaches milliseconds (scheduling at both ends). Through `satquic run` on
-/// geo-viasat with 1 ms, one run in five measured the 150 Mbit/s link at ~570 Mbit/s; with
-/// 4 ms the worst of five was ~240 Mbit/s; 8 ms loses the jitter row's first flight
-/// (BENCHMARKS.md, "Start-up: the jump's rate sample under jitter, and a slow start held
-/// at twice the BDP").
+/// geo-viasat, 1 ms let some runs measure several times the link's rate, 4 ms kept the
+/// worst run within a small multiple of it, and 8 ms loses the jitter row's first flight
+/// (BENCHMARKS.md, "Start-up mechanisms").
 pub const TRAIN_MIN_INTERVAL: Duration = Duration::from_millis(4);
 
 /// How far the initial slow start grows the window with `+jump:cap` (ours), in estimated
@@ -114,9 +114,9 @@ pub struct BdpJump {
     /// With trains measured, the rate is the peak of the train samples alone
     /// ([`PeakRate::train_peak`]): a sample over the 1 ms minimum interval is inflated by
     /// any bunching of the acknowledgements (on real sockets, by the receiver's and the
-    /// sender's scheduling: 20 Mbit/s measured as 69 Mbit/s through `satquic run` on
-    /// qir-sat), which the jump's half tolerates and a ceiling of twice the BDP does not;
-    /// a train spans a whole flight.
+    /// sender's scheduling: through `satquic run` on qir-sat a 1 ms sample read a multiple
+    /// of the link's rate; BENCHMARKS.md, "Start-up mechanisms"), which the jump's half
+    /// tolerates and a ceiling of twice the BDP does not; a train spans a whole flight.
     pub cap: Option<f64>,
     /// If set (with trains measured), the window also jumps to this share of the train
     /// samples' peak x minimum RTT: a robust estimate needs no halving (ours).

@@ -3,10 +3,10 @@
 //!
 //! RFC 9002 Sec. 7.3.2 (and RFC 9438 Sec. 4.6 for CUBIC) reduce the window once per
 //! round trip with a loss, whatever its cause. On a satellite path with random loss that
-//! caps the window near the Mathis bound (about 25 packets at 1 % and 600 ms; BENCHMARKS.md,
-//! "CUBIC under random loss"). picoquic's CUBIC and NewReno react only after "repeated
-//! losses, not just after a single loss" (`cubic.c`, with `picoquic_cc_hystart_loss_test`
-//! in `cc_common.c`): an exponentially weighted loss indicator per packet number, decayed
+//! caps the window near the Mathis bound (BENCHMARKS.md, "Random loss"). picoquic's CUBIC
+//! and NewReno react only after "repeated losses, not just after a single loss" (`cubic.c`,
+//! with `picoquic_cc_hystart_loss_test` in `cc_common.c`): an exponentially weighted loss
+//! indicator per packet number, decayed
 //! by `1 - gain` for every packet since the previous loss (at most `scope` of them) and
 //! raised by `gain x (1 - rate)` for every lost packet, must exceed a threshold before a
 //! loss reduces the window:
@@ -29,7 +29,8 @@
 //! losses, an overloaded path, still retreats).
 //!
 //! This is not RFC 9002 or RFC 9438 behaviour: it is an option (spec part
-//! `+loss-filter[:threshold=F,gain=F,scope=N,cr]`), measured in BENCHMARKS.md.
+//! `+loss-filter[:threshold=F,gain=F,scope=N,cr]`), measured in BENCHMARKS.md ("Random
+//! loss").
 
 use std::fmt;
 

@@ -3,7 +3,8 @@
 //! A modifier changes one thing the configured slow start and avoidance do, for long-RTT
 //! paths or for resumed connections. Each lives in its own module, which owns its
 //! configuration, its spec part (the options' parsing, their canonical writing and their
-//! error texts, through [`SpecPart`]) and the table of its options, constants and sources:
+//! error texts, through its `SpecPart` implementation) and the table of its options,
+//! constants and sources:
 //!
 //! | spec part | module | configuration | what it changes |
 //! |---|---|---|---|
@@ -18,9 +19,9 @@
 //! The table's order is the canonical string's. Where and in which order each modifier
 //! acts on the window is the table at the top of [`crate::controller`].
 //!
-//! Adding a modifier: its module holds its configuration and implements [`SpecPart`];
-//! here it gets a field of [`Modifiers`] and a line in each of [`Modifiers::take`] and
-//! [`Modifiers::write`]; the controller runs it at its place in its order of operations
+//! Adding a modifier: its module holds its configuration and implements `SpecPart`;
+//! here it gets a field of [`Modifiers`] and a line in each of `Modifiers::take` and
+//! `Modifiers::write`; the controller runs it at its place in its order of operations
 //! ([`crate::Controller::set_modifiers`] hands it over).
 
 use std::fmt;

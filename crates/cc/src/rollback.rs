@@ -8,9 +8,9 @@
 //! acknowledgement of a packet sent after it began), restores them if fewer than
 //! `max(2, 20 % of the window in packets)` packets were lost since the reduction. On
 //! qir-satloss (1 % random loss, 600 ms RTT) nearly every congestion event is one lost
-//! packet, so nearly every reduction is undone one round trip later: quiche-peer's server
-//! finishes 10 MiB in about 21 s where a compliant CUBIC does not finish in 60 s
-//! (BENCHMARKS.md, "CUBIC under random loss").
+//! packet, so nearly every reduction is undone one round trip later, and quiche-peer's
+//! server finishes a transfer a compliant CUBIC does not finish in the time allowed
+//! (BENCHMARKS.md, "Random loss").
 //!
 //! | constant | value | quiche 0.30.0 |
 //! |---|---|---|
@@ -22,7 +22,8 @@
 //! acknowledged after it was declared lost); here the packets really were lost, and the
 //! count of them is taken as the sign of their cause (quiche's authors call the rule their
 //! own: cloudflare/quiche pull request 890). It is an option (spec part
-//! `+rollback[:share=F,min=N]`), measured with its fairness cost in BENCHMARKS.md.
+//! `+rollback[:share=F,min=N]`), measured with its fairness cost in BENCHMARKS.md
+//! ("Random loss").
 //!
 //! Differences from quiche, each to keep RFC 9002's recovery intact where the rule allows:
 //!

@@ -47,8 +47,8 @@ pub const EXTRA_ACKED_FILTER_LEN: u32 = 10;
 /// Most ACK aggregation the cwnd makes room for, as time at `bw`: Linux BBR's
 /// `bbr_extra_acked_max_us` (100 ms), not in the draft (Sec. 5.5.9 caps `extra_acked` at
 /// the cwnd only). Without it the extra-acked estimate grows whenever the link delivers a
-/// little faster than `bw` (the pacing margin does that), and ProbeBW_UP's cwnd reached
-/// 3 BDP on a deep buffer in this module's tests.
+/// little faster than `bw` (the pacing margin does that), and ProbeBW_UP's cwnd grew well
+/// past its 2.25 BDP gain on a deep buffer in this module's tests.
 pub const EXTRA_ACKED_MAX_TIME: Duration = Duration::from_millis(100);
 /// Highest loss rate per round a probe tolerates before it sets `inflight_hi` (Sec.
 /// 5.5.10.2, `BBR.LossThresh`).

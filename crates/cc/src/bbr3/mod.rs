@@ -37,15 +37,15 @@
 //!   `pacing_rate x 1 ms`, 2 segments to 64 KB). Without patch 7 quinn paces at
 //!   `1.25 x cwnd / smoothed RTT`, which for a cwnd of 2 BDP is 2.5 x the bottleneck
 //!   rate: the window, not the rate, would then set how much queue BBR keeps.
-//!   `bbr3:pacing=window` does exactly that, for comparison (BENCHMARKS.md).
+//!   `bbr3:pacing=window` does exactly that, for comparison (BENCHMARKS.md, "BBRv3").
 //! * **App-limited** marking (Sec. 4.1.2.4): quinn reports whether the connection was
 //!   app-limited before each ACK batch; the draft's `C.app_limited` mark is set then.
 //! * **Recovery** (Sec. 5.6.4.4): no packet conservation. The draft's fast-recovery rule
 //!   (cwnd to inflight at the first loss, then only what ACKs deliver for a round) is
 //!   TCP's; QUIC has no recovery episode bounded by a retransmitted segment, and quinn
 //!   reports a loss event per ACK. With 1 % random loss on a 1,250-packet BDP every round
-//!   starts a new episode, the window stays at inflight and Startup never grows
-//!   (measured with this module's tests: 9 % of a 20 Mbit/s, 600 ms path). As
+//!   starts a new episode, the window stays at inflight and Startup never grows (this
+//!   module's tests saw it use a small fraction of a 20 Mbit/s, 600 ms path). As
 //!   Chromium's and quiche's QUIC BBR do, losses act on the model only: `inflight_hi`,
 //!   `bw_lo` and `inflight_lo`. QUIC's persistent congestion sets cwnd to the minimum
 //!   ([`MIN_PIPE_CWND_SEGMENTS`]) as a TCP RTO does, restored once a packet sent after it
@@ -56,13 +56,13 @@
 //! simulator derives it from the run seed and the flow, so runs stay byte-identical.
 //!
 //! On long paths Startup takes `log2(BDP / initial window)` rounds plus the three rounds
-//! that prove the plateau, which Startup's own queue stretches: on `thesis-sat` (1.5 MB
-//! BDP, 600 ms RTT) 14 rounds, 8.5 s, from RFC 9002's initial window (quinn's own BBR starts
-//! from 200 datagrams). The draft's Startup has no delay-based exit and none is added here;
-//! BENCHMARKS.md ("BBRv3") measures it.
+//! that prove the plateau, which Startup's own queue stretches: several seconds on
+//! `thesis-sat` (1.5 MB BDP, 600 ms RTT) from RFC 9002's initial window (quinn's own BBR
+//! starts from 200 datagrams). The draft's Startup has no delay-based exit and none is
+//! added here; BENCHMARKS.md ("BBRv3") measures it.
 //!
 //! Where this module departs from the draft, each for a reason measured in its tests or in
-//! BENCHMARKS.md:
+//! BENCHMARKS.md ("BBRv3"):
 //!
 //! * no packet conservation in recovery (above);
 //! * no ProbeRTT before Startup and Drain end (`check_probe_rtt`): on a 600 ms path
@@ -78,8 +78,8 @@
 //! paces at 0.5 and ends after three rounds at the latest; the end of a probe's aftermath
 //! (`ACKS_PROBE_STOPPING` at a round start) advances the max-bw filter once and ends the
 //! probe's samples (-04 advanced it on every round of DOWN and CRUISE, so `max_bw` was a
-//! two-round maximum; with the rest of this list, thesis-sat at 1 % loss went from 78 % to
-//! 84 % of the link at seed 1, BENCHMARKS.md "BBRv3"); precautionary
+//! two-round maximum; with the rest of this list, thesis-sat at 1 % loss uses more of the
+//! link, BENCHMARKS.md "BBRv3"); precautionary
 //! bandwidth probing (Sec. 5.3.3.6) after a probe that lost too much; the loss round
 //! starts at its first loss (`NoteLoss`); the extra-acked window is one round in Startup;
 //! a probe's loss is judged per lost packet only.

@@ -12,9 +12,9 @@ impl Bbr3 {
     /// comparison would enter ProbeRTT every 5 s however empty the queue.
     ///
     /// Neither estimate expires before Drain ends (with `check_probe_rtt`'s deviation): on
-    /// a 600 ms path Startup lasts about 10 s, and an expiry would adopt an RTT sample
-    /// inflated by Startup's own queue as `min_rtt`, doubling the BDP estimate (seen in
-    /// this module's tests when Drain straddled the 10 s `MinRTTFilterLen`).
+    /// a 600 ms path Startup can last as long as the filter, and an expiry would adopt an
+    /// RTT sample inflated by Startup's own queue as `min_rtt`, doubling the BDP estimate
+    /// (seen in this module's tests when Drain straddled the 10 s `MinRTTFilterLen`).
     pub(super) fn update_min_rtt(&mut self, now: Duration) {
         let starting = matches!(self.state, Bbr3State::Startup | Bbr3State::Drain);
         self.probe_rtt_expired =
@@ -38,10 +38,10 @@ impl Bbr3 {
     /// `CheckProbeRTT`, not before Startup and Drain are over: a deviation from the
     /// draft, which enters ProbeRTT from any state. On a 600 ms path Startup and Drain
     /// last longer than the 5 s `ProbeRTTInterval`; the draft's ProbeRTT then interrupts
-    /// Startup, which resumes with its queue rebuilt at 1.2 s rounds and exits 6 s later,
-    /// and the next ProbeRTT falls into Drain (measured on thesis-sat: ProbeBW from 15.8 s
-    /// instead of 8.5 s). Startup's queue is drained by Drain, which is what ProbeRTT would
-    /// do.
+    /// Startup, which resumes with its queue rebuilt at 1.2 s rounds and exits seconds
+    /// later, and the next ProbeRTT falls into Drain (on thesis-sat ProbeBW then begins
+    /// about twice as late; BENCHMARKS.md, "BBRv3"). Startup's queue is drained by Drain,
+    /// which is what ProbeRTT would do.
     pub(super) fn check_probe_rtt(&mut self, now: Duration) {
         if self.state != Bbr3State::ProbeRtt
             && self.probe_rtt_expired

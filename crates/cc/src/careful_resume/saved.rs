@@ -34,7 +34,7 @@ pub enum ResumeRejected {
     /// Sec. 3.2 "Lifetime of saved CC parameters": the Lifetime is exceeded (or the saved
     /// time is in the future: a clock that stepped back cannot vouch for the age).
     Expired,
-    /// Nothing is saved for this endpoint (a [`SavedStateStore`] look-up).
+    /// Nothing is saved for this endpoint (a [`SavedStateStore`](super::SavedStateStore) look-up).
     NotSaved,
 }
 
@@ -94,7 +94,7 @@ pub struct ResumeParams {
 
 impl ResumeParams {
     /// Parameters the caller vouches for (path and Lifetime already checked). Prefer
-    /// [`SavedCcParams::check`] or [`SavedStateStore::take`], which check them.
+    /// [`SavedCcParams::check`] or [`SavedStateStore::take`](super::SavedStateStore::take), which check them.
     pub fn new(saved_cwnd: u64, saved_rtt: Duration) -> Self {
         Self {
             saved_cwnd,

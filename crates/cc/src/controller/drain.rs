@@ -11,8 +11,9 @@ use super::Controller;
 /// window to the target at once (as draft-chung-ccwg-search-09 Sec. 3.2 reads) silences
 /// the sender until the bytes in flight, losses not yet detected included, fall below
 /// the target; the link then idles, and quinn paces the restart at `1.25 x cwnd /
-/// smoothed RTT` with an RTT still inflated by the queue being drained (measured on
-/// geo-viasat: 16-40 Mbit/s of 150 for 0.7 s). Sending through the drain keeps the link
+/// smoothed RTT` with an RTT still inflated by the queue being drained (on geo-viasat the
+/// link ran far below its rate for most of a second; BENCHMARKS.md, "Start-up
+/// mechanisms"). Sending through the drain keeps the link
 /// busy and the RTT samples fresh; the queue still empties, at `1 - target / from` of
 /// the link rate.
 #[derive(Debug, Clone, Copy)]

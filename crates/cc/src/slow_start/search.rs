@@ -46,14 +46,15 @@
 //! 6937's Proportional Rate Reduction), a recovery period until it ends. Setting
 //! `cwnd = target` at once, as the draft reads, silenced the sender until the bytes in
 //! flight (losses not yet detected included) fell below the target, and quinn then paced
-//! the restart at the queue-inflated RTT: 76-88 % link utilisation over the 3 RTTs after
-//! the exit on geo-viasat, 97 % with the proportional drain (BENCHMARKS.md).
+//! the restart at the queue-inflated RTT, leaving the link partly idle after the exit on
+//! geo-viasat, which the proportional drain keeps busy (BENCHMARKS.md, "Start-up
+//! mechanisms").
 //!
 //! [`SearchMode::Shadow`] evaluates and reports but never exits (seed 000's
 //! `--searchexit 0`), so one run yields the baseline and where SEARCH would have exited.
 //!
 //! State: two small rings of `u64` (296 bytes of bins for the draft with defaults) plus
-//! about 100 bytes of scalars; see [`Search::state_size`] and BENCHMARKS.md.
+//! about 100 bytes of scalars; see [`Search::state_size`].
 //!
 //! # Options
 //!
@@ -89,9 +90,9 @@
 //! advances at `1/G` of real time (half speed at doubling, the delay the timeline tests
 //! document). At 7x the reference window stays mostly before the capacity point for
 //! about `G` windows (15 s on GEO); meanwhile the window outgrows the pipe many times,
-//! the whole transfer is in flight and SEARCH, app-limited, stops evaluating (measured:
-//! `cubic+search+growth:rtt` on geo-viasat evaluates until 4.7 s with norm_diff <= 0.05,
-//! then exits by loss at 6.8 s). Looking back by the *minimum* RTT instead keeps the
+//! the whole transfer is in flight and SEARCH, app-limited, stops evaluating, and a loss
+//! ends slow start instead (`cubic+search+growth:rtt` on geo-viasat; BENCHMARKS.md,
+//! "Start-up mechanisms"). Looking back by the *minimum* RTT instead keeps the
 //! look-back point moving in real time, the fixed-RTT geometry of seed 003 Sec. IV-B, and
 //! never leaves the `EXTRA_BINS` ring; [`LookbackRtt::Auto`] (the default) does that
 //! whenever the growth is faster than doubling and keeps the sources' latest RTT otherwise,
