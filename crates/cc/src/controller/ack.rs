@@ -43,11 +43,13 @@ impl Controller {
     ) {
         self.rtt = rtt;
         self.feed_ack_samplers(sent, bytes);
+        // A3: Careful Resume; an acknowledgement that changes its phase goes no further.
         let cr = self.cr.on_ack(now, sent, bytes, app_limited, &rtt);
         if let AckEffect::Transition(t) = cr {
             self.apply_careful_resume(now, t);
             return;
         }
+        // A4: a drain takes the acknowledgement.
         if self.drain_on_ack(now, bytes) {
             return;
         }
@@ -60,6 +62,7 @@ impl Controller {
         if let Some(checkpoint) = self.checkpoint.take() {
             self.end_recovery(now, checkpoint);
         }
+        // A7-A11 in the initial slow start, A12 after it.
         let hold = !matches!(cr, AckEffect::Normal);
         if !self.initial_slow_start_done {
             self.initial_slow_start_on_ack(now, bytes, app_limited, hold, rtt);

@@ -57,6 +57,7 @@ impl Controller {
     ) {
         let before_losses = self.count_losses(lost_bytes);
         let (tolerated, hidden_from_cr) = self.filter_loss(persistent, lost_bytes);
+        // C3: `loss-filter:cr` keeps a tolerated loss from Careful Resume too.
         if hidden_from_cr {
             return;
         }
