@@ -13,7 +13,7 @@
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `newreno` options ([`avoidance::newreno`](crate::avoidance::newreno)) | `loss-reduction=F`, RFC 9002's `kLossReductionFactor` (default 0.5; quicly's Reno, the seeds' controller, uses 0.7: `newreno:loss-reduction=0.7`) |
-//! | modifiers ([`crate::modifiers`]) | `+growth:...`, `+floor[:...]`, `+jump[:...]`, `+burst[:...]`, `+loss-filter[:...]`, `+rollback[:...]`, `+cr[:...]` (Careful Resume, RFC 9959), in any order; each module tables its options |
+//! | modifiers ([`crate::modifiers`]) | `+growth:...`, `+floor[:...]`, `+jump[:...]`, `+burst[:...]`, `+loss-filter[:...]`, `+rollback[:...]`, `+cr[:...]` (Careful Resume, RFC 9959), in any order, but the slow start before `+cr:...` (its options run to the end of the spec once the other parts are taken out); each module tables its options |
 //!
 //! This module is the grammar of the avoidance and the slow start; the modifiers' parts
 //! are taken out first, by [`crate::modifiers`], each parsed by its own module. What each
