@@ -90,7 +90,7 @@ fn tolerated_losses_count_against_the_undo() {
         // The filter as the controller runs it, to check which losses it lets pass.
         let mut filter = LossFilter::new(LossFilterConfig::default());
         let rtt = RttInfo::fixed(SAT_RTT);
-        let mut ack = |ctl: &mut Controller, filter: &mut LossFilter, now: Duration| {
+        let ack = |ctl: &mut Controller, filter: &mut LossFilter, now: Duration| {
             ctl.on_ack(now, now - SAT_RTT, MSS, false, rtt);
             filter.on_acked();
         };
