@@ -2,6 +2,7 @@
 """Regenerates BENCHMARKS.md's simulator tables, so that they cannot drift from the code.
 
 Usage: scripts/bench-tables.py [--check] [--bin PATH] [--only NAME,...] [--jobs N] [--file F]
+                               [--work DIR] [--list]
 
 Every table of simulator numbers in BENCHMARKS.md sits between two markers,
 
@@ -21,6 +22,10 @@ thread RNG. Real-time and peer numbers are not here: they stay in BENCHMARKS.md 
 at a time; progress goes to stderr. Build the binary first:
 
     nice -n 19 cargo build --release -p satquic
+
+--only regenerates some tables, --list names them all, and --work DIR keeps the runs and
+reuses the finished ones on the next call (while editing the tables' code; a changed binary
+or campaign spec runs again). A full run takes about 4 minutes of CPU.
 
 Bad arguments, a missing binary or an unknown marker: one line on stderr and exit code 2.
 """
@@ -142,7 +147,9 @@ class Runner:
 
     def task_dir(self, task):
         key = task.key() if hasattr(task, "key") else task.label()
-        digest = hashlib.sha1(f"{self.binary}\n{key}".encode()).hexdigest()[:16]
+        stat = self.binary.stat()  # a rebuilt binary runs everything again
+        binary = f"{self.binary} {stat.st_size} {stat.st_mtime_ns}"
+        digest = hashlib.sha1(f"{binary}\n{key}".encode()).hexdigest()[:16]
         path = self.work / digest
         path.mkdir(parents=True, exist_ok=True)
         return path
