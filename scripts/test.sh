@@ -50,3 +50,6 @@ fi
 # The satellite grid's scripts (scripts/grid.py and its modules).
 python3 -m unittest discover -s scripts -p 'test_*.py'
 cargo test --workspace --locked "$@"
+# The documents quote only commands, flags, files and headings that exist (the binary is
+# the one the tests just built).
+python3 scripts/check-doc-commands.py --bin target/debug/satquic
