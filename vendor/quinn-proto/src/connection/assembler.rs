@@ -22,6 +22,8 @@ pub(super) struct Assembler {
     /// aka the stream offset.
     bytes_read: u64,
     end: u64,
+    /// How many chunks the stream may keep (satquic patch 10): kept across `reinit`.
+    chunk_limit: ChunkLimit,
 }
 
 impl Assembler {
@@ -32,9 +34,25 @@ impl Assembler {
     /// Reset to the initial state
     pub(super) fn reinit(&mut self) {
         let old_data = mem::take(&mut self.data);
+        let chunk_limit = self.chunk_limit;
         *self = Self::default();
         self.data = old_data;
         self.data.clear();
+        self.chunk_limit = chunk_limit;
+    }
+
+    /// Sets how many chunks the stream may keep (satquic patch 10,
+    /// `TransportConfig::reassembly_chunk_limit_grows_with_data`).
+    pub(super) fn set_chunk_limit(&mut self, chunk_limit: ChunkLimit) {
+        self.chunk_limit = chunk_limit;
+    }
+
+    /// How many chunks a stream holding `buffered` bytes (without duplicates) may keep.
+    fn max_chunks(&self, buffered: usize) -> usize {
+        match self.chunk_limit {
+            ChunkLimit::Fixed => MAX_CHUNKS,
+            ChunkLimit::GrowsWithData => max(MAX_CHUNKS, buffered / BYTES_PER_CHUNK),
+        }
     }
 
     pub(super) fn ensure_ordering(&mut self, ordered: bool) -> Result<(), IllegalOrderedRead> {
@@ -104,9 +122,10 @@ impl Assembler {
     /// We merge contiguous chunks in the process of doing so.
     fn defragment(&mut self) {
         // Chunks smaller than min_chunk_size are merged regardless of fragmentation
-        // satquic patch (SATQUIC-PATCH.md, patch 10): the bound scales with the data held.
+        // satquic patch (SATQUIC-PATCH.md, patch 10): with `ChunkLimit::GrowsWithData` the
+        // bound scales with the data held.
         let min_chunk_size = max(
-            self.buffered.div_ceil(chunk_limit(self.buffered)),
+            self.buffered.div_ceil(self.max_chunks(self.buffered)),
             MIN_RETAINED_CHUNK_SIZE,
         );
         let new = BinaryHeap::with_capacity(self.data.len());
@@ -216,15 +235,16 @@ impl Assembler {
         // balance between defragmentation overhead and over-allocation.
         let threshold = 32768.max(buffered * 3 / 2);
         // Small gapped frames hold over-allocation below the threshold, so bound the count too.
-        // satquic patch (SATQUIC-PATCH.md, patch 10): the bound on chunks grows with the
-        // (duplicate-free) data held, so a long fat path whose losses leave a hole every
-        // few packets is not cut off, while small gapped frames still are.
+        // satquic patch (SATQUIC-PATCH.md, patch 10): with `ChunkLimit::GrowsWithData` the
+        // bound on chunks grows with the (duplicate-free) data held, so a long fat path whose
+        // losses leave a hole every few packets is not cut off, while small gapped frames
+        // still are. `ChunkLimit::Fixed` (the default) is quinn-proto 0.11.19's bound.
         if over_allocation > threshold
-            || self.data.len() > COMPACT_THRESHOLD_FACTOR * chunk_limit(buffered)
+            || self.data.len() > COMPACT_THRESHOLD_FACTOR * self.max_chunks(buffered)
         {
             self.defragment();
             // ngtcp2 uses a threshold of 4000 -- try to be a little more conservative?
-            if self.data.len() > chunk_limit(self.buffered) {
+            if self.data.len() > self.max_chunks(self.buffered) {
                 return Err(TooManyChunks);
             }
         }
@@ -363,6 +383,18 @@ pub struct IllegalOrderedRead;
 #[derive(Debug)]
 pub(crate) struct TooManyChunks;
 
+/// How many chunks (separate spans of received data) a stream's reassembly buffer may keep
+/// before the connection is closed (satquic patch 10)
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub(crate) enum ChunkLimit {
+    /// [`MAX_CHUNKS`], whatever the data held: quinn-proto 0.11.19's bound
+    #[default]
+    Fixed,
+    /// `max(MAX_CHUNKS, held / BYTES_PER_CHUNK)`, `held` being the bytes buffered without
+    /// duplicates: a long fat lossy path may leave a hole every few packets of its window
+    GrowsWithData,
+}
+
 /// Bound on the number of distinct spans kept for a stream
 ///
 /// Independent of how much memory those spans over-allocate. A frame is rejected only
@@ -386,17 +418,13 @@ const COMPACT_THRESHOLD: usize = COMPACT_THRESHOLD_FACTOR * MAX_CHUNKS;
 /// chunk limit.
 const COMPACT_THRESHOLD_FACTOR: usize = 2;
 
-/// satquic patch (SATQUIC-PATCH.md, patch 10): each this many bytes of buffered data earn
-/// one chunk beyond [`MAX_CHUNKS`] (quicly bounds its send buffer's gaps by
-/// `max(32, size / 512)` the same way). A chunk's bookkeeping is some 80 bytes, so it
-/// costs at most about a sixth of the data it holds; a path that loses one packet in
-/// four (1,200 to 1,452 bytes each) keeps a chunk per ~3,600 bytes at most.
+/// satquic patch (SATQUIC-PATCH.md, patch 10): with [`ChunkLimit::GrowsWithData`], each
+/// this many bytes of buffered data earn one chunk beyond [`MAX_CHUNKS`] (quicly bounds its
+/// send buffer's gaps by `max(32, size / 512)` the same way). `insert` compacts past
+/// [`COMPACT_THRESHOLD_FACTOR`] times the limit, so a stream keeps at most
+/// `max(2 x MAX_CHUNKS, window / 256)` chunks between compactions: the bound the test
+/// `chunk_bookkeeping_is_bounded_per_byte_of_window` checks.
 const BYTES_PER_CHUNK: usize = 512;
-
-/// How many chunks a stream holding `buffered` bytes (without duplicates) may keep.
-fn chunk_limit(buffered: usize) -> usize {
-    max(MAX_CHUNKS, buffered / BYTES_PER_CHUNK)
-}
 
 #[cfg(test)]
 mod test {
@@ -812,14 +840,24 @@ mod test {
     }
 
     #[test]
-    fn a_hole_every_other_packet_over_a_long_fat_window_is_kept() {
+    fn a_hole_every_other_packet_over_a_long_fat_window_is_kept_when_the_limit_grows() {
         // satquic patch 10: a GEO window of ~30 MB with one packet in two lost (an AQM
-        // overshoot) leaves ~12,000 holes; 0.11.19 gave up after 1024. Everything is
-        // kept, and once the holes fill an ordered reader gets every byte in order.
+        // overshoot) leaves ~12,000 holes. The fixed limit gives up after 1024; the growing
+        // one keeps everything, and once the holes fill an ordered reader gets every byte
+        // in order.
         const FRAME_LEN: usize = 1200;
         const FRAMES: u64 = 24_000;
-        let mut x = Assembler::new();
         let frame = |i: u64| Bytes::from(vec![(i % 251) as u8; FRAME_LEN]);
+        let mut fixed = Assembler::new();
+        let refused = (1..FRAMES).step_by(2).any(|i| {
+            fixed
+                .insert(i * FRAME_LEN as u64, frame(i), FRAME_LEN + 100)
+                .is_err()
+        });
+        assert!(refused, "the fixed limit refuses 12,000 holes");
+
+        let mut x = Assembler::new();
+        x.set_chunk_limit(ChunkLimit::GrowsWithData);
         for i in (1..FRAMES).step_by(2) {
             x.insert(i * FRAME_LEN as u64, frame(i), FRAME_LEN + 100)
                 .expect("packet-sized gapped frames within the window are kept");
@@ -841,12 +879,20 @@ mod test {
 
     #[test]
     fn the_chunk_limit_grows_with_the_data_held_only() {
-        assert_eq!(chunk_limit(0), MAX_CHUNKS);
-        assert_eq!(chunk_limit(MAX_CHUNKS * BYTES_PER_CHUNK), MAX_CHUNKS);
-        assert_eq!(chunk_limit(64 << 20), (64 << 20) / BYTES_PER_CHUNK);
-        // Small gapped frames earn no room: 100-byte frames with gaps are refused once
-        // they pass max(1024, held / 512) chunks, as before the patch.
         let mut x = Assembler::new();
+        assert_eq!(x.max_chunks(64 << 20), MAX_CHUNKS, "fixed by default");
+        x.set_chunk_limit(ChunkLimit::GrowsWithData);
+        assert_eq!(x.max_chunks(0), MAX_CHUNKS);
+        assert_eq!(x.max_chunks(MAX_CHUNKS * BYTES_PER_CHUNK), MAX_CHUNKS);
+        assert_eq!(x.max_chunks(64 << 20), (64 << 20) / BYTES_PER_CHUNK);
+        x.reinit();
+        assert_eq!(
+            x.max_chunks(64 << 20),
+            (64 << 20) / BYTES_PER_CHUNK,
+            "kept by reinit"
+        );
+        // Small gapped frames earn no room: 100-byte frames with gaps are refused once
+        // they pass max(1024, held / 512) chunks, as with the fixed limit.
         let mut offset = 1u64;
         let mut refused_at = None;
         for n in 0..(MAX_CHUNKS * 8) {
@@ -858,6 +904,109 @@ mod test {
         }
         let n = refused_at.expect("a flood of small gapped frames is refused");
         assert!(n <= COMPACT_THRESHOLD + 1, "{n}");
+    }
+
+    /// satquic patch 10: what a peer can make a stream's reassembly buffer keep, with the
+    /// fixed chunk limit (quinn-proto's) and with the limit that grows with the data held.
+    ///
+    /// Flow control lets the peer place data only within the stream receive window `W`
+    /// past what the application has read; here the application reads nothing and offset 0
+    /// is withheld, so nothing drains. The peer sends tiny frames, small and mid-sized
+    /// frames with one-byte gaps (in packets of their own size and of 1,200 bytes), and
+    /// overlapping frames (repeats and one-byte shifts, in order and out of order). After
+    /// every frame the stream accepts:
+    ///
+    /// - chunk records (`size_of::<Buffer>()` bytes each, 56 on 64-bit targets) number at
+    ///   most `COMPACT_THRESHOLD_FACTOR x max_chunks(W)`: 2,048 whatever the window with
+    ///   the fixed limit; `max(2048, W / 256)` with the growing one, that is at most one
+    ///   record per 256 bytes of window (0.22 bytes of records per byte of window), twice
+    ///   that counting the heap's spare capacity;
+    /// - the bytes allocated for data are at most `2.5 x W + 32 KiB` (`insert`'s
+    ///   over-allocation trigger, the same in both modes).
+    #[test]
+    fn chunk_bookkeeping_is_bounded_per_byte_of_window() {
+        const WINDOW: usize = 4 << 20;
+        /// (frame length, gap after it, allocation per frame, out of order)
+        const GAPPED: [(usize, usize, usize, bool); 8] = [
+            (1, 1, 1, false),
+            (1, 1, 1200, false),
+            (100, 1, 100, false),
+            (100, 1, 1200, false),
+            (255, 1, 255, false),
+            (256, 1, 256, false),
+            (300, 1, 1200, false),
+            (1, 1, 1, true),
+        ];
+        let record = mem::size_of::<Buffer>();
+        for limit in [ChunkLimit::Fixed, ChunkLimit::GrowsWithData] {
+            // The stated bound, written out rather than read from the code under test.
+            let max_records = match limit {
+                ChunkLimit::Fixed => 2048,
+                ChunkLimit::GrowsWithData => max(2048, WINDOW / 256),
+            };
+            let max_data = WINDOW * 5 / 2 + 32768;
+            let check = |x: &Assembler, what: &str| {
+                assert!(
+                    x.data.len() <= max_records,
+                    "{limit:?} {what}: {} chunk records, bound {max_records}",
+                    x.data.len()
+                );
+                assert!(
+                    x.data.capacity() <= 2 * max_records,
+                    "{limit:?} {what}: heap capacity {}",
+                    x.data.capacity()
+                );
+                assert!(
+                    x.allocated <= max_data,
+                    "{limit:?} {what}: {} bytes allocated, bound {max_data}",
+                    x.allocated
+                );
+            };
+            for (len, gap, allocation, unordered) in GAPPED {
+                let what = format!("{len}-byte frames, {gap}-byte gaps, {allocation} allocated");
+                let mut x = Assembler::new();
+                x.set_chunk_limit(limit);
+                if unordered {
+                    x.ensure_ordering(false).unwrap();
+                }
+                let data = Bytes::from(vec![0; len]);
+                let mut offset = 1u64;
+                while offset as usize + len <= WINDOW {
+                    if x.insert(offset, data.clone(), allocation).is_err() {
+                        break;
+                    }
+                    check(&x, &what);
+                    offset += (len + gap) as u64;
+                }
+            }
+            // Overlaps: the same 1,000 bytes again and again, then ranges shifted by one
+            // byte, in order (duplicates are stored) and out of order (deduplicated).
+            for unordered in [false, true] {
+                let mut x = Assembler::new();
+                x.set_chunk_limit(limit);
+                if unordered {
+                    x.ensure_ordering(false).unwrap();
+                }
+                let data = Bytes::from(vec![0; 1000]);
+                for _ in 0..20_000 {
+                    if x.insert(1, data.clone(), 1200).is_err() {
+                        break;
+                    }
+                    check(&x, "repeats");
+                }
+                for shift in 0..100_000 {
+                    if x.insert(1 + shift, data.clone(), 1200).is_err() {
+                        break;
+                    }
+                    check(&x, "one-byte shifts");
+                }
+            }
+        }
+        // What the growing limit costs: the records it allows per byte of window.
+        assert!(
+            COMPACT_THRESHOLD_FACTOR * record <= BYTES_PER_CHUNK / 4,
+            "{record}-byte records cost more than a quarter byte per byte of window"
+        );
     }
 
     fn next_unordered(x: &mut Assembler) -> Chunk {

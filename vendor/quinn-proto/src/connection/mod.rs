@@ -42,6 +42,7 @@ use ack_frequency::AckFrequencyState;
 
 mod assembler;
 pub use assembler::Chunk;
+use assembler::ChunkLimit;
 
 mod cid_state;
 use cid_state::CidState;
@@ -361,6 +362,9 @@ impl Connection {
                 streams.set_stream_receive_window_max(
                     config.stream_receive_window_max.map(u64::from),
                 );
+                if config.reassembly_chunk_limit_grows_with_data {
+                    streams.set_reassembly_chunk_limit(ChunkLimit::GrowsWithData);
+                }
                 streams
             },
             datagrams: DatagramState::default(),

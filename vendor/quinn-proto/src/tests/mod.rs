@@ -4496,3 +4496,106 @@ fn pto_probe_resends_the_oldest_stream_data_when_asked() {
         assert_eq!(received, 1000, "probe_stream_data {probe_stream_data}");
     }
 }
+
+/// satquic patch 10: a flight of ~5,000 packets of which every other one is lost leaves
+/// ~2,500 holes in the receiver's stream. With quinn's fixed chunk limit the receiver closes
+/// the connection (`INTERNAL_ERROR`, too many gaps); with
+/// `reassembly_chunk_limit_grows_with_data` it keeps the data, and the stream completes once
+/// the sender has resent the holes.
+#[test]
+fn a_hole_every_other_packet_is_kept_only_when_the_chunk_limit_grows() {
+    /// A window and a pacing burst that let the client send the whole stream at once.
+    #[derive(Debug, Clone)]
+    struct Flood;
+    const FLOOD_WINDOW: u64 = 64 << 20;
+    impl congestion::Controller for Flood {
+        fn on_congestion_event(&mut self, _: Instant, _: Instant, _: bool, _: u64) {}
+        fn on_mtu_update(&mut self, _new_mtu: u16) {}
+        fn window(&self) -> u64 {
+            FLOOD_WINDOW
+        }
+        fn pacing_burst(&self) -> Option<u64> {
+            Some(FLOOD_WINDOW)
+        }
+        fn clone_box(&self) -> Box<dyn congestion::Controller> {
+            Box::new(self.clone())
+        }
+        fn initial_window(&self) -> u64 {
+            FLOOD_WINDOW
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+            self
+        }
+    }
+    impl congestion::ControllerFactory for Flood {
+        fn build(self: Arc<Self>, _now: Instant, _mtu: u16) -> Box<dyn congestion::Controller> {
+            Box::new(Flood)
+        }
+    }
+
+    const STREAM_LEN: usize = 6 << 20;
+    let _guard = subscribe();
+    for grows in [false, true] {
+        let mut server_transport = TransportConfig::default();
+        server_transport
+            .stream_receive_window((16u32 << 20).into())
+            .reassembly_chunk_limit_grows_with_data(grows);
+        let mut server_config = server_config();
+        server_config.transport_config(Arc::new(server_transport));
+        let mut client_transport = TransportConfig::default();
+        client_transport
+            .congestion_controller_factory(Arc::new(Flood))
+            .send_window(16 << 20);
+        let mut client_config = client_config();
+        client_config.transport_config(Arc::new(client_transport));
+        let mut pair = Pair::new(Default::default(), server_config);
+        let (client_ch, server_ch) = pair.connect_with(client_config);
+        pair.drive();
+
+        let s = pair.client_streams(client_ch).open(Dir::Uni).unwrap();
+        let data = vec![7u8; STREAM_LEN];
+        let mut written = 0;
+        while written < STREAM_LEN {
+            written += pair
+                .client_send(client_ch, s)
+                .write(&data[written..])
+                .unwrap();
+        }
+        pair.client_send(client_ch, s).finish().unwrap();
+        pair.drive_client();
+        let sent = pair.server.inbound.len();
+        assert!(sent > 4 * 1024, "one flight of {sent} datagrams");
+        let mut index = 0;
+        pair.server.inbound.retain(|_| {
+            index += 1;
+            index % 2 == 1
+        });
+        pair.drive_server();
+        let server = pair.server_conn_mut(server_ch);
+        assert_eq!(server.is_closed(), !grows, "grows {grows}");
+        if !grows {
+            let lost = iter::from_fn(|| server.poll()).find_map(|event| match event {
+                Event::ConnectionLost { reason } => Some(reason),
+                _ => None,
+            });
+            assert_matches!(
+                lost,
+                Some(ConnectionError::TransportError(TransportError { code, .. }))
+                    if code == TransportErrorCode::INTERNAL_ERROR
+            );
+            continue;
+        }
+
+        pair.drive();
+        let s = pair.server_streams(server_ch).accept(Dir::Uni).unwrap();
+        let mut recv = pair.server_recv(server_ch, s);
+        let mut chunks = recv.read(true).unwrap();
+        let mut received = 0;
+        while let Ok(Some(chunk)) = chunks.next(usize::MAX) {
+            assert!(chunk.bytes.iter().all(|&b| b == 7));
+            received += chunk.bytes.len();
+        }
+        let _ = chunks.finalize();
+        assert_eq!(received, STREAM_LEN);
+    }
+}

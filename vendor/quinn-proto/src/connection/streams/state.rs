@@ -15,7 +15,7 @@ use super::{
 use crate::{
     Dir, Duration, Instant, MAX_STREAM_COUNT, Side, StreamId, TransportError, VarInt,
     coding::BufMutExt,
-    connection::stats::FrameStats,
+    connection::{assembler::ChunkLimit, stats::FrameStats},
     frame::{self, FrameStruct, StreamMetaVec},
     transport_parameters::TransportParameters,
 };
@@ -131,6 +131,8 @@ pub struct StreamsState {
     pub(super) stream_receive_window: u64,
     /// Largest `stream_receive_window` auto-tuning may grow it to (satquic patch 5)
     stream_receive_window_max: Option<u64>,
+    /// How many spans a stream's reassembly buffer may keep (satquic patch 10)
+    reassembly_chunk_limit: ChunkLimit,
 
     // Pertinent state from the TransportParameters supplied by the peer
     initial_max_stream_data_uni: VarInt,
@@ -184,6 +186,7 @@ impl StreamsState {
             send_window,
             stream_receive_window: stream_receive_window.into(),
             stream_receive_window_max: None,
+            reassembly_chunk_limit: ChunkLimit::Fixed,
             initial_max_stream_data_uni: 0u32.into(),
             initial_max_stream_data_bidi_local: 0u32.into(),
             initial_max_stream_data_bidi_remote: 0u32.into(),
@@ -287,6 +290,7 @@ impl StreamsState {
             return Ok(ShouldTransmit(false));
         }
 
+        rs.assembler.set_chunk_limit(self.reassembly_chunk_limit);
         let (new_bytes, closed) =
             rs.ingest(frame, payload_len, self.data_recvd, self.local_max_data)?;
         self.data_recvd = self.data_recvd.saturating_add(new_bytes);
@@ -942,6 +946,11 @@ impl StreamsState {
     /// Enables receive-window auto-tuning up to `max` (satquic patch 5)
     pub(crate) fn set_stream_receive_window_max(&mut self, max: Option<u64>) {
         self.stream_receive_window_max = max;
+    }
+
+    /// Sets how many spans a stream's reassembly buffer may keep (satquic patch 10)
+    pub(crate) fn set_reassembly_chunk_limit(&mut self, limit: ChunkLimit) {
+        self.reassembly_chunk_limit = limit;
     }
 
     /// The stream receive window now (grown by auto-tuning, if enabled)
