@@ -130,6 +130,10 @@ pub fn transport_config(
         t.mtu_discovery_config(None);
     }
     t.pto_probe_stream_data(spec.pto_probe_data);
+    // satquic's receivers read in order on long fat lossy paths, where quinn's fixed
+    // 1,024-chunk reassembly bound closes legitimate connections (SATQUIC-PATCH.md, patch 10);
+    // the growing bound keeps the bookkeeping proportional to the receive window.
+    t.reassembly_chunk_limit_grows_with_data(true);
     t.enable_segmentation_offload(endpoint.segmentation_offload);
     let idle = IdleTimeout::try_from(endpoint.idle_timeout)
         .map_err(|_| "idle timeout out of range".to_string())?;
