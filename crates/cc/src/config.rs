@@ -37,6 +37,7 @@ use crate::modifiers::Modifiers;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::{HYBLA_RTT0, SlowStartConfig};
 use crate::spec::{ControllerSpec, SpecError, parse_spec, write_spec};
+use crate::unpaced::Unpaced;
 
 /// A congestion controller configuration: avoidance + slow start + window settings +
 /// an optional event sink. Implements quinn's [`ControllerFactory`].
@@ -202,6 +203,18 @@ impl CongestionConfig {
     /// The slow-start bursts, if enabled.
     pub fn burst_config(&self) -> Option<SlowStartBurst> {
         self.modifiers.burst
+    }
+
+    /// No pacing (spec part `+unpaced`; see [`crate::unpaced`]): quinn-proto's pacer is
+    /// asked for a rate of 0, as quicly, the seeds' stack, does not pace. Default: paced.
+    pub fn unpaced(mut self, unpaced: bool) -> Self {
+        self.modifiers.unpaced = unpaced.then_some(Unpaced);
+        self
+    }
+
+    /// Whether the controller turns quinn-proto's pacing off.
+    pub fn is_unpaced(&self) -> bool {
+        self.modifiers.unpaced.is_some()
     }
 
     /// picoquic's long-RTT window floor during the initial slow start (spec part
@@ -475,6 +488,11 @@ impl QuinnControllerTrait for QuinnController {
         self.inner.pacing_burst()
     }
 
+    fn pacing_rate(&self) -> Option<u64> {
+        // `+unpaced`: quinn-proto's pacer does not pace at a rate of 0 (patch 7).
+        self.inner.pacing_rate()
+    }
+
     fn metrics(&self) -> ControllerMetrics {
         let mut metrics = ControllerMetrics::default();
         metrics.congestion_window = self.inner.congestion_window();
@@ -495,5 +513,29 @@ impl QuinnControllerTrait for QuinnController {
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quinn_controller(spec: &str) -> Box<dyn QuinnControllerTrait> {
+        let config: CongestionConfig = spec.parse().unwrap();
+        Arc::new(config).build(Instant::now(), 1200)
+    }
+
+    #[test]
+    fn unpaced_asks_quinn_not_to_pace() {
+        // quinn-proto's pacer does not pace at a rate of 0 (patch 7); `None` keeps its own
+        // rate of 1.25 x cwnd / smoothed RTT.
+        let unpaced = quinn_controller("newreno:loss-reduction=0.7+search:v2+unpaced");
+        assert_eq!(unpaced.pacing_rate(), Some(0));
+        assert_eq!(quinn_controller("newreno+search:v2").pacing_rate(), None);
+        assert!(CongestionConfig::new_reno().unpaced(true).is_unpaced());
+        assert_eq!(
+            CongestionConfig::new_reno().unpaced(true).to_string(),
+            "newreno+classic+unpaced"
+        );
     }
 }

@@ -35,7 +35,7 @@
 //!
 //! Spec strings (`cubic+search:v2,lower-cwnd`) are described in [`spec`]; each algorithm's
 //! options, with their defaults and sources, in its module under [`avoidance`],
-//! [`slow_start`], [`growth`], [`jump`], [`burst`], [`loss_filter`], [`rollback`] and
+//! [`slow_start`], [`growth`], [`jump`], [`burst`], [`unpaced`], [`loss_filter`], [`rollback`] and
 //! [`careful_resume`]; the optional modifiers are registered in [`modifiers`], and the order
 //! in which the controller runs them is tabled in [`controller`].
 //!
@@ -57,6 +57,7 @@ pub mod profile;
 pub mod rollback;
 pub mod slow_start;
 pub mod spec;
+pub mod unpaced;
 
 pub use avoidance::{
     Avoidance, AvoidanceConfig, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance,
@@ -78,7 +79,8 @@ pub use modifiers::Modifiers;
 pub use rollback::RollbackConfig;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,
-    LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchConfig, SearchMode, SearchVersion,
-    SlowStart, SlowStartConfig, SsDecision,
+    LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchClock, SearchConfig, SearchMode,
+    SearchVersion, SlowStart, SlowStartConfig, SsDecision,
 };
 pub use spec::{ControllerSpec, SpecError};
+pub use unpaced::Unpaced;

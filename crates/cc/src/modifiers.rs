@@ -12,6 +12,7 @@
 //! | `+floor[:...]` | [`crate::growth`] | [`RttWindowFloor`] | the least window of the initial slow start on a long path |
 //! | `+jump[:...]` | [`crate::jump`] | [`BdpJump`] | a jump to half the delivery-rate BDP in the initial slow start, and a ceiling |
 //! | `+burst[:...]` | [`crate::burst`] | [`SlowStartBurst`] | the pacer's bursts in the initial slow start |
+//! | `+unpaced` | [`crate::unpaced`] | [`Unpaced`] | no pacing at all, as quicly, the seeds' stack, sends |
 //! | `+loss-filter[:...]` | [`crate::loss_filter`] | [`LossFilterConfig`] | which losses are congestion |
 //! | `+rollback[:...]` | [`crate::rollback`] | [`RollbackConfig`] | undoing a reduction whose recovery period lost few packets |
 //! | `+cr[:...]` | [`crate::careful_resume`] | [`CarefulResumeConfig`] | resuming from saved parameters (RFC 9959) |
@@ -32,10 +33,11 @@ use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::LossFilterConfig;
 use crate::rollback::RollbackConfig;
+use crate::unpaced::Unpaced;
 
 /// The modifiers a configuration enables, each with its configuration: a spec string's
 /// `+NAME[:OPTION,...]` parts. The default is none of them: doubling, no floor, no jump,
-/// quinn-proto's bursts, every loss congestion, every reduction standing, and Careful
+/// quinn-proto's bursts and pacing, every loss congestion, every reduction standing, and Careful
 /// Resume on with the RFC's constants (it acts only on a connection given saved
 /// parameters).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -48,6 +50,8 @@ pub struct Modifiers {
     pub jump: Option<BdpJump>,
     /// Slow-start pacing bursts (`+burst`).
     pub burst: Option<SlowStartBurst>,
+    /// quinn-proto's pacing off (`+unpaced`).
+    pub unpaced: Option<Unpaced>,
     /// The filter that lets isolated losses pass (`+loss-filter`).
     pub loss_filter: Option<LossFilterConfig>,
     /// Undoing reductions whose recovery period lost few packets (`+rollback`).
@@ -108,12 +112,14 @@ impl Modifiers {
         let jump = taken.part::<BdpJump>()?;
         let floor = taken.part::<RttWindowFloor>()?;
         let burst = taken.part::<SlowStartBurst>()?;
+        let unpaced = taken.part::<Unpaced>()?;
         let careful_resume = taken.part::<CarefulResumeConfig>()?;
         taken.modifiers = Self {
             growth: growth.unwrap_or_default(),
             floor,
             jump,
             burst,
+            unpaced,
             loss_filter,
             rollback,
             careful_resume: careful_resume.unwrap_or_default(),
@@ -127,6 +133,7 @@ impl Modifiers {
         write_optional(f, self.floor.as_ref())?;
         write_optional(f, self.jump.as_ref())?;
         write_optional(f, self.burst.as_ref())?;
+        write_optional(f, self.unpaced.as_ref())?;
         write_optional(f, self.loss_filter.as_ref())?;
         write_optional(f, self.rollback.as_ref())?;
         write_part(f, &self.careful_resume)

@@ -1,6 +1,6 @@
 //! Short spec strings for congestion control, used by every satquic command.
 //!
-//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+floor[:OPTION,...]][+jump[:OPTION,...]][+burst[:OPTION,...]][+loss-filter[:OPTION,...]][+rollback[:OPTION,...]][+cr[:OPTION,...]]`,
+//! Grammar: `AVOIDANCE[+SLOWSTART[:OPTION,OPTION...]][+growth:OPTION,...][+floor[:OPTION,...]][+jump[:OPTION,...]][+burst[:OPTION,...]][+unpaced][+loss-filter[:OPTION,...]][+rollback[:OPTION,...]][+cr[:OPTION,...]]`,
 //! case-insensitive.
 //!
 //! | part | values |
@@ -8,18 +8,18 @@
 //! | avoidance | `newreno` (alias `reno`), `cubic`, `hybla`, `bbr3` (satquic's BBRv3), `bbr` (quinn's BBRv1-like) |
 //! | `bbr3` options ([`bbr3`](crate::bbr3); each a draft-ietf-ccwg-bbr constant) | `startup-gain=F`, `startup-cwnd-gain=F`, `drain-gain=F`, `cwnd-gain=F`, `down-gain=F`, `cruise-gain=F`, `up-gain=F`, `up-cwnd-gain=F`, `probe-rtt-gain=F`, `probe-rtt-duration=MS`, `probe-rtt-interval=MS`, `min-rtt-window=MS`, `bw-cycles=N`, `extra-acked-rounds=N`, `extra-acked-max=MS`, `loss-thresh=F`, `beta=F`, `headroom=F`, `min-pipe=N` (segments), `full-loss-count=N`, `full-bw-growth=F`, `full-bw-rounds=N`, `pacing-margin=F` (percent), `max-quantum=BYTES`, `probe-wait=MS`, `probe-wait-random=MS`, `reno-rounds=N`, `pacing=rate` or `pacing=window` |
 //! | slow start | `classic` (alias `ss`), `hystart++` (aliases `hspp`, `hystartpp`), `hystart` (classic HyStart as in Linux CUBIC), `hybla`, `search` |
-//! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=auto`, `lookback=latest`, `lookback=smoothed` or `lookback=min` |
+//! | `search` options ([`search`](crate::slow_start::search)) | `v2`, `v3`, `draft`; `set-ssthresh`, `lower-cwnd`, `drain`; `exit`, `shadow`; `round`, `interp`, `interp-forward`; `thresh=F`, `window=F`, `bins=N`, `extra=N`, `reset=N` or `no-reset`, `app-limited=skip` or `app-limited=count`, `lookback=auto`, `lookback=latest`, `lookback=smoothed` or `lookback=min`; `clock=ms` or `clock=exact` |
 //! | `hystart++` options ([`hystart_plus_plus`](crate::slow_start::hystart_plus_plus)) | `n-rtt-sample=N`, `css-rounds=N`, `css-divisor=N`, `divisor=N`, `min-thresh=MS`, `max-thresh=MS`, `ack-limit=N` |
 //! | `hystart` options ([`hystart`](crate::slow_start::hystart)) | `ack-train` or `delay` (run only that detector; default both), `low-window=N` (segments), `ack-delta=MS`, `ack-delay=MS`, `min-samples=N`, `min-thresh=MS`, `max-thresh=MS`, `divisor=N`, `unpaced` |
 //! | `hybla` options ([`hybla`](crate::slow_start::hybla)) | `rtt0=MS` (also accepted on the avoidance: `hybla:rtt0=MS`, [`avoidance::hybla`](crate::avoidance::hybla)) |
 //! | `newreno` options ([`avoidance::newreno`](crate::avoidance::newreno)) | `loss-reduction=F`, RFC 9002's `kLossReductionFactor` (default 0.5; quicly's Reno, the seeds' controller, uses 0.7: `newreno:loss-reduction=0.7`) |
-//! | modifiers ([`crate::modifiers`]) | `+growth:...`, `+floor[:...]`, `+jump[:...]`, `+burst[:...]`, `+loss-filter[:...]`, `+rollback[:...]`, `+cr[:...]` (Careful Resume, RFC 9959), in any order, but the slow start before `+cr:...` (its options run to the end of the spec once the other parts are taken out); each module tables its options |
+//! | modifiers ([`crate::modifiers`]) | `+growth:...`, `+floor[:...]`, `+jump[:...]`, `+burst[:...]`, `+unpaced`, `+loss-filter[:...]`, `+rollback[:...]`, `+cr[:...]` (Careful Resume, RFC 9959), in any order, but the slow start before `+cr:...` (its options run to the end of the spec once the other parts are taken out); each module tables its options |
 //!
 //! This module is the grammar of the avoidance and the slow start; the modifiers' parts
 //! are taken out first, by [`crate::modifiers`], each parsed by its own module. What each
 //! option means, its default and its source are tabled in the algorithm's module, found by
 //! its spec name under [`crate::avoidance`], [`crate::bbr3`], [`crate::slow_start`],
-//! [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::loss_filter`],
+//! [`crate::growth`], [`crate::jump`], [`crate::burst`], [`crate::unpaced`], [`crate::loss_filter`],
 //! [`crate::rollback`] and [`crate::careful_resume`]. `MS` is milliseconds (fractions
 //! allowed), `F` a number, `N` a whole number.
 //!
@@ -43,7 +43,7 @@ use crate::avoidance::{AvoidanceConfig, CubicConfig};
 use crate::modifiers::Modifiers;
 use crate::slow_start::{
     ExitAction, HYBLA_RTT0, HyStartConfig, HyStartDetect, LinuxHyStartConfig, LookbackRtt,
-    PrevPoint, Search, SearchConfig, SearchMode, SearchVersion, SlowStartConfig,
+    PrevPoint, Search, SearchClock, SearchConfig, SearchMode, SearchVersion, SlowStartConfig,
 };
 
 /// A spec string that could not be parsed. Its message is one line naming what was
@@ -63,7 +63,7 @@ const AVOIDANCES: &str = "newreno, cubic, hybla, bbr3, bbr";
 const SLOW_STARTS: &str = "classic, hystart++, hystart, hybla, search";
 const SEARCH_OPTIONS: &str = "v2, v3, draft, set-ssthresh, lower-cwnd, drain, exit, shadow, \
      round, interp, interp-forward, thresh=F, window=F, bins=N, extra=N, reset=N, no-reset, \
-     app-limited=skip|count, lookback=auto|latest|smoothed|min";
+     app-limited=skip|count, lookback=auto|latest|smoothed|min, clock=ms|exact";
 const HYSTART_OPTIONS: &str = "n-rtt-sample=N, css-rounds=N, css-divisor=N, divisor=N, \
      min-thresh=MS, max-thresh=MS, ack-limit=N";
 const LINUX_HYSTART_OPTIONS: &str = "ack-train, delay, low-window=N, ack-delta=MS, \
@@ -392,6 +392,18 @@ fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
                     "bins" => c.bins = bounded(spec, key, value, 1, 1000)?,
                     "extra" => c.extra_bins = bounded(spec, key, value, 1, 1000)?,
                     "reset" => c.missed_bins_reset = Some(number(spec, key, value)?),
+                    "clock" => {
+                        c.clock = match value {
+                            "ms" => SearchClock::Millis,
+                            "exact" => SearchClock::Exact,
+                            _ => {
+                                return Err(err(
+                                    spec,
+                                    format!("clock={value}: valid values are ms, exact"),
+                                ));
+                            }
+                        }
+                    }
                     "lookback" => {
                         c.lookback_rtt = match value {
                             "auto" => LookbackRtt::Auto,
@@ -501,6 +513,11 @@ pub(crate) fn write_spec(
             write!(f, "hybla:rtt0={}", ms(*rtt0))?
         }
         AvoidanceConfig::Bbr3(c) => write!(f, "{c}")?,
+        AvoidanceConfig::NewReno {
+            loss_reduction_factor: x,
+        } if *x != crate::avoidance::newreno::LOSS_REDUCTION_FACTOR => {
+            write!(f, "newreno:loss-reduction={x}")?
+        }
         other => f.write_str(other.name())?,
     }
     if avoidance.stands_alone() {
@@ -637,6 +654,9 @@ fn search_options(c: &SearchConfig) -> Vec<String> {
     if c.lookback_rtt != d.lookback_rtt {
         opts.push(format!("lookback={}", c.lookback_rtt.as_str()));
     }
+    if c.clock != d.clock {
+        opts.push(format!("clock={}", c.clock.as_str()));
+    }
     if c.skip_app_limited != d.skip_app_limited {
         let v = if c.skip_app_limited { "skip" } else { "count" };
         opts.push(format!("app-limited={v}"));
@@ -760,6 +780,10 @@ mod tests {
             "bbr3+search",
             "bbr3+burst",
             "bbr3+cr",
+            "bbr3+unpaced",
+            "bbr+unpaced",
+            "cubic+unpaced:fast",
+            "cubic+search:clock=ns",
             "bbr3+loss-filter",
             "bbr3:beta=0",
             "bbr3:beta=1.5",
@@ -792,6 +816,9 @@ mod tests {
             "cubic+search:draft,lookback=latest",
             "cubic+search:v2,lookback=latest+growth:x=4",
             "cubic+search+burst+floor+jump",
+            "newreno:loss-reduction=0.7+search:v2+unpaced",
+            "cubic+search:v2,clock=exact",
+            "cubic+search:draft,clock=ms+unpaced",
             "cubic+search+growth:x=3+floor:ref=200,max-rtt=400+jump+burst:divisor=8,min=65536,min-rtt=100",
             "newreno+hystart++:css-rounds=3,min-thresh=2.5",
             "cubic+hystart",
@@ -818,6 +845,33 @@ mod tests {
             assert_eq!(again.to_string(), canonical, "{spec}");
             assert_eq!(again, parsed, "{spec}");
         }
+        assert!(
+            parse_spec("cubic+search:v2+unpaced")
+                .unwrap()
+                .modifiers
+                .unpaced
+                .is_some()
+        );
+        assert!(
+            parse_spec("cubic+search:v2")
+                .unwrap()
+                .modifiers
+                .unpaced
+                .is_none()
+        );
+        let SlowStartConfig::Search(s) = parse_spec("cubic+search:v2,clock=exact")
+            .unwrap()
+            .slow_start
+        else {
+            panic!("not search")
+        };
+        assert_eq!(s.clock, SearchClock::Exact);
+        assert_eq!(
+            parse_spec("reno:loss-reduction=0.7+search:v2+unpaced")
+                .unwrap()
+                .to_string(),
+            "newreno:loss-reduction=0.7+search:v2+unpaced"
+        );
         assert_eq!(
             parse_spec("cubic+search").unwrap().to_string(),
             "cubic+search:draft"

@@ -10,7 +10,10 @@ use std::time::Duration;
 use common::samples::ack;
 use satquic_cc::event::Emitter;
 use satquic_cc::slow_start::PrevPoint;
-use satquic_cc::{CcEvent, EventLog, Search, SearchMode, SearchOutcome, SearchVersion, SlowStart};
+use satquic_cc::{
+    CcEvent, EventLog, Search, SearchClock, SearchConfig, SearchMode, SearchOutcome, SearchVersion,
+    SlowStart,
+};
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
@@ -82,10 +85,19 @@ fn eval_outcomes(log: &EventLog) -> Vec<SearchOutcome> {
 /// Feeds `n` ACKs spaced `gap` apart with RTT `rtt`; returns the outcomes seen.
 fn outcomes(version: SearchVersion, rtt: Duration, gap: Duration, n: u32) -> Vec<SearchOutcome> {
     let config = match version {
-        SearchVersion::V2 => Search::v2(),
+        // 2.0 on exact durations: quicly's millisecond clock is tested below.
+        SearchVersion::V2 => {
+            let mut c = Search::v2();
+            c.clock = SearchClock::Exact;
+            c
+        }
         SearchVersion::V3 => Search::v3(),
         SearchVersion::Draft => Search::draft(),
     };
+    outcomes_of(config, rtt, gap, n)
+}
+
+fn outcomes_of(config: SearchConfig, rtt: Duration, gap: Duration, n: u32) -> Vec<SearchOutcome> {
     let mut search = Search::new(config.mode(SearchMode::Shadow));
     let log = EventLog::new();
     let events = Emitter::new(Some(log.clone()));
@@ -119,6 +131,26 @@ fn search_works_from_microsecond_to_multi_second_rtts() {
         // A zero RTT must not divide by zero either.
         outcomes(version, Duration::ZERO, Duration::from_nanos(1), 100);
     }
+    // 2.0 on quicly's millisecond clock: bins of at least 1 ms (000 Appendix A's floor),
+    // so it evaluates from RTTs of a few milliseconds and never divides by zero below.
+    for (rtt, gap) in [
+        (Duration::from_millis(3), Duration::from_micros(100)),
+        (secs(5.0), Duration::from_millis(50)),
+    ] {
+        let seen = outcomes_of(Search::v2(), rtt, gap, 2_000);
+        assert!(
+            seen.iter()
+                .any(|o| matches!(o, SearchOutcome::Continue | SearchOutcome::Exit)),
+            "v2 rtt {rtt:?}: {seen:?}"
+        );
+    }
+    outcomes_of(Search::v2(), Duration::ZERO, Duration::from_nanos(1), 100);
+    outcomes_of(
+        Search::v2(),
+        Duration::from_nanos(3),
+        Duration::from_nanos(1),
+        100,
+    );
 }
 
 #[test]

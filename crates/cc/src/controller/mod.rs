@@ -79,8 +79,10 @@
 //! **`on_mtu_update(mtu)`**: the MSS; the window at least the new minimum (2 x MSS).
 //! **`on_path_change(now)`**: Careful Resume only (Reconnaissance to Normal, Unvalidated to
 //! Safe Retreat). Between the hooks quinn reads [`Controller::window`] (Careful Resume's
-//! paced release of the jump) and [`Controller::pacing_burst`] (`+burst`: the initial slow
-//! start only, not during a drain, and only while Careful Resume is Normal).
+//! paced release of the jump), [`Controller::pacing_burst`] (`+burst`: the initial slow
+//! start only, not during a drain, and only while Careful Resume is Normal) and
+//! [`Controller::pacing_rate`] (`+unpaced`: a rate of 0, no pacing, the whole connection;
+//! no hook reads or changes it, so it has no row above).
 //!
 //! # Interactions the order decides
 //!
@@ -130,6 +132,7 @@ use crate::loss_filter::{LossFilter, LossFilterConfig};
 use crate::modifiers::Modifiers;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::SlowStart;
+use crate::unpaced::Unpaced;
 
 use congestion::Checkpoint;
 use drain::Drain;
@@ -203,6 +206,8 @@ pub struct Controller {
     peak_rate: PeakRate,
     /// Pacing bursts during the initial slow start, if enabled.
     burst: Option<SlowStartBurst>,
+    /// quinn-proto's pacing off, if enabled.
+    unpaced: Option<Unpaced>,
     /// The long-RTT window floor of the initial slow start, if enabled.
     floor: Option<RttWindowFloor>,
     /// RTT estimates of the latest acknowledgement (its sample goes into the samples).
@@ -249,6 +254,7 @@ impl Controller {
             jump: None,
             peak_rate: PeakRate::default(),
             burst: None,
+            unpaced: None,
             floor: None,
             rtt: RttInfo::fixed(Duration::ZERO),
             loss_filter: None,
@@ -256,6 +262,11 @@ impl Controller {
             lost_packets: 0,
             checkpoint: None,
         }
+    }
+
+    /// Turns quinn-proto's pacing off ([`crate::unpaced`]).
+    pub fn set_unpaced(&mut self, unpaced: Option<Unpaced>) {
+        self.unpaced = unpaced;
     }
 
     /// Enables undoing reductions whose recovery period lost few packets
@@ -301,6 +312,7 @@ impl Controller {
         self.set_growth(modifiers.growth);
         self.set_jump(modifiers.jump);
         self.set_burst(modifiers.burst);
+        self.set_unpaced(modifiers.unpaced);
         self.set_floor(modifiers.floor);
         self.set_loss_filter(modifiers.loss_filter);
         self.set_rollback(modifiers.rollback);
@@ -341,6 +353,12 @@ impl Controller {
             return None;
         }
         burst.burst(self.window(), self.rtt.smoothed)
+    }
+
+    /// The pacing rate the controller asks of quinn-proto's pacer: 0 (no pacing) with
+    /// `+unpaced` ([`crate::unpaced`]), otherwise none (quinn-proto's own rate).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.unpaced.map(|_| Unpaced::PACING_RATE)
     }
 
     /// The congestion window (CWND) in bytes.

@@ -33,7 +33,8 @@ pub use hybla::{HYBLA_RTT0, HyblaSlowStart};
 pub use hystart::{HyStartDetect, LinuxHyStart, LinuxHyStartConfig};
 pub use hystart_plus_plus::{HyStartConfig, HyStartPlusPlus};
 pub use search::{
-    ExitAction, LookbackRtt, PrevPoint, Search, SearchConfig, SearchMode, SearchVersion,
+    ExitAction, LookbackRtt, PrevPoint, Search, SearchClock, SearchConfig, SearchMode,
+    SearchVersion,
 };
 
 /// What a slow start learns from one acknowledged packet.
