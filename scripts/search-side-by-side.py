@@ -9,8 +9,11 @@ received (any order, as qperf's `byteslog` counts; seconds from the client's sta
 packets the link dropped (AQM, overflow, and the sender cap), datagrams the kernel dropped
 for full socket receive buffers during the run (`RcvbufErrors`, machine-wide: losses no
 link model counts, which an unpaced sender's bursts cause when a reader falls behind),
-packets the sender declared lost, and the slow-start exit (SEARCH's exit, else the sender's first congestion event;
-quicly's classic rows show the link's first drop instead, marked `~`).
+packets the sender declared lost, and the slow-start exit (SEARCH's exit, else the
+sender's first congestion event; quicly's classic rows show the link's first drop
+instead, marked `~`, unless its server prints the local debug lines). `--path chain`
+runs the issue's two relays instead: a plain 200 Mbit/s link with a 37.5 MB drop-tail
+queue in front of the server, then the GEO link.
 
     scripts/search-side-by-side.py --runs 5                 # quicly and satquic, real time
     scripts/search-side-by-side.py --runs 5 --sim           # plus satquic's simulator rows
@@ -428,6 +431,8 @@ def main():
             rows[label] = results
     if "sim" in modes:
         rows.update(sim_rows(args, [x for x in labels if x in SATQUIC_ROWS], out))
+    if not rows:
+        return
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
     print_table(rows, args.runs)
     print(f"files: {out}")
