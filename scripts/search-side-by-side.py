@@ -3,8 +3,8 @@
 
 Issue 34. Each run sends one 200 MB download through `satquic link --link geo-viasat
 --sender-cap 200M:1.5s` (the seeds' 200 Mbit/s token bucket at the server, then the
-Viasat-like GEO link; README.md, "The seeds' own code through the same link"), one run at
-a time, N runs per row, and prints per row the medians of: time to 50/100/150/200 MB
+Viasat-like GEO link; docs/matrix-and-peers.md, "The seeds' own code through the same
+link"), one run at a time, N runs per row, and prints per row the medians of: time to 50/100/150/200 MB
 received (any order, as qperf's `byteslog` counts; seconds from the client's start),
 packets the link dropped (AQM, overflow, and the sender cap), datagrams the kernel dropped
 for full socket receive buffers during the run (`RcvbufErrors`, machine-wide: losses no
