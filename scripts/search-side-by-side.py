@@ -337,12 +337,15 @@ def sim_rows(args, labels, out):
 
 
 def link_drops(summary):
+    """Packets a simulated run's link and sender cap dropped: the simulator's summary.json
+    counts the link's by reason (`link.drops`) and the cap's per flow (`sender_cap_drops`,
+    absent when none), not as `satquic link`'s summary does."""
     link = summary.get("link") or {}
-    down = link.get("down") or {}
-    dropped = down.get("dropped") or {}
-    total = sum(v for v in dropped.values() if isinstance(v, (int, float)))
-    cap = (link.get("sender_cap") or {}).get("dropped_packets", 0)
-    return total + cap if dropped else None
+    drops = link.get("drops")
+    if drops is None:
+        return None
+    cap = sum(flow.get("sender_cap_drops", 0) for flow in summary.get("flows", []))
+    return sum(drops.values()) + link.get("up_drops", 0) + cap
 
 
 def median(values):
