@@ -19,6 +19,10 @@
 //! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | none: ours, BBR's Startup cwnd gain |
 //! | `train-fraction` | off | none: ours; the train's estimate, robust, without the half |
 //! | [`TRAIN_MIN_INTERVAL`] | 4 ms (`train-interval=MS`) | none: ours |
+//! | [`BOUND_FRACTION`] | off; with `bound`, 1 | none: ours ([`PeakRate::bound`]) |
+//! | [`BOUND_MARGIN`] | 1 ms (`bound-margin=MS`) | none: ours |
+//! | [`BOUND_SAMPLES`] | 4 | none: ours |
+//! | [`BURST_GAP`] | 1 ms | none: ours |
 //!
 //! The default is the minimum RTT, the pipe's own: a smoothed RTT inflated by a queue
 //! multiplies the jump by that queue. On `thesis-asym-99`, where the ACKs queue on a thin
@@ -26,7 +30,7 @@
 //! mechanisms").
 //!
 //! Spec part
-//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS]`.
+//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,train[=F],cap[=K],train-fraction=F,train-interval=MS,bound[=F],bound-margin=MS]`.
 //! The jump only raises the window during the initial slow start, never while Careful
 //! Resume holds it or a drain steps it down, and leaves the exit to the slow start: a jump
 //! to half the estimate followed by `G`-fold growth reaches the pipe in one round trip and
@@ -46,6 +50,22 @@
 //! 1-BDP buffer at 600 ms: qir-sat), and a bandwidth-on-demand link whose early grants make
 //! the estimate low lifts the hold as the grants grow.
 //!
+//! With `bound` (ours), the rate is also bounded from below by each burst's queueing
+//! delay: a packet that left in a burst behind `B` bytes and came back `w` later than the
+//! minimum RTT waited behind at least those bytes at the bottleneck, so the bottleneck
+//! drains at least `B / w` ([`PeakRate::bound`]). Acknowledgements that are late (a
+//! delayed ACK, an ACK queued behind a large packet on a thin return link, a scheduler)
+//! only lengthen `w`, so unlike a sample from the spacing of acknowledgements the bound
+//! never exceeds the bottleneck's rate, whichever end sends and however the return link
+//! bunches the ACKs; and it needs no minimum train length, so the first flight measures a
+//! 1 Gbit/s path as well as a 10 Mbit/s one. What it cannot see is an error of the
+//! minimum RTT itself: a minimum that is still too high (the handshake's samples carry the
+//! return link's serialization of the handshake; the first data samples, what else waits
+//! on a thin return link) shortens every `w` by as much. So every delay gets a margin
+//! ([`BOUND_MARGIN`]), and the best few samples are kept and re-read against the minimum
+//! RTT as it falls ([`BOUND_SAMPLES`]). The jump then goes to `bound` x that rate x the
+//! minimum RTT, and `cap` holds the window at its multiple of the same estimate.
+//!
 //! The rate is a maximum, and a packet train measures the bottleneck's rate, not the
 //! share left by other traffic: on a shared bottleneck the jump can overshoot, which is why
 //! picoquic takes only half of it and why it is an option, measured in BENCHMARKS.md
@@ -62,6 +82,26 @@ pub const JUMP_FRACTION: f64 = 0.5;
 /// Shortest acknowledgement interval a delivery-rate sample is taken over (picoquic's
 /// `PICOQUIC_MAX_BANDWIDTH_TIME_INTERVAL_MIN`, 1 ms): shorter ones are too coarse.
 pub const PEAK_RATE_MIN_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Share of the queueing-delay bound's BDP the window jumps to with `+jump:bound` (ours):
+/// the bound never exceeds the bottleneck's rate ([`PeakRate::bound`]), so it needs no
+/// halving.
+pub const BOUND_FRACTION: f64 = 1.0;
+
+/// Added to every queueing delay a bound sample divides by (`+jump:bound`, ours): it
+/// absorbs an error of the minimum RTT (a sample that waited on the return link, jitter,
+/// a scheduler on real sockets) of up to this much, at the cost of underestimating short
+/// bursts: a 72 KB first flight through 1 Gbit/s queues for 0.58 ms and reads as 365
+/// Mbit/s.
+pub const BOUND_MARGIN: Duration = Duration::from_millis(1);
+
+/// How many of the best bound samples are kept, to be read again as the minimum RTT falls
+/// (`+jump:bound`, ours).
+pub const BOUND_SAMPLES: usize = 4;
+
+/// Longest pause between the sending of two packets of one burst (`+jump:bound`, ours):
+/// a longer pause starts a new burst.
+pub const BURST_GAP: Duration = Duration::from_millis(1);
 
 /// How long a train of acknowledgements lasts with `+jump:train` (ours), in minimum RTTs:
 /// long enough to span one flight's acknowledgements as jitter spreads them, short enough
@@ -121,6 +161,12 @@ pub struct BdpJump {
     /// If set (with trains measured), the window also jumps to this share of the train
     /// samples' peak x minimum RTT: a robust estimate needs no halving (ours).
     pub train_fraction: Option<f64>,
+    /// If set, the window also jumps to this share of the queueing-delay bound x minimum
+    /// RTT ([`PeakRate::bound`]), and `cap` reads the bound instead of the other
+    /// estimates (ours).
+    pub bound: Option<f64>,
+    /// Added to every queueing delay a bound sample divides by.
+    pub bound_margin: Duration,
 }
 
 impl Default for BdpJump {
@@ -134,6 +180,8 @@ impl Default for BdpJump {
             train_interval: TRAIN_MIN_INTERVAL,
             cap: None,
             train_fraction: None,
+            bound: None,
+            bound_margin: BOUND_MARGIN,
         }
     }
 }
@@ -165,11 +213,43 @@ impl BdpJump {
         self.target(peak, min, smoothed).max(train)
     }
 
+    /// The window the jump asks for from every estimate `rates` holds: the larger of
+    /// [`Self::target_with_train`] and, with `bound`, its share of the queueing-delay
+    /// bound x minimum RTT.
+    pub fn target_from(&self, rates: &PeakRate, min: Duration, smoothed: Duration) -> u64 {
+        let bound = self
+            .bound
+            .map_or(0, |f| (f * rates.bound() * min.as_secs_f64()) as u64);
+        self.target_with_train(rates.peak(), rates.train_peak(), min, smoothed)
+            .max(bound)
+    }
+
     /// The largest window the initial slow start grows to at `peak` bytes per second and
     /// minimum RTT `min`, if capped and the rate was measured.
     pub fn ceiling(&self, peak: f64, min: Duration) -> Option<u64> {
         let cap = self.cap?;
         (peak > 0.0).then_some((cap * peak * min.as_secs_f64()) as u64)
+    }
+
+    /// [`Self::ceiling`] from the estimate `cap` reads: the queueing-delay bound with
+    /// `bound`, else the train samples' peak when trains are measured, else the peak.
+    pub fn ceiling_from(&self, rates: &PeakRate, min: Duration) -> Option<u64> {
+        let rate = if self.bound.is_some() {
+            rates.bound()
+        } else if self.train.is_some() {
+            rates.train_peak()
+        } else {
+            rates.peak()
+        };
+        self.ceiling(rate, min)
+    }
+
+    /// How the queueing-delay bound is sampled, if it is.
+    pub fn bound_at(&self, min: Duration) -> Option<Bound> {
+        self.bound.map(|_| Bound {
+            min_rtt: min,
+            margin: self.bound_margin,
+        })
     }
 
     /// The trains measured at minimum RTT `min`, if any.
@@ -227,6 +307,11 @@ impl SpecPart for BdpJump {
                         Some(number("train-fraction", v, in_unit, "a number in (0, 1]")?);
                 }
                 Some(("train-interval", v)) => out.train_interval = millis("train-interval", v)?,
+                None if opt == "bound" => out.bound = Some(BOUND_FRACTION),
+                Some(("bound", v)) => {
+                    out.bound = Some(number("bound", v, in_unit, "a number in (0, 1]")?);
+                }
+                Some(("bound-margin", v)) => out.bound_margin = millis("bound-margin", v)?,
                 None if opt == "cap" => out.cap = Some(JUMP_CAP_BDPS),
                 None if opt == "train" => out.train = Some(JUMP_TRAIN_RTTS),
                 Some(("train", v)) => {
@@ -236,7 +321,7 @@ impl SpecPart for BdpJump {
                 Some(("rtt", "smoothed")) => out.rtt = JumpRtt::Smoothed,
                 _ => {
                     return Err(format!(
-                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K], train-fraction=F, train-interval=MS"
+                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, train[=F], cap[=K], train-fraction=F, train-interval=MS, bound[=F], bound-margin=MS"
                     ));
                 }
             }
@@ -277,6 +362,17 @@ impl SpecPart for BdpJump {
                 self.train_interval.as_secs_f64() * 1000.0
             ));
         }
+        match self.bound {
+            Some(BOUND_FRACTION) => opts.push("bound".into()),
+            Some(f) => opts.push(format!("bound={f}")),
+            None => {}
+        }
+        if self.bound_margin != BOUND_MARGIN {
+            opts.push(format!(
+                "bound-margin={}",
+                self.bound_margin.as_secs_f64() * 1000.0
+            ));
+        }
         Some(opts)
     }
 }
@@ -296,6 +392,47 @@ pub struct Train {
     pub length: Duration,
     /// Shortest interval of a train sample.
     pub min_interval: Duration,
+}
+
+/// How the queueing-delay bound is read: delays from minimum RTT `min_rtt`, each with
+/// `margin` added.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// The minimum RTT the queueing delays are measured from.
+    pub min_rtt: Duration,
+    /// Added to every queueing delay.
+    pub margin: Duration,
+}
+
+/// One sample of the queueing-delay bound: `ahead` bytes left in a burst before a packet
+/// whose acknowledgement came `span` after the burst's first packet was sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BoundSample {
+    ahead: u64,
+    span: Duration,
+}
+
+impl BoundSample {
+    /// The rate it shows, bytes per second: the bytes over the span less the minimum RTT
+    /// (the packet's queueing delay plus the time the burst took to send), plus the margin.
+    fn rate(&self, bound: Bound) -> f64 {
+        let delay = self.span.saturating_sub(bound.min_rtt) + bound.margin;
+        self.ahead as f64 / delay.as_secs_f64().max(f64::MIN_POSITIVE)
+    }
+}
+
+/// A burst of acknowledged packets: sent back to back (no pause over [`BURST_GAP`]),
+/// acknowledged in sending order.
+#[derive(Debug, Clone, Copy)]
+struct Burst {
+    /// When its first packet was sent.
+    first_sent: Duration,
+    /// When its newest acknowledged packet was sent.
+    last_sent: Duration,
+    /// Bytes acknowledged that were sent in it before its newest acknowledged packet.
+    ahead: u64,
+    /// Bytes of its newest acknowledged packet.
+    last: u64,
 }
 
 /// The peak delivery rate, picoquic's way: a sample is the bytes delivered since a
@@ -322,6 +459,15 @@ pub struct PeakRate {
     peak: f64,
     /// The peak of the train samples alone, bytes per second.
     train_peak: f64,
+    /// The burst of the newest acknowledged packet, for the queueing-delay bound.
+    burst: Option<Burst>,
+    /// Whether the current batch acknowledged a packet of `burst`.
+    burst_acked: bool,
+    /// The best samples of the queueing-delay bound so far.
+    bound_samples: [Option<BoundSample>; BOUND_SAMPLES],
+    /// The queueing-delay bound ([`Self::bound`]) at the latest minimum RTT, bytes per
+    /// second.
+    bound: f64,
 }
 
 /// A point a rate is measured from: bytes delivered, when they were acknowledged, when
@@ -333,6 +479,77 @@ impl PeakRate {
     pub fn on_ack(&mut self, sent: Duration, bytes: u64) {
         self.delivered = self.delivered.saturating_add(bytes);
         self.batch_sent = Some(self.batch_sent.map_or(sent, |s| s.max(sent)));
+        self.on_burst_ack(sent, bytes);
+    }
+
+    /// Follows the burst of the newest acknowledged packet: a packet sent after the burst's
+    /// newest within [`BURST_GAP`] extends it, a later one starts a new burst, an older
+    /// one (acknowledged out of order) leaves it alone.
+    fn on_burst_ack(&mut self, sent: Duration, bytes: u64) {
+        match self.burst.as_mut() {
+            Some(b) if sent < b.last_sent => return,
+            Some(b) if sent - b.last_sent <= BURST_GAP => {
+                b.ahead = b.ahead.saturating_add(b.last);
+                b.last_sent = sent;
+                b.last = bytes;
+            }
+            _ => {
+                self.burst = Some(Burst {
+                    first_sent: sent,
+                    last_sent: sent,
+                    ahead: 0,
+                    last: bytes,
+                })
+            }
+        }
+        self.burst_acked = true;
+    }
+
+    /// Takes the queueing-delay bound's sample of a batch that ended at `now`, and reads
+    /// the kept samples at the minimum RTT of `bound`. A sample is the bytes that left in
+    /// the burst ahead of its newest acknowledged packet over how much later than the
+    /// minimum RTT that packet came back plus how long the burst took to send: the
+    /// bottleneck cannot have drained them faster, since they were all queued or in flight
+    /// ahead of the packet when it reached the bottleneck.
+    fn bound_sample(&mut self, now: Duration, bound: Bound) {
+        if let Some(b) = self.burst.filter(|_| std::mem::take(&mut self.burst_acked)) {
+            let sample = BoundSample {
+                ahead: b.ahead,
+                span: now.saturating_sub(b.first_sent),
+            };
+            self.keep_bound_sample(sample, bound);
+        }
+        self.bound = self
+            .bound_samples
+            .iter()
+            .flatten()
+            .map(|s| s.rate(bound))
+            .fold(0.0, f64::max);
+    }
+
+    /// Keeps `sample` in place of the weakest kept one at `bound`, if it is stronger.
+    fn keep_bound_sample(&mut self, sample: BoundSample, bound: Bound) {
+        let rate = sample.rate(bound);
+        let weakest = self
+            .bound_samples
+            .iter_mut()
+            .min_by(|a, b| {
+                let (a, b) = (
+                    a.map_or(-1.0, |s| s.rate(bound)),
+                    b.map_or(-1.0, |s| s.rate(bound)),
+                );
+                a.total_cmp(&b)
+            })
+            .expect("BOUND_SAMPLES is not zero");
+        if weakest.is_none_or(|w| w.rate(bound) < rate) {
+            *weakest = Some(sample);
+        }
+    }
+
+    /// The queueing-delay bound so far, bytes per second (0 before the first sample): the
+    /// largest rate the bottleneck was shown to drain at, never more than its rate.
+    pub fn bound(&self) -> f64 {
+        self.bound
     }
 
     /// A batch of acknowledgements received at `now` ended; returns the peak rate (bytes
@@ -342,7 +559,11 @@ impl PeakRate {
         now: Duration,
         min_interval: Duration,
         train: Option<Train>,
+        bound: Option<Bound>,
     ) -> Option<f64> {
+        if let Some(bound) = bound {
+            self.bound_sample(now, bound);
+        }
         let sent = self.batch_sent.take()?;
         let here = (self.delivered, now, sent);
         let mut best = None::<f64>;
@@ -425,6 +646,7 @@ mod tests {
                 ms(300.0 + 2.0 * f64::from(ack)),
                 PEAK_RATE_MIN_INTERVAL,
                 None,
+                None,
             );
         }
         // Samples over 2 ms: 2 x 1,250 bytes each.
@@ -443,16 +665,16 @@ mod tests {
         // ACKs bunched 1.5 ms apart for packets sent 10 ms apart: the send interval rules.
         let mut rate = PeakRate::default();
         rate.on_ack(ms(0.0), 1000);
-        rate.on_end_acks(ms(300.0), PEAK_RATE_MIN_INTERVAL, None);
+        rate.on_end_acks(ms(300.0), PEAK_RATE_MIN_INTERVAL, None, None);
         rate.on_ack(ms(10.0), 1000);
         assert_eq!(
-            rate.on_end_acks(ms(301.5), PEAK_RATE_MIN_INTERVAL, None),
+            rate.on_end_acks(ms(301.5), PEAK_RATE_MIN_INTERVAL, None, None),
             Some(100_000.0)
         );
         // Intervals at or below the minimum give no sample.
         rate.on_ack(ms(20.0), 1000);
         assert_eq!(
-            rate.on_end_acks(ms(302.0), PEAK_RATE_MIN_INTERVAL, None),
+            rate.on_end_acks(ms(302.0), PEAK_RATE_MIN_INTERVAL, None, None),
             None
         );
     }
@@ -467,7 +689,7 @@ mod tests {
                 for p in 0..2 {
                     rate.on_ack(ms(0.05 * (2 * i + p) as f64), 1200);
                 }
-                rate.on_end_acks(ms(at), PEAK_RATE_MIN_INTERVAL, train);
+                rate.on_end_acks(ms(at), PEAK_RATE_MIN_INTERVAL, train, None);
             }
         };
         let mut moving = PeakRate::default();
@@ -502,12 +724,12 @@ mod tests {
         let before = train.peak();
         train.on_ack(ms(600.0), 1200);
         assert_eq!(
-            train.on_end_acks(ms(900.0), PEAK_RATE_MIN_INTERVAL, length),
+            train.on_end_acks(ms(900.0), PEAK_RATE_MIN_INTERVAL, length, None),
             None
         );
         train.on_ack(ms(600.1), 1200);
         assert_eq!(
-            train.on_end_acks(ms(900.05), PEAK_RATE_MIN_INTERVAL, length),
+            train.on_end_acks(ms(900.05), PEAK_RATE_MIN_INTERVAL, length, None),
             None
         );
         assert_eq!(train.peak(), before);
@@ -524,7 +746,7 @@ mod tests {
         });
         for at in [0.0, 2.0, 5.9, 7.0, 8.0] {
             rate.on_ack(ms(0.0), 2400);
-            rate.on_end_acks(ms(300.0 + at), PEAK_RATE_MIN_INTERVAL, train);
+            rate.on_end_acks(ms(300.0 + at), PEAK_RATE_MIN_INTERVAL, train, None);
         }
         // 5.9 -> 7 ms: 2,400 bytes over 1.1 ms.
         assert!(
@@ -555,6 +777,107 @@ mod tests {
         assert_eq!(no_train.target_with_train(3e6, 2e6, min, smoothed), 900_000);
     }
 
+    /// A burst of `packets` x 1,200 bytes sent at once at `sent` (ms) through a
+    /// bottleneck of `rate` bytes per second and a 600 ms minimum RTT, acknowledged every
+    /// `per_ack` packets: the arrival (ms) of each ACK, and the packets it acknowledges.
+    fn burst_acks(sent: f64, packets: u32, per_ack: u32, rate: f64) -> Vec<(f64, u32)> {
+        (1..=packets)
+            .filter(|p| p % per_ack == 0 || *p == packets)
+            .map(|p| (sent + 600.0 + f64::from(p - 1) * 1200.0 / rate * 1000.0, p))
+            .collect()
+    }
+
+    /// Feeds `acks` (arrival in ms, packets acknowledged so far) of a burst sent at `sent`
+    /// to `rate` with the bound read against `min_rtt`.
+    fn feed(rates: &mut PeakRate, sent: f64, acks: &[(f64, u32)], min_rtt: f64) {
+        let bound = BdpJump::parse_options("bound")
+            .unwrap()
+            .bound_at(ms(min_rtt));
+        let mut acked = 0;
+        for &(at, upto) in acks {
+            for _ in acked..upto {
+                rates.on_ack(ms(sent), 1200);
+            }
+            acked = upto;
+            rates.on_end_acks(ms(at), PEAK_RATE_MIN_INTERVAL, None, bound);
+        }
+    }
+
+    #[test]
+    fn the_bound_measures_a_burst_by_its_queueing_delay() {
+        // 60 packets through 50 Mbit/s (6.25 MB/s): the last waits 11.33 ms behind 59.
+        let mut rates = PeakRate::default();
+        feed(&mut rates, 0.0, &burst_acks(0.0, 60, 2, 6.25e6), 600.0);
+        let expected = 59.0 * 1200.0 / (0.011328 + 0.001);
+        assert!((rates.bound() - expected).abs() < 1.0, "{}", rates.bound());
+        assert!(rates.bound() < 6.25e6);
+        // The same burst through 1 Gbit/s: 0.57 ms of queue, read with the 1 ms margin.
+        let mut fast = PeakRate::default();
+        feed(&mut fast, 0.0, &burst_acks(0.0, 60, 2, 125e6), 600.0);
+        let expected = 59.0 * 1200.0 / (0.0005664 + 0.001);
+        assert!((fast.bound() - expected).abs() < 1.0, "{}", fast.bound());
+        let jump = BdpJump::parse_options("bound,cap").unwrap();
+        assert_eq!(
+            jump.target_from(&fast, ms(600.0), ms(600.0)),
+            (expected * 0.6) as u64
+        );
+        assert_eq!(
+            jump.ceiling_from(&fast, ms(600.0)),
+            Some((2.0 * expected * 0.6) as u64)
+        );
+    }
+
+    #[test]
+    fn bunched_acknowledgements_do_not_raise_the_bound() {
+        // The ACKs of a 50 Mbit/s burst wait 11 ms behind a large packet on the return
+        // link, then arrive 0.05 ms apart: their spacing reads 30 x 2,400 bytes over 1.5 ms,
+        // 48 MB/s; the bound stays under the bottleneck's 6.25 MB/s.
+        let natural = burst_acks(0.0, 60, 2, 6.25e6);
+        let bunched: Vec<_> = natural
+            .iter()
+            .enumerate()
+            .map(|(i, &(at, p))| (at.max(611.0 + 0.05 * i as f64), p))
+            .collect();
+        let mut rates = PeakRate::default();
+        feed(&mut rates, 0.0, &bunched, 600.0);
+        assert!(
+            rates.bound() > 0.0 && rates.bound() < 6.25e6,
+            "{}",
+            rates.bound()
+        );
+        // The 1 ms samples of the moving reference are fooled.
+        assert!(rates.peak() > 6.25e6, "{}", rates.peak());
+    }
+
+    #[test]
+    fn kept_samples_are_read_again_as_the_minimum_rtt_falls() {
+        // The handshake's RTT is 9 ms above the path's: read against it, a 50 Mbit/s burst
+        // looks several times faster. Once the minimum RTT is right, so is the bound.
+        let acks = burst_acks(0.0, 60, 2, 6.25e6);
+        let mut rates = PeakRate::default();
+        feed(&mut rates, 0.0, &acks, 609.0);
+        assert!(rates.bound() > 6.25e6, "{}", rates.bound());
+        // The next burst's first ACK brings the minimum down to the path's 600 ms.
+        feed(&mut rates, 700.0, &acks[..1], 600.0);
+        assert!(rates.bound() < 6.25e6, "{}", rates.bound());
+    }
+
+    #[test]
+    fn out_of_order_acknowledgements_leave_the_burst_alone() {
+        let mut rates = PeakRate::default();
+        feed(&mut rates, 10.0, &burst_acks(10.0, 60, 2, 6.25e6), 600.0);
+        let before = rates.bound();
+        // A packet sent before the burst, acknowledged late: no sample, no new burst.
+        let bound = BdpJump::parse_options("bound").unwrap().bound_at(ms(600.0));
+        rates.on_ack(ms(5.0), 1200);
+        rates.on_end_acks(ms(640.0), PEAK_RATE_MIN_INTERVAL, None, bound);
+        assert_eq!(rates.bound(), before);
+        // A packet 2 ms after the burst starts a new one: nothing ahead of it yet.
+        rates.on_ack(ms(12.0), 1200);
+        rates.on_end_acks(ms(641.0), PEAK_RATE_MIN_INTERVAL, None, bound);
+        assert_eq!(rates.bound(), before);
+    }
+
     #[test]
     fn options_parse_and_print_back() {
         for text in [
@@ -570,6 +893,9 @@ mod tests {
             "train,cap,train-fraction=1",
             "train,train-interval=2",
             "fraction=0.5,train=1",
+            "bound",
+            "bound=0.5,cap",
+            "bound,bound-margin=0.25",
         ] {
             let j = BdpJump::parse_options(text).unwrap();
             let printed = j.to_string();
@@ -592,6 +918,9 @@ mod tests {
             "train-fraction=2",
             "train-interval=0",
             "train-interval=x",
+            "bound=0",
+            "bound=1.5",
+            "bound-margin=0",
             "big",
         ] {
             let e = BdpJump::parse_options(bad).unwrap_err();

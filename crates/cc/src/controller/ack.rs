@@ -223,13 +223,7 @@ impl Controller {
     /// The largest window the initial slow start may reach under `+jump:cap` at minimum RTT
     /// `min`: from the train samples' peak when trains are measured (see [`BdpJump::cap`](crate::jump::BdpJump::cap)).
     fn jump_ceiling(&self, min: Duration) -> Option<u64> {
-        let j = self.jump?;
-        let peak = if j.train.is_some() {
-            self.peak_rate.train_peak()
-        } else {
-            self.peak_rate.peak()
-        };
-        j.ceiling(peak, min)
+        self.jump?.ceiling_from(&self.peak_rate, min)
     }
 
     /// A batch of acknowledgements ended. `largest_acked` closes a round when it reaches
@@ -259,16 +253,13 @@ impl Controller {
             return;
         };
         let train = jump.train_at(self.rtt.min);
-        self.peak_rate.on_end_acks(now, jump.min_interval, train);
+        let bound = jump.bound_at(self.rtt.min);
+        self.peak_rate
+            .on_end_acks(now, jump.min_interval, train, bound);
         if self.drain.is_some() || self.cr.phase() != CarefulResumePhase::Normal {
             return;
         }
-        let target = jump.target_with_train(
-            self.peak_rate.peak(),
-            self.peak_rate.train_peak(),
-            self.rtt.min,
-            self.rtt.smoothed,
-        );
+        let target = jump.target_from(&self.peak_rate, self.rtt.min, self.rtt.smoothed);
         // Never past the ceiling: on real sockets the peak can be several times the
         // train's estimate.
         let target = self
