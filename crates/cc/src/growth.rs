@@ -189,21 +189,30 @@ fn rtt_option(part: &str, key: &str, value: &str) -> Result<Duration, String> {
 }
 
 /// picoquic's long-RTT window floor on its own, for any growth (spec part
-/// `+floor[:ref=MS,max-rtt=MS]`): during the initial slow start, once an RTT has been
-/// measured, the window is at least the initial window times `min(min_rtt, max_rtt) /
+/// `+floor[:ref=MS,max-rtt=MS,iw=BYTES]`): during the initial slow start, once an RTT has
+/// been measured, the window is at least the initial window times `min(min_rtt, max_rtt) /
 /// reference` when the minimum RTT exceeds `reference` (picoquic
 /// `picoquic_cc_update_cwin_for_long_rtt` in `cc_common.c`, applied by its CUBIC and
 /// NewReno on every RTT measurement of the initial slow start). At a 600 ms GEO RTT the
 /// 10-packet initial window becomes 60 packets one round trip into the connection, and
 /// the first flight after the handshake is six times larger. `+growth:rtt` includes the
-/// same floor (on the smoothed RTT).
+/// same floor (on the smoothed RTT). The window it scales is the connection's initial
+/// window unless `iw=BYTES` names another: picoquic scales its own, `PICOQUIC_CWIN_INITIAL`
+/// = 10 x its 1,536-byte largest packet = [`PICOQUIC_INITIAL_WINDOW`] (quinn's is 10 x 1,200
+/// bytes, RFC 9002's `kInitialWindow` at QUIC's minimum datagram size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RttWindowFloor {
     /// RTT at which the floor is the initial window (picoquic: 100 ms).
     pub reference: Duration,
     /// Largest RTT the floor scales with (picoquic: 610 ms).
     pub max_rtt: Duration,
+    /// The window the floor scales, bytes; `None`: the connection's initial window.
+    pub initial_window: Option<u64>,
 }
+
+/// picoquic's initial window, `PICOQUIC_CWIN_INITIAL` (`picoquic_internal.h`): 10 x its
+/// `PICOQUIC_MAX_PACKET_SIZE` of 1,536 bytes.
+pub const PICOQUIC_INITIAL_WINDOW: u64 = 10 * 1536;
 
 impl Default for RttWindowFloor {
     /// picoquic's constants.
@@ -211,6 +220,7 @@ impl Default for RttWindowFloor {
         Self {
             reference: RTT_SCALED_REFERENCE,
             max_rtt: RTT_SCALED_MAX_RTT,
+            initial_window: None,
         }
     }
 }
@@ -218,6 +228,7 @@ impl Default for RttWindowFloor {
 impl RttWindowFloor {
     /// The floor for `initial_window` at minimum RTT `min_rtt`, if it is long.
     pub fn window_floor(&self, initial_window: u64, min_rtt: Duration) -> Option<u64> {
+        let initial_window = self.initial_window.unwrap_or(initial_window);
         (min_rtt > self.reference && !self.reference.is_zero()).then(|| {
             let scaled = u128::from(initial_window) * min_rtt.min(self.max_rtt).as_nanos()
                 / self.reference.as_nanos();
@@ -242,9 +253,19 @@ impl SpecPart for RttWindowFloor {
                         out.max_rtt = d;
                     }
                 }
+                Some(("iw", v)) => {
+                    out.initial_window = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|b: &u64| (1200..=1 << 30).contains(b))
+                            .ok_or_else(|| {
+                                format!("floor option iw={v} must be bytes in 1200..=1073741824")
+                            })?,
+                    );
+                }
                 _ => {
                     return Err(format!(
-                        "unknown floor option '{opt}'; valid: ref=MS, max-rtt=MS"
+                        "unknown floor option '{opt}'; valid: ref=MS, max-rtt=MS, iw=BYTES"
                     ));
                 }
             }
@@ -260,6 +281,9 @@ impl SpecPart for RttWindowFloor {
         }
         if self.max_rtt != RTT_SCALED_MAX_RTT {
             opts.push(format!("max-rtt={}", ms(self.max_rtt)));
+        }
+        if let Some(iw) = self.initial_window {
+            opts.push(format!("iw={iw}"));
         }
         Some(opts)
     }
@@ -294,7 +318,14 @@ mod tests {
         );
         assert_eq!(custom.to_string(), "+floor:ref=200,max-rtt=400");
         assert_eq!(RttWindowFloor::default().to_string(), "+floor");
-        for bad in ["ref=0", "max-rtt=x", "x=3"] {
+        // picoquic's own initial window, whatever the connection's.
+        let picoquic = RttWindowFloor::parse_options("iw=15360").unwrap();
+        assert_eq!(
+            picoquic.window_floor(12_000, Duration::from_millis(600)),
+            Some(6 * PICOQUIC_INITIAL_WINDOW)
+        );
+        assert_eq!(picoquic.to_string(), "+floor:iw=15360");
+        for bad in ["ref=0", "max-rtt=x", "x=3", "iw=100", "iw=x"] {
             let e = RttWindowFloor::parse_options(bad).unwrap_err();
             assert!(e.contains("floor option"), "{e}");
         }

@@ -63,7 +63,10 @@
 //! return link's serialization of the handshake; the first data samples, what else waits
 //! on a thin return link) shortens every `w` by as much. So every delay gets a margin
 //! ([`BOUND_MARGIN`]), and the best few samples are kept and re-read against the minimum
-//! RTT as it falls ([`BOUND_SAMPLES`]). The jump then goes to `bound` x that rate x the
+//! RTT as it falls ([`BOUND_SAMPLES`]). Packets sent before the first acknowledgement
+//! arrived give no sample: a server's handshake flight is a burst its client's does not
+//! match, and a download would start knowing more of the path than an upload on its
+//! mirror. The jump then goes to `bound` x that rate x the
 //! minimum RTT, and `cap` holds the window at its multiple of the same estimate.
 //!
 //! The rate is a maximum, and a packet train measures the bottleneck's rate, not the
@@ -87,6 +90,10 @@ pub const PEAK_RATE_MIN_INTERVAL: Duration = Duration::from_millis(1);
 /// the bound never exceeds the bottleneck's rate ([`PeakRate::bound`]), so it needs no
 /// halving.
 pub const BOUND_FRACTION: f64 = 1.0;
+
+/// Largest `bound=F`: the window may jump to at most four times the bound's BDP (a
+/// `cap` below that still holds it).
+pub const MAX_BOUND_FRACTION: f64 = 4.0;
 
 /// Added to every queueing delay a bound sample divides by (`+jump:bound`, ours): it
 /// absorbs an error of the minimum RTT (a sample that waited on the return link, jitter,
@@ -244,6 +251,19 @@ impl BdpJump {
         self.ceiling(rate, min)
     }
 
+    /// The bottleneck's rate as `+burst:time` sizes bursts by, bytes per second (0: not
+    /// measured): the queueing-delay bound with `bound`, else the train samples' peak
+    /// when trains are measured; never the 1 ms peak, which bunched ACKs inflate.
+    pub fn rate_for_bursts(&self, rates: &PeakRate) -> f64 {
+        if self.bound.is_some() {
+            rates.bound()
+        } else if self.train.is_some() {
+            rates.train_peak()
+        } else {
+            0.0
+        }
+    }
+
     /// How the queueing-delay bound is sampled, if it is.
     pub fn bound_at(&self, min: Duration) -> Option<Bound> {
         self.bound.map(|_| Bound {
@@ -309,7 +329,12 @@ impl SpecPart for BdpJump {
                 Some(("train-interval", v)) => out.train_interval = millis("train-interval", v)?,
                 None if opt == "bound" => out.bound = Some(BOUND_FRACTION),
                 Some(("bound", v)) => {
-                    out.bound = Some(number("bound", v, in_unit, "a number in (0, 1]")?);
+                    out.bound = Some(number(
+                        "bound",
+                        v,
+                        |f| f > 0.0 && f <= MAX_BOUND_FRACTION,
+                        "a number in (0, 4]",
+                    )?);
                 }
                 Some(("bound-margin", v)) => out.bound_margin = millis("bound-margin", v)?,
                 None if opt == "cap" => out.cap = Some(JUMP_CAP_BDPS),
@@ -463,6 +488,9 @@ pub struct PeakRate {
     burst: Option<Burst>,
     /// Whether the current batch acknowledged a packet of `burst`.
     burst_acked: bool,
+    /// When the first batch of acknowledgements ended: packets sent before it (the
+    /// handshake's flight, sent before either end had an RTT sample) give no bound.
+    first_ack_at: Option<Duration>,
     /// The best samples of the queueing-delay bound so far.
     bound_samples: [Option<BoundSample>; BOUND_SAMPLES],
     /// The queueing-delay bound ([`Self::bound`]) at the latest minimum RTT, bytes per
@@ -486,6 +514,9 @@ impl PeakRate {
     /// newest within [`BURST_GAP`] extends it, a later one starts a new burst, an older
     /// one (acknowledged out of order) leaves it alone.
     fn on_burst_ack(&mut self, sent: Duration, bytes: u64) {
+        if self.first_ack_at.is_none_or(|first| sent < first) {
+            return;
+        }
         match self.burst.as_mut() {
             Some(b) if sent < b.last_sent => return,
             Some(b) if sent - b.last_sent <= BURST_GAP => {
@@ -564,6 +595,7 @@ impl PeakRate {
         if let Some(bound) = bound {
             self.bound_sample(now, bound);
         }
+        self.first_ack_at.get_or_insert(now);
         let sent = self.batch_sent.take()?;
         let here = (self.delivered, now, sent);
         let mut best = None::<f64>;
@@ -789,6 +821,13 @@ mod tests {
 
     /// Feeds `acks` (arrival in ms, packets acknowledged so far) of a burst sent at `sent`
     /// to `rate` with the bound read against `min_rtt`.
+    /// A rate estimate whose connection received its first ACK at 0 (a handshake).
+    fn handshaken() -> PeakRate {
+        let mut rates = PeakRate::default();
+        rates.on_end_acks(ms(0.0), PEAK_RATE_MIN_INTERVAL, None, None);
+        rates
+    }
+
     fn feed(rates: &mut PeakRate, sent: f64, acks: &[(f64, u32)], min_rtt: f64) {
         let bound = BdpJump::parse_options("bound")
             .unwrap()
@@ -806,13 +845,13 @@ mod tests {
     #[test]
     fn the_bound_measures_a_burst_by_its_queueing_delay() {
         // 60 packets through 50 Mbit/s (6.25 MB/s): the last waits 11.33 ms behind 59.
-        let mut rates = PeakRate::default();
+        let mut rates = handshaken();
         feed(&mut rates, 0.0, &burst_acks(0.0, 60, 2, 6.25e6), 600.0);
         let expected = 59.0 * 1200.0 / (0.011328 + 0.001);
         assert!((rates.bound() - expected).abs() < 1.0, "{}", rates.bound());
         assert!(rates.bound() < 6.25e6);
         // The same burst through 1 Gbit/s: 0.57 ms of queue, read with the 1 ms margin.
-        let mut fast = PeakRate::default();
+        let mut fast = handshaken();
         feed(&mut fast, 0.0, &burst_acks(0.0, 60, 2, 125e6), 600.0);
         let expected = 59.0 * 1200.0 / (0.0005664 + 0.001);
         assert!((fast.bound() - expected).abs() < 1.0, "{}", fast.bound());
@@ -838,7 +877,7 @@ mod tests {
             .enumerate()
             .map(|(i, &(at, p))| (at.max(611.0 + 0.05 * i as f64), p))
             .collect();
-        let mut rates = PeakRate::default();
+        let mut rates = handshaken();
         feed(&mut rates, 0.0, &bunched, 600.0);
         assert!(
             rates.bound() > 0.0 && rates.bound() < 6.25e6,
@@ -854,7 +893,7 @@ mod tests {
         // The handshake's RTT is 9 ms above the path's: read against it, a 50 Mbit/s burst
         // looks several times faster. Once the minimum RTT is right, so is the bound.
         let acks = burst_acks(0.0, 60, 2, 6.25e6);
-        let mut rates = PeakRate::default();
+        let mut rates = handshaken();
         feed(&mut rates, 0.0, &acks, 609.0);
         assert!(rates.bound() > 6.25e6, "{}", rates.bound());
         // The next burst's first ACK brings the minimum down to the path's 600 ms.
@@ -863,8 +902,20 @@ mod tests {
     }
 
     #[test]
-    fn out_of_order_acknowledgements_leave_the_burst_alone() {
+    fn a_burst_sent_before_the_first_ack_gives_no_bound() {
+        // A server's handshake flight leaves before it has heard from the client; its
+        // client's flight is one packet. Neither measures the data direction.
         let mut rates = PeakRate::default();
+        feed(&mut rates, 0.0, &burst_acks(0.0, 4, 4, 6.25e6), 600.0);
+        assert_eq!(rates.bound(), 0.0);
+        // The first flight after it does.
+        feed(&mut rates, 700.0, &burst_acks(700.0, 60, 2, 6.25e6), 600.0);
+        assert!(rates.bound() > 0.0);
+    }
+
+    #[test]
+    fn out_of_order_acknowledgements_leave_the_burst_alone() {
+        let mut rates = handshaken();
         feed(&mut rates, 10.0, &burst_acks(10.0, 60, 2, 6.25e6), 600.0);
         let before = rates.bound();
         // A packet sent before the burst, acknowledged late: no sample, no new burst.
@@ -895,6 +946,7 @@ mod tests {
             "fraction=0.5,train=1",
             "bound",
             "bound=0.5,cap",
+            "bound=2,cap=1.5",
             "bound,bound-margin=0.25",
         ] {
             let j = BdpJump::parse_options(text).unwrap();
@@ -919,7 +971,7 @@ mod tests {
             "train-interval=0",
             "train-interval=x",
             "bound=0",
-            "bound=1.5",
+            "bound=4.5",
             "bound-margin=0",
             "big",
         ] {

@@ -352,7 +352,10 @@ impl Controller {
         {
             return None;
         }
-        burst.burst(self.window(), self.rtt.smoothed)
+        let rate = self
+            .jump
+            .map_or(0.0, |j| j.rate_for_bursts(&self.peak_rate));
+        burst.burst(self.window(), self.rtt.smoothed, rate)
     }
 
     /// The pacing rate the controller asks of quinn-proto's pacer: 0 (no pacing) with
