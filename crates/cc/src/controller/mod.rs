@@ -39,7 +39,7 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | A1 | loss filter (`+loss-filter`) | its count of packets since the last loss | every acknowledgement counts, in a recovery period or not |
-//! | A2 | jump sampler (`+jump`, initial slow start only) | the delivery-rate sample of the batch | every acknowledgement counts; E2 takes the sample |
+//! | A2 | jump sampler (`+jump`, initial slow start only) | the delivery-rate sample of the batch; with `bound`, the burst the packet left in (by its send time) | every acknowledgement counts; E2 takes the samples |
 //! | A3 | Careful Resume | its phase, PipeSize, observation; an RTT sample at most `saved_rtt x min-rtt` in the Unvalidated Phase is a path change: Safe Retreat, and the hook **stops** | the phase decides what the steps below may do; an acknowledgement that retreats is not growth |
 //! | A4 | drain (SEARCH's `drain` exit) | the window, stepped down; its end starts a recovery period; **stops** | the drain is the answer to the overshoot, not growth |
 //! | A5 | recovery gate | nothing: an acknowledgement of a packet sent before the recovery period began **stops** | RFC 9002 Sec. 7.3.2 |
@@ -56,7 +56,7 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | E1 | flight | the bytes in flight | quinn's own count, after the batch |
-//! | E2 | jump (`+jump`, initial slow start; not during a drain, nor unless Careful Resume is Normal) | its peak rate; the window, raised to the jump's target, bounded by the ceiling and `ssthresh` | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
+//! | E2 | jump (`+jump`, initial slow start; not during a drain, nor unless Careful Resume is Normal) | its peak rate and queueing-delay bound (`bound`, re-read at the current minimum RTT); the window, raised to the jump's target, bounded by the ceiling and `ssthresh` | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
 //! | E3 | rounds | the slow start's round end (initial slow start), Careful Resume's observation round, the next round's end | RFC 9406 `windowEnd` |
 //! | E4 | Careful Resume | its phase: Unvalidated to Validating or Normal (first unvalidated packet acknowledged, an RTT passed), Validating to Normal (`ss-cap` caps `ssthresh`), Safe Retreat to Normal (`ssthresh` capped, the avoidance learns PipeSize) | these wait for a batch's largest acknowledged packet |
 //! | E5 | events | nothing (a `Sample` event) | the state after the batch |
@@ -80,9 +80,9 @@
 //! **`on_path_change(now)`**: Careful Resume only (Reconnaissance to Normal, Unvalidated to
 //! Safe Retreat). Between the hooks quinn reads [`Controller::window`] (Careful Resume's
 //! paced release of the jump), [`Controller::pacing_burst`] (`+burst`: the initial slow
-//! start only, not during a drain, and only while Careful Resume is Normal) and
-//! [`Controller::pacing_rate`] (`+unpaced`: a rate of 0, no pacing, the whole connection;
-//! no hook reads or changes it, so it has no row above).
+//! start only, not during a drain, and only while Careful Resume is Normal; `+burst:time`
+//! reads the rate E2 measured) and [`Controller::pacing_rate`] (`+unpaced`: a rate of 0,
+//! no pacing, the whole connection; no hook reads or changes it, so it has no row above).
 //!
 //! # Interactions the order decides
 //!
