@@ -4,8 +4,8 @@
 //! | part | value | why |
 //! |---|---|---|
 //! | congestion control | [`SATELLITE_CC`]: CUBIC (RFC 9438), SEARCH (current draft) exit, start-up growing 3x per RTT ([`crate::growth`]) | under growth SEARCH looks back by the minimum RTT (`lookback=auto`, [`crate::slow_start::search`]), so faster growth still exits at the chokepoint on geo-viasat and sat-50-10; x3 rather than x4 or picoquic's RTT-scaled 7x, which exit late on qir-sat (its 1-BDP buffer overflows before SEARCH has warmed up) and drop more on qir-sat and geo-viasat (BENCHMARKS.md, "Start-up mechanisms") |
-//! | start-up jump | the window raised to half the peak delivery rate x minimum RTT during the initial slow start (`+jump`, picoquic's rule, [`crate::jump`]), the rate also measured over each flight's train of ACKs (`train`, ours), and the initial slow start held at twice the estimated BDP (`cap`, ours, BBR's Startup cwnd gain) | first connections finish sooner (sat-250-3, qir-sat, geo-viasat) and worse only on thesis-asym-99, where ACKs starve on a 200 kbit/s return link; the train keeps the rate sample when jitter spreads a flight's ACKs; the cap keeps the window from overfilling a 1-BDP buffer (qir-sat: far fewer losses) and the AQM of geo-viasat, and lifts as a bandwidth-on-demand link grants more (geo-viasat-bod); SEARCH then rarely needs to exit (BENCHMARKS.md, "Start-up mechanisms" and "picoquic's satellite suite") |
-//! | long-RTT start | picoquic's window floor (`+floor`: the initial window times min RTT / 100 ms, 60 packets at 600 ms, [`crate::growth::RttWindowFloor`]) and slow-start pacing bursts of a quarter window, at least 64 KiB (`+burst:min=65536`, picoquic's quanta with a larger minimum, [`crate::burst`]), so the first flights cross the bottleneck back to back and the jump measures the bottleneck, not our pacing | first connections start sooner on long paths, with and without random loss; SEARCH's exit classes stay as they were except on thesis-asym-99, late instead of at the chokepoint (200 kbit/s of ACKs) (BENCHMARKS.md, "Start-up mechanisms") |
+//! | start-up jump | the window raised during the initial slow start to twice the bottleneck rate that queueing delay proves x minimum RTT (`+jump:bound=2`, ours: a packet that left in a burst behind B bytes and came back w later than the minimum RTT shows the bottleneck drains at least B / w, [`crate::jump`]), or to picoquic's half peak delivery rate x minimum RTT if that is larger, and the initial slow start held at twice that bound's BDP (`cap`, ours, BBR's Startup cwnd gain) | the bound never exceeds the bottleneck, whichever end sends: ACK-spacing samples, which the ACKs of a thin return link bunch, made a download overfill the queue where the same path's upload did not (50/1 Mbit/s, 600 ms); it measures a first flight at any rate, where a 64 KiB train lasts 0.5 ms at 1 Gbit/s and gave no sample; the cap keeps the window from overfilling a 1-BDP buffer (qir-sat) and geo-viasat's AQM, and lifts as a bandwidth-on-demand link grants more (geo-viasat-bod) (BENCHMARKS.md, "The satellite grid", "Start-up mechanisms" and "picoquic's satellite suite") |
+//! | long-RTT start | picoquic's window floor (`+floor:iw=15360,max-rtt=1000`: picoquic's initial window, 10 x 1,536 bytes, times min RTT / 100 ms, for RTTs up to 1 s, [`crate::growth::RttWindowFloor`]) and slow-start pacing bursts of a quarter window, at least 64 KiB and at most 10 ms at the measured bottleneck rate (`+burst:min=65536,time=10`, picoquic's quanta with a larger minimum, [`crate::burst`]), so the first flights cross the bottleneck back to back and the jump measures the bottleneck, not our pacing | first connections start sooner on long paths, with and without random loss, on GEO paths up to 900 ms; bursts limited in time do not overfill a small queue once the rate is known (BENCHMARKS.md, "Start-up mechanisms" and "The satellite grid") |
 //! | loss response | a loss reduces the window only when the smoothed per-packet loss rate exceeds 0.15 (`+loss-filter`, picoquic's rule, [`crate::loss_filter`]; not RFC 9002) | random loss stops capping the window at the Mathis bound: transfers with 1 loss in 64 (sat-250-3) or 1 % (qir-satloss) finish where they did not; lossless rows unchanged; with `cr` (ours) Careful Resume hears only the losses the filter answers, so one random loss during the jump does not retreat (BENCHMARKS.md, "Random loss" and "Careful Resume and resumption") |
 //! | Careful Resume (RFC 9959) | jump as soon as the path is confirmed (`jump-on-confirm`, the RFC's "MAY be deferred" not taken) and, after a validated jump, slow start capped at the saved capacity (`ss-cap=1`, ours) | resumed connections finish sooner; without the cap, slow start doubles past the saved capacity into qir-sat's 1-BDP buffer and loses many packets, with it none (BENCHMARKS.md, "Careful Resume and resumption") |
 //! | ACK frequency | an ACK at least every cwnd / [`SATELLITE_WINDOW_DIVISOR`] bytes and every [`SATELLITE_PACKETS_PER_ACK`] packets, at most [`SATELLITE_MAX_ACK_DELAY`] late (draft-ietf-quic-ack-frequency; the window-following request is a quinn-proto patch of ours) | every-2nd-packet ACKs crowd the thin return link of a 250/3 Mbit/s path, 16 packets per ACK spare most of it (`crates/sim/tests/satellite.rs` asserts at most 25 %); dense ACKs while the window is small give the start-up jump its sample (BENCHMARKS.md, "Start-up mechanisms") |
@@ -13,7 +13,7 @@
 //! | probe timeouts | a probe with nothing new to send resends the stream data of the oldest packet in flight, not a PING (RFC 9002 Sec. 6.2.4 allows either; quinn-proto patch 11) | a lost last packet reaches the receiver one round trip sooner (BENCHMARKS.md, "Stock and patched quinn-proto") |
 //!
 //! Everything stays available piece by piece
-//! (`cubic+search+growth:x=3+floor+jump:train,cap+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm`,
+//! (`cubic+search+growth:x=3+floor:iw=15360,max-rtt=1000+jump:cap,bound=2+burst:min=65536,time=10+loss-filter:cr+cr:ss-cap=1,jump-on-confirm`,
 //! `--ack-freq 16:25ms:cwnd/8`, `mtu_discovery = true` in a campaign variant).
 
 use std::sync::Arc;
@@ -27,7 +27,7 @@ use crate::CongestionConfig;
 pub const SATELLITE: &str = "satellite";
 
 /// The profile's congestion control as a spec string.
-pub const SATELLITE_CC: &str = "cubic+search+growth:x=3+floor+jump:train,cap+burst:min=65536+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
+pub const SATELLITE_CC: &str = "cubic+search+growth:x=3+floor:iw=15360,max-rtt=1000+jump:cap,bound=2+burst:min=65536,time=10+loss-filter:cr+cr:ss-cap=1,jump-on-confirm";
 
 /// The receiver ACKs at least every this many ack-eliciting packets.
 pub const SATELLITE_PACKETS_PER_ACK: u32 = 16;
@@ -134,7 +134,7 @@ mod tests {
         assert_eq!(by_name.to_string(), satellite_cc().to_string());
         assert_eq!(
             satellite_cc().to_string(),
-            "cubic+search:draft+growth:x=3+floor+jump:train,cap+burst:min=65536+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
+            "cubic+search:draft+growth:x=3+floor:max-rtt=1000,iw=15360+jump:cap,bound=2+burst:min=65536,time=10+loss-filter:cr+cr:jump-on-confirm,ss-cap=1"
         );
         assert_eq!(
             satellite_cc().growth_config(),
@@ -143,15 +143,21 @@ mod tests {
         assert_eq!(
             satellite_cc().jump_config(),
             Some(crate::BdpJump {
-                train: Some(crate::jump::JUMP_TRAIN_RTTS),
                 cap: Some(crate::jump::JUMP_CAP_BDPS),
+                bound: Some(2.0),
                 ..crate::BdpJump::default()
             })
         );
         assert_eq!(
             satellite_cc().floor_config(),
-            Some(crate::RttWindowFloor::default())
+            Some(crate::RttWindowFloor {
+                max_rtt: Duration::from_secs(1),
+                initial_window: Some(crate::growth::PICOQUIC_INITIAL_WINDOW),
+                ..crate::RttWindowFloor::default()
+            })
         );
-        assert_eq!(satellite_cc().burst_config().map(|b| b.min), Some(65_536));
+        let burst = satellite_cc().burst_config().unwrap();
+        assert_eq!(burst.min, 65_536);
+        assert_eq!(burst.max_time, Some(Duration::from_millis(10)));
     }
 }

@@ -314,3 +314,67 @@ fn a_slow_start_held_at_twice_the_bdp_spares_a_one_bdp_queue() {
         "lost {free} -> {held}; 10 MB at {free_done} -> {held_done} s"
     );
 }
+
+/// A GEO path with a 50 Mbit/s forward link, a 1 Mbit/s return link and 2-BDP queues.
+fn thin_return_geo() -> satquic_link::LinkSpec {
+    satquic_link::LinkSpec::from_toml_str(
+        r#"
+name = "geo-50-1"
+[down]
+rate = { kind = "constant", rate_bps = 50000000 }
+delay = { base = "300ms" }
+queue = { limit = { bdp = 2.0 } }
+[up]
+rate = { kind = "constant", rate_bps = 1000000 }
+delay = { base = "300ms" }
+queue = { limit = { bdp = 2.0 } }
+"#,
+    )
+    .unwrap()
+}
+
+/// The same bytes over the same 50 Mbit/s direction of `link`, once sent by the server (a
+/// download) and once by the client (an upload over the mirrored link): completion times,
+/// the download's less the one-way delay its request takes, and packets lost.
+fn both_directions(link: &satquic_link::LinkSpec, cc: &str, bytes: u64) -> [(f64, u64); 2] {
+    let transport = TransportSpec {
+        ack_frequency: AckFrequencySpec::parse("16:25ms:cwnd/8").unwrap(),
+        mtu_discovery: true,
+        ..TransportSpec::with_cc(cc)
+    };
+    let time_cap = Duration::from_secs(60);
+    let down =
+        Scenario::download(link.clone(), transport.clone(), bytes, 1).with_time_cap(time_cap);
+    let mut up = Scenario::download(link.mirrored(), transport, bytes, 1).with_time_cap(time_cap);
+    up.flows[0].direction = DataDirection::Upload;
+    let one_way = 0.3;
+    [(down, one_way), (up, 0.0)].map(|(scenario, request)| {
+        let r = run(&scenario).unwrap();
+        let f = &r.summary.flows[0];
+        assert_eq!(f.status, "completed", "{:?}", f.error);
+        (f.completion_time_s.unwrap() - request, f.packets_lost)
+    })
+}
+
+/// On a thin return link the receiver's ACKs queue behind its other packets and arrive
+/// bunched, so ACK-spacing rate samples (the jump's train) read several times the
+/// bottleneck from one end and not from the other: the same path ended
+/// one direction's slow start by loss at 4 BDP and held the other at 2. The queueing-delay
+/// bound (`+jump:bound`) never exceeds the bottleneck whichever end sends, so the profile
+/// moves the same bytes in the same time both ways, without loss.
+#[test]
+fn the_profile_sends_alike_from_either_end_of_a_thin_return_link() {
+    let link = thin_return_geo();
+    let [(down, down_lost), (up, up_lost)] =
+        both_directions(&link, satquic_cc::profile::SATELLITE_CC, 20 * MB);
+    assert!(
+        (down - up).abs() < 0.02 * up && down_lost + up_lost < 50,
+        "20 MB: download {down:.2} s ({down_lost} lost), upload {up:.2} s ({up_lost} lost)"
+    );
+    let trains = satquic_cc::profile::SATELLITE_CC.replace("jump:cap,bound=2", "jump:train,cap");
+    let [(_, train_down_lost), (_, train_up_lost)] = both_directions(&link, &trains, 20 * MB);
+    assert!(
+        train_down_lost.abs_diff(train_up_lost) > 1000,
+        "trains: download lost {train_down_lost}, upload {train_up_lost}"
+    );
+}

@@ -221,9 +221,21 @@ impl Controller {
     }
 
     /// The largest window the initial slow start may reach under `+jump:cap` at minimum RTT
-    /// `min`: from the train samples' peak when trains are measured (see [`BdpJump::cap`](crate::jump::BdpJump::cap)).
+    /// `min`: from the estimate the cap reads (see [`BdpJump::cap`](crate::jump::BdpJump::cap)),
+    /// but never below the saved window Careful Resume jumped to, unless that proved wrong.
+    /// Careful Resume paces its jump, so the rates measured meanwhile are its pacing's, not
+    /// the bottleneck's; the saved window was measured on this path and the jump tested it.
     fn jump_ceiling(&self, min: Duration) -> Option<u64> {
-        self.jump?.ceiling_from(&self.peak_rate, min)
+        let ceiling = self.jump?.ceiling_from(&self.peak_rate, min)?;
+        Some(ceiling.max(self.resumed_window()))
+    }
+
+    /// The saved window of a Careful Resume jump that has not proved wrong (0 without one).
+    fn resumed_window(&self) -> u64 {
+        match self.cr.restored() {
+            Some(saved) if self.cr.jump_cwnd() > 0 && !self.cr.invalidated() => saved.saved_cwnd,
+            _ => 0,
+        }
     }
 
     /// A batch of acknowledgements ended. `largest_acked` closes a round when it reaches
