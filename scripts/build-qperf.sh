@@ -3,7 +3,7 @@
 # github.com/AmberCronin/qperf, its quicly submodule github.com/AmberCronin/quicly and
 # quicly's picotls and klib at the commits qperf pins), outside this repository, and
 # installs it as $SATQUIC_PEERS/bin/qperf-quicly for `satquic matrix --adapters
-# peers/quicly-qperf.toml` (README.md, "The seeds' own code through the same link").
+# peers/quicly-qperf.toml` (docs/matrix-and-peers.md, "The seeds' own code through the same link").
 #
 #   scripts/build-qperf.sh [SOURCES] [WORKDIR]
 #
