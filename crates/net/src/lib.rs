@@ -14,6 +14,9 @@
 //!   writing the simulator's run record;
 //! - [`peers`]: other QUIC implementations run as processes from adapters (data), one
 //!   client x server download through `satquic link` at a time (`satquic matrix`);
+//! - [`persist`]: state that outlives a process (the server's Careful Resume store and
+//!   token key, the client's tokens and saved path state), bounded, private, written
+//!   atomically;
 //! - [`perf`], [`http`], [`tls`], [`transport`], [`qlog`]: the pieces.
 //!
 //! Scenarios, the quinn transport builder, the run record, units and link resolution are
@@ -28,6 +31,7 @@ pub mod http;
 pub mod model;
 pub mod peers;
 pub mod perf;
+pub mod persist;
 pub mod qlog;
 pub mod record;
 pub mod relay;

@@ -1,0 +1,346 @@
+//! Careful Resume's saved parameters (RFC 9959 Sec. 2.4, 3.1) as a sender keeps them: a
+//! bounded store, one set per Remote Endpoint (Sec. 2.2: the local and the peer's IP
+//! address, no port), and the entry each set is written as.
+//!
+//! An entry, one JSON object per line of the file:
+//!
+//! ```text
+//! {"local":"10.0.0.1","remote":"10.0.0.2","saved_cwnd_bytes":2400000,"saved_rtt_us":600123,
+//!  "saved_at_unix_ms":1767225600000,"expires_at_unix_ms":1767229200000}
+//! ```
+//!
+//! `local` is `null` where the sender could not tell its interface; `dscp` (0-63) appears
+//! only for a set saved for one. `expires_at_unix_ms` is `saved_at` plus the Lifetime (Sec.
+//! 4.3.1): from then on the set is not used, and it is dropped when the file is read. A
+//! set saved in the future (a clock stepped back) is treated as expired, as in memory.
+//!
+//! [`SavedStates`] wraps satquic-cc's [`SavedStateStore`] (its capacity, its oldest-first
+//! eviction, its Lifetime checks) and remembers which endpoints hold a set, since that
+//! store lists none; [`SavedStates::changes`] tells a writer whether there is anything new
+//! to write.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::time::{Duration, SystemTime};
+
+use satquic_cc::{RemoteEndpoint, ResumeParams, ResumeRejected, SavedCcParams, SavedStateStore};
+use serde::{Deserialize, Serialize};
+
+use super::from_unix_ms;
+
+/// The longest an entry's line can be: two IPv6 addresses of 39 characters, a DSCP and
+/// four 20-digit numbers come to 270 bytes (a test writes that entry).
+pub const SAVED_ENTRY_MAX_BYTES: u64 = 272;
+
+/// The highest DSCP (six bits, RFC 2474).
+const DSCP_MAX: u8 = 63;
+
+/// One saved set as written to a file. See the module docs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedEntry {
+    /// The sender's local address (the interface of Sec. 2.2); `None`: unknown.
+    pub local: Option<IpAddr>,
+    /// The peer's address, without port (Sec. 2.2).
+    pub remote: IpAddr,
+    /// The DSCP the set was saved for, if any (Sec. 2.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<u8>,
+    /// Sec. 2.4 `saved_cwnd`.
+    pub saved_cwnd_bytes: u64,
+    /// Sec. 2.4 `saved_rtt`, microseconds.
+    pub saved_rtt_us: u64,
+    /// When the set was saved, milliseconds since the Unix epoch.
+    pub saved_at_unix_ms: u64,
+    /// When it stops being usable: `saved_at` plus the Lifetime (Sec. 4.3.1).
+    pub expires_at_unix_ms: u64,
+}
+
+impl SavedEntry {
+    /// The entry of `params`.
+    pub fn of(params: &SavedCcParams) -> Self {
+        let endpoint = params.saved_remote_endpoint;
+        let saved_at = crate::unix_ms(params.saved_at);
+        let lifetime_ms = u64::try_from(params.lifetime.as_millis()).unwrap_or(u64::MAX);
+        SavedEntry {
+            local: endpoint.local,
+            remote: endpoint.remote,
+            dscp: endpoint.dscp,
+            saved_cwnd_bytes: params.saved_cwnd,
+            saved_rtt_us: u64::try_from(params.saved_rtt.as_micros()).unwrap_or(u64::MAX),
+            saved_at_unix_ms: saved_at,
+            expires_at_unix_ms: saved_at.saturating_add(lifetime_ms),
+        }
+    }
+
+    /// The saved set this entry describes, or why it cannot be one.
+    pub fn params(&self) -> Result<SavedCcParams, String> {
+        if self.dscp.is_some_and(|d| d > DSCP_MAX) {
+            return Err(format!("a DSCP above {DSCP_MAX}"));
+        }
+        if self.saved_cwnd_bytes == 0 || self.saved_rtt_us == 0 {
+            return Err("a zero saved_cwnd_bytes or saved_rtt_us".into());
+        }
+        if self.expires_at_unix_ms < self.saved_at_unix_ms {
+            return Err("an expiry before its saving".into());
+        }
+        let saved_at = from_unix_ms(self.saved_at_unix_ms).ok_or("a time out of range")?;
+        let mut endpoint = RemoteEndpoint::new(self.local, self.remote);
+        endpoint.dscp = self.dscp;
+        Ok(SavedCcParams {
+            saved_cwnd: self.saved_cwnd_bytes,
+            saved_rtt: Duration::from_micros(self.saved_rtt_us),
+            saved_remote_endpoint: endpoint,
+            saved_at,
+            lifetime: Duration::from_millis(self.expires_at_unix_ms - self.saved_at_unix_ms),
+        })
+    }
+
+    /// The entry's line.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("an entry serializes")
+    }
+}
+
+/// A bounded store of saved sets that can be written out and read back. See the module
+/// docs.
+#[derive(Debug, Clone)]
+pub struct SavedStates {
+    store: SavedStateStore,
+    /// The endpoints given a set and not taken since: a superset of those in `store`
+    /// (its eviction is silent), pruned when listed or when twice the capacity.
+    endpoints: BTreeSet<RemoteEndpoint>,
+    capacity: usize,
+    /// How many times a set was saved or taken.
+    changes: u64,
+}
+
+impl SavedStates {
+    /// At most `capacity` sets, none used beyond `max_lifetime` whatever its own Lifetime.
+    pub fn new(capacity: usize, max_lifetime: Duration) -> Self {
+        SavedStates {
+            store: SavedStateStore::new(capacity, max_lifetime),
+            endpoints: BTreeSet::new(),
+            capacity,
+            changes: 0,
+        }
+    }
+
+    /// The store of `entries` (read from a file) at wall-clock `now`: expired sets
+    /// dropped, at most `capacity` kept (the most recently saved). An entry that cannot
+    /// be a saved set is an error naming it.
+    pub fn from_entries(
+        entries: &[SavedEntry],
+        capacity: usize,
+        max_lifetime: Duration,
+        now: SystemTime,
+    ) -> Result<Self, String> {
+        let mut states = SavedStates::new(capacity, max_lifetime);
+        for (i, entry) in entries.iter().enumerate() {
+            let params = entry
+                .params()
+                .map_err(|why| format!("entry {} has {why}", i + 1))?;
+            states.save(params);
+        }
+        states.store.purge_expired(now);
+        states.prune();
+        states.changes = 0;
+        Ok(states)
+    }
+
+    /// Takes the set for `endpoint` (Sec. 3.2: a set serves one connection), checked for
+    /// the path and the Lifetime at wall-clock `now`.
+    pub fn take(
+        &mut self,
+        endpoint: &RemoteEndpoint,
+        now: SystemTime,
+    ) -> Result<ResumeParams, ResumeRejected> {
+        let taken = self.store.take(endpoint, now);
+        if self.endpoints.remove(endpoint) && !matches!(taken, Err(ResumeRejected::NotSaved)) {
+            self.changes += 1;
+        }
+        taken
+    }
+
+    /// Keeps `params`, replacing the set of its endpoint (Sec. 3.1 "Updating"); when
+    /// full, the set saved longest ago makes room.
+    pub fn save(&mut self, params: SavedCcParams) {
+        if self.capacity == 0 {
+            return;
+        }
+        self.endpoints.insert(params.saved_remote_endpoint);
+        self.store.save(params);
+        self.changes += 1;
+        if self.endpoints.len() > self.capacity.saturating_mul(2) {
+            self.prune();
+        }
+    }
+
+    /// Every set kept, as entries in endpoint order (expired ones included: a reader
+    /// drops them).
+    pub fn entries(&mut self) -> Vec<SavedEntry> {
+        self.prune();
+        self.endpoints
+            .iter()
+            .filter_map(|e| self.store.get(e))
+            .map(SavedEntry::of)
+            .collect()
+    }
+
+    /// Sets kept.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// How many times a set was saved or taken since this store was made or read: a
+    /// writer that remembers the count it wrote knows whether to write again.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Forgets the endpoints whose set the store evicted.
+    fn prune(&mut self) {
+        let store = &self.store;
+        self.endpoints.retain(|e| store.get(e).is_some());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv6Addr;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    fn params(remote: [u8; 4], at: SystemTime) -> SavedCcParams {
+        SavedCcParams {
+            saved_cwnd: 1_000_000,
+            saved_rtt: Duration::from_millis(600),
+            saved_remote_endpoint: RemoteEndpoint::new(
+                Some(IpAddr::from([10, 0, 0, 1])),
+                IpAddr::from(remote),
+            ),
+            saved_at: at,
+            lifetime: HOUR,
+        }
+    }
+
+    fn t0() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600)
+    }
+
+    #[test]
+    fn an_entry_carries_a_set_and_its_expiry() {
+        let p = params([10, 0, 0, 2], t0());
+        let entry = SavedEntry::of(&p);
+        assert_eq!(entry.expires_at_unix_ms - entry.saved_at_unix_ms, 3_600_000);
+        let line = entry.to_line();
+        let back: SavedEntry = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.params().unwrap(), p);
+        assert!(!line.contains("dscp"), "{line}");
+    }
+
+    #[test]
+    fn the_longest_entry_fits_its_bound() {
+        let v6 = IpAddr::from(Ipv6Addr::new(
+            0xffff, 0xfffe, 0xfffd, 0xfffc, 0xfffb, 0xfffa, 0xfff9, 0xfff8,
+        ));
+        let entry = SavedEntry {
+            local: Some(v6),
+            remote: v6,
+            dscp: Some(63),
+            saved_cwnd_bytes: u64::MAX,
+            saved_rtt_us: u64::MAX,
+            saved_at_unix_ms: u64::MAX,
+            expires_at_unix_ms: u64::MAX,
+        };
+        let len = entry.to_line().len() as u64;
+        assert!(len <= SAVED_ENTRY_MAX_BYTES, "{len}");
+        assert!(
+            len + 16 > SAVED_ENTRY_MAX_BYTES,
+            "the bound is tight: {len}"
+        );
+    }
+
+    #[test]
+    fn entries_that_cannot_be_sets_are_refused() {
+        let good = SavedEntry::of(&params([10, 0, 0, 2], t0()));
+        for bad in [
+            SavedEntry {
+                dscp: Some(64),
+                ..good.clone()
+            },
+            SavedEntry {
+                saved_rtt_us: 0,
+                ..good.clone()
+            },
+            SavedEntry {
+                saved_cwnd_bytes: 0,
+                ..good.clone()
+            },
+            SavedEntry {
+                expires_at_unix_ms: good.saved_at_unix_ms - 1,
+                ..good.clone()
+            },
+        ] {
+            let e = SavedStates::from_entries(&[good.clone(), bad], 8, HOUR, t0()).unwrap_err();
+            assert!(e.starts_with("entry 2 has"), "{e}");
+        }
+    }
+
+    #[test]
+    fn reading_drops_expired_sets_and_keeps_the_newest_within_the_bound() {
+        let entries: Vec<SavedEntry> = (0..5u8)
+            .map(|i| {
+                SavedEntry::of(&params(
+                    [10, 0, 0, i],
+                    t0() + Duration::from_secs(u64::from(i)),
+                ))
+            })
+            .collect();
+        // Three fit: the two saved first make room.
+        let now = t0() + Duration::from_secs(10);
+        let mut states = SavedStates::from_entries(&entries, 3, HOUR, now).unwrap();
+        assert_eq!(states.len(), 3);
+        assert_eq!(states.changes(), 0, "reading is no change");
+        let kept: Vec<IpAddr> = states.entries().iter().map(|e| e.remote).collect();
+        assert_eq!(kept, [2, 3, 4].map(|i| IpAddr::from([10, 0, 0, i])));
+        // An hour and two seconds later, the first three have expired.
+        let later = t0() + HOUR + Duration::from_secs(2);
+        let states = SavedStates::from_entries(&entries, 8, HOUR, later).unwrap();
+        assert_eq!(states.len(), 2);
+    }
+
+    #[test]
+    fn a_set_serves_one_connection_and_every_change_counts() {
+        let mut states = SavedStates::new(2, HOUR);
+        let p = params([10, 0, 0, 2], t0());
+        let endpoint = p.saved_remote_endpoint;
+        states.save(p);
+        assert_eq!(states.changes(), 1);
+        assert!(states.take(&endpoint, t0()).is_ok());
+        assert_eq!(states.changes(), 2);
+        assert_eq!(states.take(&endpoint, t0()), Err(ResumeRejected::NotSaved));
+        assert_eq!(states.changes(), 2, "nothing there: no change");
+        assert!(states.entries().is_empty());
+    }
+
+    #[test]
+    fn evicted_endpoints_are_forgotten() {
+        let mut states = SavedStates::new(2, HOUR);
+        for i in 0..100u8 {
+            states.save(params(
+                [10, 0, 1, i],
+                t0() + Duration::from_secs(u64::from(i)),
+            ));
+            assert!(states.endpoints.len() <= 4, "{}", states.endpoints.len());
+        }
+        assert_eq!(states.entries().len(), 2);
+        assert_eq!(states.endpoints.len(), 2);
+    }
+}
