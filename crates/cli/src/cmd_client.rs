@@ -388,22 +388,32 @@ pub fn format_interval(row: &IntervalRow) -> String {
     )
 }
 
+/// Resolves at the first SIGINT (Ctrl-C) or SIGTERM (never if neither can be caught).
+pub async fn stop_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
 /// Notifies `interrupt` on the first SIGINT (Ctrl-C) or SIGTERM: the transfer then ends
 /// as iperf3's does, closing the connection and printing what it measured.
 fn on_signal(interrupt: std::sync::Arc<tokio::sync::Notify>) {
     tokio::spawn(async move {
-        let terminate = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = terminate => {}
-        }
+        stop_signal().await;
         interrupt.notify_one();
     });
 }

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use satquic_net::{Server, ServerOptions};
 use satquic_run::units::parse_size;
@@ -43,6 +44,17 @@ pub struct Args {
     /// Skip address validation (no Retry round trip; saves one RTT per connection).
     #[arg(long)]
     no_retry: bool,
+    /// Keep the Careful Resume store (what each client address's last connection
+    /// observed, at most 4,096 addresses, one hour each) in FILE: read at start, written
+    /// when it changes (at most once a second) and on SIGINT/SIGTERM, so a restarted
+    /// server still resumes its clients. JSON, mode 0600, at most 1.1 MB.
+    #[arg(long, value_name = "FILE")]
+    resume_store: Option<PathBuf>,
+    /// Keep the key of address-validation tokens in FILE (32 random bytes, mode 0600,
+    /// made when missing), so that tokens given before a restart still spare clients
+    /// the Retry. Whoever reads FILE can forge tokens.
+    #[arg(long, value_name = "FILE")]
+    token_key: Option<PathBuf>,
     /// How long a handshake may take (seconds, or `500ms`, `2min`).
     #[arg(
         long,
@@ -68,6 +80,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    let (options, interval) = options(&args)?;
+    satquic_net::install_crypto_provider();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Other(e.to_string()))?;
+    rt.block_on(async move {
+        let server = Server::bind(options.clone()).map_err(net_failure)?;
+        print_banner(&server, &options)?;
+        let outcome = serve_until_stopped(&server, interval).await;
+        // Connections closed, the Careful Resume store written: also when stdout closed.
+        server.shut_down().await.map_err(net_failure)?;
+        outcome
+    })
+}
+
+/// The server's options and the interval of its counters' lines, from the flags.
+fn options(args: &Args) -> Result<(ServerOptions, Option<Duration>), Failure> {
     let listen = match &args.listen {
         Some(text) => socket_address("--listen", text)?,
         None => SocketAddr::from(([0, 0, 0, 0], args.port.unwrap_or(DEFAULT_PORT))),
@@ -95,57 +126,78 @@ pub fn run(args: Args) -> Result<(), Failure> {
         handshake_timeout,
         keep_connections: 0,
         qlog_dir: args.qlog.clone(),
+        resume_store: args.resume_store.clone(),
+        token_key: args.token_key.clone(),
     };
-    satquic_net::install_crypto_provider();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Other(e.to_string()))?;
-    rt.block_on(async move {
-        let server = Server::bind(options.clone()).map_err(net_failure)?;
+    Ok((options, interval))
+}
+
+/// What the server listens on, its certificate, and the files it keeps.
+fn print_banner(server: &Server, options: &ServerOptions) -> Result<(), Failure> {
+    outln!(
+        "satquic server listening on {} (ALPN satquic-perf, hq-interop, h3); cc {}; retry {}",
+        server.local_addr(),
+        options.transport.spec.cc,
+        if options.retry { "on" } else { "off" }
+    )?;
+    outln!("certificate sha256 {}", server.fingerprint())?;
+    if let Some(www) = &options.www {
+        outln!("serving {} (and synthetic /<size> objects)", www.display())?;
+    }
+    if let Some(store) = &options.resume_store {
         outln!(
-            "satquic server listening on {} (ALPN satquic-perf, hq-interop, h3); cc {}; retry {}",
-            server.local_addr(),
-            options.transport.spec.cc,
-            if options.retry { "on" } else { "off" }
+            "Careful Resume store {} ({} client paths)",
+            store.display(),
+            server.stats().saved_paths
         )?;
-        outln!("certificate sha256 {}", server.fingerprint())?;
-        if let Some(www) = &options.www {
-            outln!("serving {} (and synthetic /<size> objects)", www.display())?;
+    }
+    if let Some(key) = &options.token_key {
+        outln!("address-validation token key {}", key.display())?;
+    }
+    Ok(())
+}
+
+/// Serves until SIGINT or SIGTERM; with `interval`, prints the counters that often,
+/// until stdout is closed (the error returned).
+async fn serve_until_stopped(server: &Server, interval: Option<Duration>) -> Result<(), Failure> {
+    let printer = async {
+        match interval {
+            Some(every) => print_counters(server, every).await,
+            None => std::future::pending().await,
         }
-        if let Some(every) = interval {
-            let stats_server = &server;
-            let printer = async {
-                let mut tick = tokio::time::interval(every);
-                tick.tick().await;
-                loop {
-                    tick.tick().await;
-                    let s = stats_server.stats();
-                    if let Err(closed) = outln!(
-                        "connections {} (accepted {}, refused {}, abandoned {}, retries {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B",
-                        s.active_connections,
-                        s.accepted,
-                        s.refused,
-                        s.abandoned,
-                        s.retries_sent,
-                        s.handshake_failures,
-                        s.requests,
-                        s.bad_requests,
-                        s.bytes_sent,
-                        s.bytes_received
-                    ) {
-                        return closed;
-                    }
-                }
-            };
-            tokio::select! {
-                _ = server.serve() => {},
-                closed = printer => return Err(closed),
-            }
-        } else {
-            server.serve().await;
+    };
+    tokio::select! {
+        () = server.serve() => Ok(()),
+        closed = printer => Err(closed),
+        () = crate::cmd_client::stop_signal() => Ok(()),
+    }
+}
+
+/// Prints the server's counters `every` so often, as iperf3 -s -i does, until stdout is
+/// closed (the error returned).
+async fn print_counters(server: &Server, every: Duration) -> Failure {
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let s = server.stats();
+        if let Err(closed) = outln!(
+            "connections {} (accepted {}, resumed {}, refused {}, abandoned {}, retries {}, tokens {}, failed handshakes {}), requests {} (bad {}), sent {} B, received {} B, saved paths {}",
+            s.active_connections,
+            s.accepted,
+            s.resumed,
+            s.refused,
+            s.abandoned,
+            s.retries_sent,
+            s.tokens_accepted,
+            s.handshake_failures,
+            s.requests,
+            s.bad_requests,
+            s.bytes_sent,
+            s.bytes_received,
+            s.saved_paths
+        ) {
+            return closed;
         }
-        Ok(())
-    })
+    }
 }

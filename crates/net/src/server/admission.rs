@@ -33,7 +33,8 @@ pub const MEMORY_RELEASE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The `incoming` connection if the server takes it: under both connection caps (else
 /// refused) and, with Retry on, from a client that proved its address (else sent a
-/// Retry, or ignored when it cannot be).
+/// Retry, or ignored when it cannot be). A client that proved it with a token from an
+/// earlier connection is counted (`tokens_accepted`).
 pub(super) fn admit(state: &ServerState, incoming: Incoming) -> Option<Incoming> {
     let c = &state.counters;
     let from = incoming.remote_address().ip();
@@ -44,7 +45,10 @@ pub(super) fn admit(state: &ServerState, incoming: Incoming) -> Option<Incoming>
         incoming.refuse();
         return None;
     }
-    if state.options.retry && !incoming.remote_address_validated() {
+    if !incoming.remote_address_validated() {
+        if !state.options.retry {
+            return Some(incoming);
+        }
         if incoming.may_retry() {
             c.retries.fetch_add(1, Ordering::Relaxed);
             let _ = incoming.retry();
@@ -52,6 +56,10 @@ pub(super) fn admit(state: &ServerState, incoming: Incoming) -> Option<Incoming>
             incoming.ignore();
         }
         return None;
+    }
+    // Validated without a Retry: by a token from an earlier connection (NEW_TOKEN).
+    if incoming.may_retry() {
+        c.tokens_accepted.fetch_add(1, Ordering::Relaxed);
     }
     Some(incoming)
 }

@@ -44,8 +44,9 @@
 //! The server's options, state and handle are here; `admission.rs` decides which
 //! connections it takes and enforces the limits above, `connection.rs` runs each one,
 //! `perf_streams.rs` serves the perf protocol (`crate::http` the others), `events.rs` is a
-//! connection's bounded event log, `report.rs` the sender's report, and `resume.rs` the
-//! Careful Resume store.
+//! connection's bounded event log, `report.rs` the sender's report, `resume.rs` the
+//! Careful Resume store (in memory, and on disk with `--resume-store`), and
+//! `token_key.rs` the address-validation key that outlives a restart (`--token-key`).
 
 mod admission;
 mod connection;
@@ -53,6 +54,7 @@ mod events;
 mod perf_streams;
 mod report;
 mod resume;
+mod token_key;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
@@ -63,10 +65,10 @@ use std::time::{Duration, Instant};
 
 use quinn::crypto::rustls::QuicServerConfig;
 use quinn::{Endpoint, Incoming, ServerConfig, VarInt};
-use satquic_cc::SavedStateStore;
 use satquic_run::token_log::SingleUseTokenLog;
 
 use crate::NetError;
+use crate::persist::saved::SavedStates;
 use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, Identity};
 use crate::transport::NetTransport;
 
@@ -78,12 +80,18 @@ pub use connection::ConnectionInfo;
 pub use events::{EventStore, MAX_EVENTS_PER_CONNECTION, SAMPLE_STEP};
 pub(crate) use report::sender_report;
 pub use report::server_report;
-pub use resume::SAVED_STATE_CAPACITY;
+pub use resume::{
+    SAVED_STATE_CAPACITY, STORE_FILE_MAX_BYTES, STORE_FORMAT, STORE_VERSION, STORE_WRITE_INTERVAL,
+};
+pub use token_key::TOKEN_KEY_BYTES;
 
 /// A request's header must arrive within this long.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default of [`ServerOptions::max_connections_per_address`].
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
+/// On shutdown, how long the server waits for its connections' tasks to end (their
+/// Careful Resume observations saved) before it writes the store.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// What `satquic server` is told.
 #[derive(Debug, Clone)]
@@ -108,6 +116,12 @@ pub struct ServerOptions {
     /// Write each connection's qlog into this directory when it ends
     /// (`<odcid>_server.sqlog`: quinn-proto's events merged with satquic's).
     pub qlog_dir: Option<PathBuf>,
+    /// Keep the Careful Resume store in this file, so that it outlives the process
+    /// (`--resume-store`; format and bounds in `resume.rs`'s docs).
+    pub resume_store: Option<PathBuf>,
+    /// Keep the address-validation token key in this file, made when missing, so that
+    /// tokens given before a restart are still accepted (`--token-key`).
+    pub token_key: Option<PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -124,6 +138,8 @@ impl Default for ServerOptions {
             handshake_timeout: Duration::from_secs(10),
             keep_connections: 0,
             qlog_dir: None,
+            resume_store: None,
+            token_key: None,
         }
     }
 }
@@ -145,6 +161,11 @@ pub struct ServerStats {
     pub resumed: u64,
     /// Connections closed because the peer stopped answering ([`SILENT_PEER_MIN`]).
     pub abandoned: u64,
+    /// Connections whose client proved its address with a token from an earlier
+    /// connection (NEW_TOKEN, RFC 9000 Sec. 8.1.3), so was spared the Retry.
+    pub tokens_accepted: u64,
+    /// Client paths with saved Careful Resume parameters now.
+    pub saved_paths: usize,
 }
 
 #[derive(Default)]
@@ -160,6 +181,7 @@ struct Counters {
     bytes_received: AtomicU64,
     resumed: AtomicU64,
     abandoned: AtomicU64,
+    tokens_accepted: AtomicU64,
 }
 
 /// What every connection of a server shares: its options, counters, limits' state and
@@ -169,7 +191,9 @@ pub(crate) struct ServerState {
     counters: Counters,
     /// Careful Resume (RFC 9959): what each client address's last connection observed
     /// (Sec. 3.1), handed to its next connection (Sec. 3.2).
-    saved: Mutex<SavedStateStore>,
+    saved: Mutex<SavedStates>,
+    /// Where `saved` is written, with `--resume-store`.
+    store_file: Option<resume::StoreFile>,
     /// Connections per client IP address (entries removed at zero).
     per_address: Mutex<HashMap<IpAddr, usize>>,
     /// When freed memory was last given back ([`release_memory`]).
@@ -187,71 +211,39 @@ pub struct Server {
 }
 
 impl Server {
-    /// Validates the options, loads or makes the certificate and binds the socket. Must be
-    /// called inside a tokio runtime.
+    /// Validates the options, loads or makes the certificate, reads the Careful Resume
+    /// store and the token key when given, and binds the socket. Must be called inside a
+    /// tokio runtime.
     pub fn bind(options: ServerOptions) -> Result<Self, NetError> {
-        options.transport.validate()?;
-        if options.max_connections == 0 {
-            return Err(NetError::Usage(
-                "--max-connections must be at least 1".into(),
-            ));
-        }
-        if options.max_connections_per_address == 0 {
-            return Err(NetError::Usage(
-                "--max-per-address must be at least 1".into(),
-            ));
-        }
-        let www_root = match &options.www {
-            Some(dir) => Some(
-                dir.canonicalize()
-                    .map_err(|e| NetError::Usage(format!("--www {}: {e}", dir.display())))?,
-            ),
-            None => None,
-        };
-        if let Some(dir) = &www_root
-            && !dir.is_dir()
-        {
-            return Err(NetError::Usage(format!(
-                "--www {}: not a directory",
-                dir.display()
-            )));
-        }
+        check_limits(&options)?;
+        let www_root = www_root(&options)?;
+        let (saved, store_file) = resume::open_store(options.resume_store.as_deref())?;
         let identity = match &options.cert {
             Some((cert, key)) => Identity::from_pem_files(cert, key)?,
             None => Identity::self_signed(&[])?,
         };
         let fingerprint = identity.fingerprint();
-        let crypto = crate::tls::server_crypto(&identity, &[ALPN_PERF, ALPN_HQ, ALPN_H3])?;
-        let quic_crypto = QuicServerConfig::try_from(crypto)
-            .map_err(|e| NetError::Setup(format!("TLS configuration: {e}")))?;
-        let mut base_config = ServerConfig::with_crypto(Arc::new(quic_crypto));
-        let (transport, _) = options.transport.build(None, Instant::now())?;
-        base_config.transport_config(Arc::new(transport));
-        base_config.max_incoming(options.max_connections.saturating_mul(4).max(16));
-        // Address-validation tokens (NEW_TOKEN, RFC 9000 Sec. 8.1.3), one per connection,
-        // valid as long as Careful Resume's saved parameters: a returning client is
-        // answered at once, in 0.5-RTT when it resumes with 0-RTT.
-        let mut tokens = quinn_proto::ValidationTokenConfig::default();
-        tokens
-            .log(Arc::new(SingleUseTokenLog::default()))
-            .sent(1)
-            .lifetime(satquic_cc::careful_resume::DEFAULT_LIFETIME);
-        base_config.validation_token_config(tokens);
-        base_config.migration(false);
-        let endpoint = Endpoint::server(base_config.clone(), options.listen)
-            .map_err(|e| NetError::Setup(format!("cannot listen on {}: {e}", options.listen)))?;
+        let base_config = quic_config(&options, &identity)?;
+        let state = Arc::new(ServerState {
+            options,
+            counters: Counters::default(),
+            kept: Mutex::new(VecDeque::new()),
+            per_address: Mutex::new(HashMap::new()),
+            released_at: Mutex::new(Instant::now()),
+            saved: Mutex::new(saved),
+            store_file,
+            base_config,
+            www_root,
+        });
+        // The store is written at once: expired sets dropped, mode 0600, the path proved
+        // writable before the server listens.
+        resume::write_store(&state).map_err(|e| NetError::Usage(e.to_string()))?;
+        let listen = state.options.listen;
+        let endpoint = Endpoint::server(state.base_config.clone(), listen)
+            .map_err(|e| NetError::Setup(format!("cannot listen on {listen}: {e}")))?;
         Ok(Server {
             endpoint,
-            state: Arc::new(ServerState {
-                options,
-                counters: Counters::default(),
-                kept: Mutex::new(VecDeque::new()),
-                per_address: Mutex::new(HashMap::new()),
-                released_at: Mutex::new(Instant::now()),
-                saved: Mutex::new(resume::saved_state_store()),
-                base_config,
-                www_root,
-            }),
+            state,
             fingerprint,
         })
     }
@@ -276,6 +268,8 @@ impl Server {
             accepted: c.accepted.load(Ordering::Relaxed),
             resumed: c.resumed.load(Ordering::Relaxed),
             abandoned: c.abandoned.load(Ordering::Relaxed),
+            tokens_accepted: c.tokens_accepted.load(Ordering::Relaxed),
+            saved_paths: lock(&self.state.saved).len(),
             refused: c.refused.load(Ordering::Relaxed),
             retries_sent: c.retries.load(Ordering::Relaxed),
             handshake_failures: c.handshake_failures.load(Ordering::Relaxed),
@@ -296,10 +290,18 @@ impl Server {
         self.endpoint.clone()
     }
 
-    /// Serves until the endpoint is closed ([`Server::close`]).
+    /// Serves until the endpoint is closed ([`Server::close`]); with a Careful Resume
+    /// store file, writes it whenever it changed, at most once a
+    /// [`STORE_WRITE_INTERVAL`].
     pub async fn serve(&self) {
-        while let Some(incoming) = self.endpoint.accept().await {
-            self.on_incoming(incoming);
+        let accept = async {
+            while let Some(incoming) = self.endpoint.accept().await {
+                self.on_incoming(incoming);
+            }
+        };
+        tokio::select! {
+            () = accept => {}
+            () = resume::keep_store_written(self.state.clone()) => {}
         }
     }
 
@@ -307,6 +309,18 @@ impl Server {
     pub fn close(&self) {
         self.endpoint
             .close(VarInt::from_u32(0), b"server shutting down");
+    }
+
+    /// Closes every connection, waits (at most [`SHUTDOWN_GRACE`]) for their tasks to
+    /// save what they observed, then writes the Careful Resume store file, if any: what
+    /// `satquic server` does on SIGINT and SIGTERM.
+    pub async fn shut_down(&self) -> Result<(), NetError> {
+        self.close();
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while self.state.counters.active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        resume::write_store(&self.state)
     }
 
     /// A new connection: admitted (or refused, or sent a Retry), then accepted.
@@ -333,6 +347,67 @@ impl ServerState {
     pub(crate) fn www_root(&self) -> Option<&std::path::Path> {
         self.www_root.as_deref()
     }
+}
+
+/// The connection limits, checked.
+fn check_limits(options: &ServerOptions) -> Result<(), NetError> {
+    options.transport.validate()?;
+    if options.max_connections == 0 {
+        return Err(NetError::Usage(
+            "--max-connections must be at least 1".into(),
+        ));
+    }
+    if options.max_connections_per_address == 0 {
+        return Err(NetError::Usage(
+            "--max-per-address must be at least 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The `--www` directory, resolved, if one is given.
+fn www_root(options: &ServerOptions) -> Result<Option<PathBuf>, NetError> {
+    let Some(dir) = &options.www else {
+        return Ok(None);
+    };
+    let root = dir
+        .canonicalize()
+        .map_err(|e| NetError::Usage(format!("--www {}: {e}", dir.display())))?;
+    if !root.is_dir() {
+        return Err(NetError::Usage(format!(
+            "--www {}: not a directory",
+            root.display()
+        )));
+    }
+    Ok(Some(root))
+}
+
+/// The QUIC configuration every connection starts from: TLS with the server's
+/// `identity`, the transport, the incoming-connection bound, and address validation.
+fn quic_config(options: &ServerOptions, identity: &Identity) -> Result<ServerConfig, NetError> {
+    let crypto = crate::tls::server_crypto(identity, &[ALPN_PERF, ALPN_HQ, ALPN_H3])?;
+    let quic_crypto = QuicServerConfig::try_from(crypto)
+        .map_err(|e| NetError::Setup(format!("TLS configuration: {e}")))?;
+    let mut config = ServerConfig::with_crypto(Arc::new(quic_crypto));
+    let (transport, _) = options.transport.build(None, Instant::now())?;
+    config.transport_config(Arc::new(transport));
+    config.max_incoming(options.max_connections.saturating_mul(4).max(16));
+    // Address-validation tokens (NEW_TOKEN, RFC 9000 Sec. 8.1.3), one per connection,
+    // valid as long as Careful Resume's saved parameters: a returning client is
+    // answered at once, in 0.5-RTT when it resumes with 0-RTT.
+    let mut tokens = quinn_proto::ValidationTokenConfig::default();
+    tokens
+        .log(Arc::new(SingleUseTokenLog::default()))
+        .sent(1)
+        .lifetime(satquic_cc::careful_resume::DEFAULT_LIFETIME);
+    config.validation_token_config(tokens);
+    // Without a key file quinn's random key dies with the process, and every token
+    // given before a restart with it.
+    if let Some(path) = &options.token_key {
+        config.token_key(token_key::load_or_create(path)?);
+    }
+    config.migration(false);
+    Ok(config)
 }
 
 /// Locks a mutex, also one a panicking task left poisoned (counters and tables, still
