@@ -280,7 +280,7 @@ pub struct Args {
     /// answers at once for the address-validation token it gave, and its Careful Resume
     /// starts from the first connection's window. The results describe the second
     /// connection, plus the first's completion time and whether 0-RTT was accepted.
-    /// Within this process only: rustls keeps tickets in memory.
+    /// 0-RTT within this process only: rustls keeps tickets in memory (see --state).
     #[arg(
         long,
         value_name = "GAP",
@@ -289,6 +289,13 @@ pub struct Args {
         require_equals = true
     )]
     resume: Option<String>,
+    /// Keep the servers' address-validation tokens and, for uploads, this client's
+    /// Careful Resume parameters in FILE: read (and rewritten) before connecting,
+    /// written at the end (JSON, mode 0600, at most 858 kB). The next process with the
+    /// same FILE is spared the Retry and resumes; not with 0-RTT (rustls cannot write
+    /// TLS sessions out).
+    #[arg(long, value_name = "FILE")]
+    state: Option<std::path::PathBuf>,
     #[command(flatten)]
     transport: TransportArgs,
 }
@@ -359,10 +366,22 @@ fn options(args: &Args) -> Result<ClientOptions, Failure> {
         qlog_dir: args.qlog.clone(),
         progress: None,
         interrupt: None,
-        resumption: args
-            .resume
-            .is_some()
-            .then(|| std::sync::Arc::new(satquic_net::client::Resumption::new())),
+        resumption: resumption(args)?,
+    })
+}
+
+/// What the client keeps to resume: the state file's, an empty one for `--resume`, or
+/// none.
+fn resumption(
+    args: &Args,
+) -> Result<Option<std::sync::Arc<satquic_net::client::Resumption>>, Failure> {
+    use satquic_net::client::Resumption;
+    Ok(match (&args.state, args.resume.is_some()) {
+        (Some(path), _) => Some(std::sync::Arc::new(
+            Resumption::load(path).map_err(net_failure)?,
+        )),
+        (None, true) => Some(std::sync::Arc::new(Resumption::new())),
+        (None, false) => None,
     })
 }
 
@@ -459,24 +478,25 @@ pub fn run(args: Args) -> Result<(), Failure> {
             }
         }))
     };
-    let (first, result) = rt
-        .block_on(async {
-            on_signal(interrupt);
-            let Some(gap) = gap else {
-                return run_client(options.clone(), on_interval)
-                    .await
-                    .map(|r| (None, r));
-            };
-            // The first connection leaves its session and token; the second resumes.
-            let first = run_client(options.clone(), None).await?;
-            if first.status != "completed" {
-                return Ok((None, first));
-            }
-            tokio::time::sleep(gap).await;
-            let second = run_client(options.clone(), on_interval).await?;
-            Ok((Some(first), second))
-        })
-        .map_err(net_failure)?;
+    let outcome = rt.block_on(async {
+        on_signal(interrupt);
+        let Some(gap) = gap else {
+            return run_client(options.clone(), on_interval)
+                .await
+                .map(|r| (None, r));
+        };
+        // The first connection leaves its session and token; the second resumes.
+        let first = run_client(options.clone(), None).await?;
+        if first.status != "completed" {
+            return Ok((None, first));
+        }
+        tokio::time::sleep(gap).await;
+        let second = run_client(options.clone(), on_interval).await?;
+        Ok((Some(first), second))
+    });
+    // The tokens and parameters the runs left, whatever became of them.
+    let saved = options.resumption.as_ref().map_or(Ok(()), |r| r.save());
+    let (first, result) = outcome.map_err(net_failure)?;
     if gap.is_some() && first.is_none() {
         return Err(Failure::Other(format!(
             "the first connection did not complete ({}), so there is nothing to resume",
@@ -484,32 +504,50 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )));
     }
     // A closed stdout does not hide a failed transfer.
-    let printed = if args.json {
-        let mut value = satquic_net::record::client_json(&options, &result);
-        if let Some(first) = &first {
+    let printed = print_results(&args, &options, first.as_ref(), &result, gap);
+    // Incomplete results exit 1 (after they are printed), as failed ones do; then a
+    // state file that could not be written.
+    verdict(result, printed)?;
+    saved.map_err(net_failure)
+}
+
+/// The results as JSON (`-J`) or text, the first connection's line when resuming.
+fn print_results(
+    args: &Args,
+    options: &ClientOptions,
+    first: Option<&satquic_net::ClientResult>,
+    result: &satquic_net::ClientResult,
+    gap: Option<Duration>,
+) -> Result<(), Failure> {
+    if args.json {
+        let mut value = satquic_net::record::client_json(options, result);
+        if let Some(first) = first {
             value["client"]["first_completion_time_s"] =
                 serde_json::json!(first.completed_at.map(|t| t.as_secs_f64()));
             value["client"]["zero_rtt"] = serde_json::json!(result.zero_rtt);
         }
         let text =
             serde_json::to_string_pretty(&value).map_err(|e| Failure::Other(e.to_string()))?;
-        outln!("{text}")
-    } else {
-        if let Some(first) = &first {
-            outln!(
-                "first connection: {:.3} s; resumed {} later, 0-RTT {}:",
-                first.completed_at.unwrap_or(first.ended_at).as_secs_f64(),
-                format_duration(gap.unwrap_or_default()),
-                match result.zero_rtt {
-                    Some(true) => "accepted",
-                    Some(false) => "refused",
-                    None => "not offered (no session ticket)",
-                }
-            )?;
-        }
-        print_text(&args, &result)
-    };
-    // Incomplete results exit 1 (after they are printed), as failed ones do.
+        return outln!("{text}");
+    }
+    if let Some(first) = first {
+        outln!(
+            "first connection: {:.3} s; resumed {} later, 0-RTT {}:",
+            first.completed_at.unwrap_or(first.ended_at).as_secs_f64(),
+            format_duration(gap.unwrap_or_default()),
+            match result.zero_rtt {
+                Some(true) => "accepted",
+                Some(false) => "refused",
+                None => "not offered (no session ticket)",
+            }
+        )?;
+    }
+    print_text(args, result)
+}
+
+/// How the command ends for `result`: a failed, interrupted or capped transfer exits 1;
+/// otherwise how printing went.
+fn verdict(result: satquic_net::ClientResult, printed: Result<(), Failure>) -> Result<(), Failure> {
     match result.status.as_str() {
         "failed" => Err(Failure::Other(
             result.error.unwrap_or_else(|| "transfer failed".into()),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use quinn::crypto::rustls::QuicClientConfig;
 use quinn::{ClientConfig, Connection, Endpoint, VarInt};
 use quinn_proto::{ConnectionIdGenerator, RandomConnectionIdGenerator};
-use satquic_cc::EventSink;
+use satquic_cc::{EventSink, RemoteEndpoint};
 use satquic_run::probe::ProbeHandle;
 use satquic_run::qlog::QlogBuffer;
 
@@ -41,11 +41,15 @@ pub(super) struct ClientSetup {
     stack_qlog: Option<QlogBuffer>,
     /// The original destination connection ID, once quinn chose it.
     odcid: Arc<Mutex<Option<quinn_proto::ConnectionId>>>,
+    /// The path the client's own Careful Resume observation is saved for: uploads with a
+    /// [`Resumption`](super::Resumption) only.
+    pub(super) resume_path: Option<RemoteEndpoint>,
 }
 
 impl ClientSetup {
-    /// Builds the transport (from the flow's `start`), the TLS configuration and the
-    /// QUIC client configuration (returned beside the setup: connecting consumes it).
+    /// Builds the transport (from the flow's `start`; an upload's controller resumes from
+    /// the parameters saved for its path, if any), the TLS configuration and the QUIC
+    /// client configuration (returned beside the setup: connecting consumes it).
     pub(super) fn new(
         options: &ClientOptions,
         start: Instant,
@@ -56,9 +60,22 @@ impl ClientSetup {
         } else {
             EventStore::for_report()
         });
-        let (mut transport, probe) = options
-            .transport
-            .build(Some(events.clone() as Arc<dyn EventSink>), start)?;
+        // The client is the data sender of uploads only: its Careful Resume matters there.
+        let resume_path = options
+            .resumption
+            .as_ref()
+            .filter(|_| options.upload)
+            .map(|_| super::resumption::path_to(options.server));
+        let resume = options
+            .resumption
+            .as_ref()
+            .zip(resume_path.as_ref())
+            .and_then(|(r, path)| r.take_saved(path));
+        let (mut transport, probe) = options.transport.build_resuming(
+            Some(events.clone() as Arc<dyn EventSink>),
+            start,
+            resume,
+        )?;
         // quinn-proto's own qlog (packets sent, received and lost, recovery metrics), timed
         // from the flow's start like satquic's events, merged with them at the end.
         let stack_qlog = options.qlog_dir.as_ref().map(|_| {
@@ -75,7 +92,7 @@ impl ClientSetup {
         ));
         config.transport_config(Arc::new(transport));
         if let Some(r) = &options.resumption {
-            config.token_store(r.tokens.clone());
+            config.token_store(r.token_store(options.server));
         }
         let odcid_slot = odcid.clone();
         config.initial_dst_cid_provider(Arc::new(move || {
@@ -89,6 +106,7 @@ impl ClientSetup {
             events,
             stack_qlog,
             odcid,
+            resume_path,
         };
         Ok((config, setup))
     }

@@ -13,11 +13,13 @@
 //! The driver ([`run_client`]) is a list of steps, each in its file: `connect.rs` (the
 //! configuration, the handshake, the close), `transfer.rs` (the transfer and its
 //! progress), `intervals.rs` (the interval rows), `resumption.rs` (what a client keeps to
-//! resume).
+//! resume, in memory or in a file), `tokens.rs` (the servers' address-validation tokens
+//! among it).
 
 mod connect;
 mod intervals;
 mod resumption;
+mod tokens;
 mod transfer;
 
 use std::net::SocketAddr;
@@ -39,7 +41,10 @@ use connect::{ClientSetup, connect};
 use intervals::IntervalTicker;
 use transfer::{Progress, ending, transfer_until_done};
 
-pub use resumption::Resumption;
+pub use resumption::{
+    CLIENT_SAVED_CAPACITY, Resumption, STATE_FILE_MAX_BYTES, STATE_FORMAT, STATE_VERSION,
+};
+pub use tokens::{TOKEN_KEEP, TOKEN_MAX_BYTES, TOKEN_SERVERS, TOKENS_PER_SERVER};
 pub use transfer::{STREAM_PACKET_OVERHEAD_BYTES, UPLOAD_AHEAD_MIN_BYTES, UPLOAD_POLL};
 
 /// Which application protocol the client speaks.
@@ -104,8 +109,11 @@ pub struct ClientOptions {
     /// connection (CONNECTION_CLOSE, so the server frees it at once) and returns what it
     /// has, with status `interrupted`.
     pub interrupt: Option<Arc<tokio::sync::Notify>>,
-    /// Keep TLS sessions and address-validation tokens here, and resume from what an
-    /// earlier run with the same store left: the request goes in 0-RTT.
+    /// Keep TLS sessions, address-validation tokens and (uploads) the client's Careful
+    /// Resume parameters here, and resume from what an earlier run with the same store
+    /// left: the request goes in 0-RTT (with a TLS session), with the token, and an
+    /// upload's controller starts from the saved parameters. Writing a file-backed store
+    /// back is the caller's ([`Resumption::save`]).
     pub resumption: Option<Arc<Resumption>>,
 }
 
@@ -278,6 +286,9 @@ pub async fn run_client(
 
     let server_report = transfer::server_report(&options, conn, status).await;
     let stats = conn.stats();
+    if let (Some(r), Some(path)) = (&options.resumption, setup.resume_path) {
+        r.save_observation(conn, path);
+    }
     let sender_report = options.upload.then(|| {
         crate::server::sender_report(
             &options.transport.spec.cc,
