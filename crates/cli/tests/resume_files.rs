@@ -1,0 +1,316 @@
+//! `satquic server --resume-store FILE --token-key FILE` and `satquic client --state FILE`
+//! as processes: bad files are one line and exit code 2; a second client process is
+//! recognised and resumed; a server stopped with SIGTERM writes its store, and its
+//! successor on the same files resumes the next client without a Retry.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_satquic");
+
+fn satquic(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs `args`, expecting a usage error: exit code 2, one line on stderr naming `file`,
+/// no panic, nothing on stdout.
+fn usage_error(args: &[&str], file: &Path) -> String {
+    let o = satquic(args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err:?}");
+    assert!(err.contains(&*file.to_string_lossy()), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    err
+}
+
+/// A fresh directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("satquic-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process killed when the test ends, pass or fail.
+struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A path where no file can be made, root included (sysfs takes no new files), if this
+/// machine has one.
+fn unwritable() -> Option<PathBuf> {
+    let path = PathBuf::from("/sys/satquic-unwritable.json");
+    match std::fs::write(&path, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&path);
+            eprintln!("{} is writable here: not tested", path.display());
+            None
+        }
+        Err(_) => Some(path),
+    }
+}
+
+/// Corrupt, oversized, foreign, future, misplaced and unwritable files: each stops the
+/// command at start with one line naming the file, exit code 2.
+#[test]
+fn bad_state_files_are_one_line_and_exit_code_2() {
+    let dir = TempDir::new("bad-state");
+    let garbage = dir.join("garbage.json");
+    std::fs::write(
+        &garbage,
+        b"{\"format\":\"satquic-careful-resume-store\",\"vers",
+    )
+    .unwrap();
+    let oversized = dir.join("oversized.json");
+    std::fs::write(&oversized, vec![b' '; 1_200_000]).unwrap();
+    let wrong = dir.join("wrong.json");
+    std::fs::write(
+        &wrong,
+        b"{\"format\":\"satquic-client-state\",\"version\":1,\"tokens\":[],\"careful_resume\":[]}",
+    )
+    .unwrap();
+    let future = dir.join("future.json");
+    std::fs::write(
+        &future,
+        b"{\"format\":\"satquic-client-state\",\"version\":2,\"tokens\":[],\"careful_resume\":[]}",
+    )
+    .unwrap();
+    let short_key = dir.join("short.key");
+    std::fs::write(&short_key, [7u8; 5]).unwrap();
+    std::fs::set_permissions(&short_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let open_key = dir.join("open.key");
+    std::fs::write(&open_key, [7u8; 32]).unwrap();
+    std::fs::set_permissions(&open_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let nowhere = dir.join("missing/store.json");
+    let server = |flag: &str, file: &Path| {
+        usage_error(
+            &["server", "--listen", "127.0.0.1:0", flag, text(file)],
+            file,
+        )
+    };
+    assert!(server("--resume-store", &garbage).contains("not a satquic-careful-resume-store"));
+    assert!(server("--resume-store", &oversized).contains("1200000 bytes"));
+    assert!(server("--resume-store", &wrong).contains("'satquic-client-state'"));
+    assert!(server("--resume-store", &nowhere).contains("does not exist"));
+    assert!(server("--token-key", &short_key).contains("5 bytes"));
+    assert!(server("--token-key", &open_key).contains("chmod 600"));
+    let client = |file: &Path| {
+        usage_error(
+            &[
+                "client",
+                "127.0.0.1:9",
+                "-n",
+                "1K",
+                "--insecure",
+                "--state",
+                text(file),
+            ],
+            file,
+        )
+    };
+    assert!(client(&garbage).contains("satquic-client-state"));
+    assert!(client(&oversized).contains("1200000 bytes"));
+    assert!(client(&nowhere).contains("does not exist"));
+    assert!(client(&future).contains("version 2"));
+    if let Some(readonly) = unwritable() {
+        assert!(server("--resume-store", &readonly).contains("cannot write"));
+        assert!(server("--token-key", &readonly).contains("cannot create"));
+        assert!(client(&readonly).contains("cannot write"));
+    }
+    // Nothing was written over them.
+    assert_eq!(std::fs::metadata(&oversized).unwrap().len(), 1_200_000);
+}
+
+/// Lines a child prints, read on a thread.
+fn lines_of(out: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (bounded) for a line of `lines` that `want` accepts.
+fn wait_for(lines: &Receiver<String>, want: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if want(&line) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no such line: {e}"),
+        }
+    }
+}
+
+/// The counter `name` of a `satquic server -i` line (`connections 1 (accepted 1, ...`).
+fn counter(line: &str, name: &str) -> Option<u64> {
+    let words: Vec<&str> = line
+        .split(|c: char| c == ',' || c == '(' || c == ')' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let i = words.iter().position(|w| *w == name)?;
+    words.get(i + 1)?.parse().ok()
+}
+
+/// `satquic server -i 0.1` keeping its store and key in `dir`, and its lines.
+fn server(listen: &str, dir: &TempDir) -> (Background, Receiver<String>) {
+    let mut child = Command::new(BIN)
+        .args(["server", "--listen", listen, "-i", "0.1", "--cc", "cubic"])
+        .args(["--resume-store", text(&dir.join("store.json"))])
+        .args(["--token-key", text(&dir.join("token.key"))])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(child.stdout.take().unwrap());
+    wait_for(&lines, |l| l.starts_with("certificate sha256"));
+    (Background(child), lines)
+}
+
+/// One `satquic client` process through the link, with its state file in `dir`.
+fn client(relay: &str, dir: &TempDir) {
+    let o = satquic(&[
+        "client",
+        relay,
+        "-n",
+        "3M",
+        "--insecure",
+        "--state",
+        text(&dir.join("client.json")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The server's counters once it has accepted `accepted` connections and none is active.
+fn settled(lines: &Receiver<String>, accepted: u64) -> String {
+    wait_for(lines, |l| {
+        counter(l, "accepted") == Some(accepted) && counter(l, "connections") == Some(0)
+    })
+}
+
+#[test]
+fn client_and_server_processes_resume_across_restarts() {
+    let dir = TempDir::new("resume-processes");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let relay = format!("127.0.0.1:{}", free_port());
+    let (first, lines) = server(&listen, &dir);
+    let mut link = Command::new(BIN)
+        .args([
+            "link",
+            "--listen",
+            &relay,
+            "--to",
+            &listen,
+            "--link",
+            "thesis-terr",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let link_lines = lines_of(link.stdout.take().unwrap());
+    let _link = Background(link);
+    wait_for(&link_lines, |l| l.starts_with("satquic link"));
+
+    // Two client processes: the second presents the first's token and is resumed.
+    client(&relay, &dir);
+    let line = settled(&lines, 1);
+    assert_eq!(
+        (counter(&line, "retries"), counter(&line, "tokens")),
+        (Some(1), Some(0)),
+        "{line}"
+    );
+    client(&relay, &dir);
+    let line = settled(&lines, 2);
+    assert_eq!(
+        counter(&line, "retries"),
+        Some(1),
+        "no second Retry: {line}"
+    );
+    assert_eq!(counter(&line, "tokens"), Some(1), "{line}");
+    assert_eq!(counter(&line, "resumed"), Some(1), "{line}");
+
+    // SIGTERM: the server writes its store and exits 0.
+    let mut first = first;
+    let pid = first.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        if let Some(s) = first.0.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(Instant::now() < deadline, "the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+    let store = dir.join("store.json");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    assert_eq!(doc["entries"].as_array().unwrap().len(), 1, "{doc}");
+    for file in [&store, &dir.join("token.key"), &dir.join("client.json")] {
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
+
+    // Its successor on the same files: the third client is resumed without a Retry.
+    let (_second, lines) = server(&listen, &dir);
+    client(&relay, &dir);
+    let line = settled(&lines, 1);
+    assert_eq!(counter(&line, "retries"), Some(0), "{line}");
+    assert_eq!(counter(&line, "tokens"), Some(1), "{line}");
+    assert_eq!(counter(&line, "resumed"), Some(1), "{line}");
+}
