@@ -89,6 +89,15 @@ impl fmt::Display for LinkError {
 
 impl std::error::Error for LinkError {}
 
+impl From<crate::file::FileError> for LinkError {
+    fn from(e: crate::file::FileError) -> Self {
+        LinkError::Io {
+            path: e.path,
+            message: e.reason,
+        }
+    }
+}
+
 /// Turns a TOML error into one line: `line L, column C: message`.
 pub(crate) fn toml_error_line(err: &toml::de::Error, input: &str) -> LinkError {
     let message = err.message().replace('\n', " ").trim().to_string();

@@ -85,6 +85,7 @@ mod cross;
 mod delay;
 mod direction;
 mod error;
+pub mod file;
 mod loss;
 mod path;
 pub mod presets;

@@ -533,14 +533,12 @@ impl LinkSpec {
         Self::parse_in(text, None)
     }
 
-    /// Reads, parses and validates a TOML link spec; trace files are read relative to the
-    /// TOML file's directory.
+    /// Reads, parses and validates a TOML link spec (a regular file of at most
+    /// [`LINK_FILE`](crate::file::LINK_FILE)); trace files are read relative to the TOML
+    /// file's directory.
     pub fn from_toml_file(path: impl AsRef<FsPath>) -> Result<Self, LinkError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| LinkError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text = crate::file::read_to_string(path, crate::file::LINK_FILE)?;
         Self::parse_in(&text, path.parent())
     }
 

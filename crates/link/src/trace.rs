@@ -40,12 +40,10 @@ impl MahimahiTrace {
         Self::from_timestamps_ms(timestamps_ms, origin)
     }
 
-    /// Reads and parses a trace file.
+    /// Reads and parses a trace file (a regular file of at most
+    /// [`TRACE_FILE`](crate::file::TRACE_FILE)).
     pub fn load(path: &FsPath) -> Result<Self, LinkError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LinkError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text = crate::file::read_to_string(path, crate::file::TRACE_FILE)?;
         Self::parse(&text, &path.display().to_string())
     }
 

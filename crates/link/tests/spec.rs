@@ -309,6 +309,46 @@ fn missing_and_garbled_input() {
     assert!(e.starts_with("cannot read /nonexistent/link.toml"), "{e}");
 }
 
+/// A link file or a trace that is a device, a FIFO or far too large is refused at once,
+/// in one line that states the limit, instead of being read until memory runs out
+/// (issue 32 item 1).
+#[test]
+fn link_and_trace_files_are_read_bounded() {
+    let started = std::time::Instant::now();
+    let e = LinkSpec::from_toml_file("/dev/zero")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/zero") && e.contains("character device") && e.contains("128 MiB"),
+        "{e}"
+    );
+    let dir = std::env::temp_dir().join(format!("satquic-link-bounded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = GEO_TOML.replacen(
+        "rate = { kind = \"constant\", rate_bps = 150000000 }",
+        "rate = { kind = \"mahimahi_trace\", file = \"/dev/zero\" }",
+        1,
+    );
+    std::fs::write(dir.join("zero.toml"), &toml).unwrap();
+    let e = LinkSpec::from_toml_file(dir.join("zero.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("/dev/zero") && e.contains("64 MiB"), "{e}");
+    let sparse = dir.join("sparse.toml");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(10_000_000_000)
+        .unwrap();
+    let e = LinkSpec::from_toml_file(&sparse).unwrap_err().to_string();
+    assert!(
+        e.contains("10000000000 bytes") && e.contains("128 MiB"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn trace_files_load_relative_to_the_toml_file() {
     let dir = std::env::temp_dir().join(format!("satquic-link-test-{}", std::process::id()));
