@@ -33,7 +33,8 @@
 
 use crate::error::LinkError;
 use crate::random::{STREAM_CROSS, stream_rng};
-use crate::spec::{MAX_DELAY, MAX_RATE_BPS};
+use crate::spec::{MAX_DELAY, MAX_RATE_BPS, MIN_PERIOD};
+use crate::units::format_duration;
 use crate::units::{Nanos, duration_str, parse_duration, parse_rate_bps, to_nanos};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -134,10 +135,14 @@ impl CrossTrafficSpec {
             (None, None) => Ok(()),
             (Some(on), Some(off)) => {
                 for (field, d) in [("on", on), ("off", off)] {
-                    if d.is_zero() || d > MAX_DELAY * 60 {
+                    if d < MIN_PERIOD || d > MAX_DELAY * 60 {
                         return Err(LinkError::invalid(
                             field,
-                            "must be longer than 0 and at most 1 hour",
+                            format!(
+                                "is {}; it must be at least {} and at most 1 hour",
+                                format_duration(d),
+                                format_duration(MIN_PERIOD)
+                            ),
                         ));
                     }
                 }
@@ -346,6 +351,17 @@ mod tests {
         let a = arrivals(&CrossTrafficSpec::constant(12_000_000), 1_000_000_000);
         assert_eq!(a.len(), 1000);
         assert!(a.windows(2).all(|w| w[1] - w[0] == 1_000_000));
+    }
+
+    /// On and off periods below [`MIN_PERIOD`] would make a cycle per nanosecond of
+    /// virtual time (issue 32 item 2).
+    #[test]
+    fn periods_below_the_minimum_are_refused_with_it() {
+        for text in ["12M:1ns:1s", "12M:1s:999us"] {
+            let e = CrossTrafficSpec::parse_param(text).unwrap_err();
+            assert!(e.contains("at least 1ms"), "{text}: {e}");
+        }
+        CrossTrafficSpec::parse_param("12M:1ms:1ms").unwrap();
     }
 
     #[test]

@@ -108,7 +108,8 @@ pub use path::Path;
 pub use spec::{
     BdpRateOf, BodSpec, DEFAULT_OPPORTUNITY_BYTES, DelaySpec, DirectionSpec, Discipline,
     JitterSpec, LinkSpec, LossSpec, MAX_DELAY, MAX_QUEUE_BDP, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS,
-    MAX_RATE_BPS, OscillationSpec, PathChangeSpec, QueueLimit, QueueSpec, RateSpec, RateStep,
+    MAX_RATE_BPS, MIN_PERIOD, OscillationSpec, PathChangeSpec, QueueLimit, QueueSpec, RateSpec,
+    RateStep,
 };
 pub use trace::MahimahiTrace;
 pub use truth::{

@@ -46,6 +46,14 @@ pub const MAX_DELAY: Duration = Duration::from_secs(60);
 /// Largest accepted queue limit in bytes: 1 TB.
 pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
 
+/// Shortest period, and shortest step of a rate schedule, the model accepts: 1 ms. The
+/// model handles every rate step, oscillation or BoD period as an event, and the simulator
+/// steps through virtual time from one event to the next: a schedule repeating every
+/// nanosecond would take 10^9 events per simulated second (hours of wall time for `-t 2`).
+/// A millisecond is the resolution of mahimahi traces, and no link in the seeds changes
+/// faster.
+pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+
 /// Smallest queue in bytes: one datagram of QUIC's minimum size (1200 bytes of UDP
 /// payload) with its IP and UDP headers. A smaller queue drops every QUIC packet.
 pub const MIN_QUEUE_BYTES: u64 = 1200 + crate::IP_UDP_OVERHEAD_BYTES as u64;

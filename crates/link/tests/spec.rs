@@ -221,6 +221,26 @@ fn validation_errors_are_one_clear_line() {
         ),
         (
             rate,
+            "rate = { kind = \"schedule\", steps = [{ from = \"0s\", rate_bps = 5 }], repeat_every = \"1ns\" }",
+            &["repeat_every", "is 1ns", "at least 1ms"],
+        ),
+        (
+            rate,
+            "rate = { kind = \"schedule\", steps = [{ from = \"0s\", rate_bps = 5 }, { from = \"1s\", rate_bps = 6 }], repeat_every = \"1000000002ns\" }",
+            &["repeat_every", "at least 1ms"],
+        ),
+        (
+            rate,
+            "rate = { kind = \"schedule\", steps = [{ from = \"0s\", rate_bps = 5 }, { from = \"10ns\", rate_bps = 6 }] }",
+            &["steps[1].from", "at least 1ms apart"],
+        ),
+        (
+            "base = \"300ms\"",
+            "base = \"1ms\", oscillation = { peak_to_peak = \"1ms\", period = \"2ns\" }",
+            &["down.delay.oscillation.period", "is 2ns", "at least 1ms"],
+        ),
+        (
+            rate,
             "rate = { kind = \"mahimahi_trace\" }",
             &["down.rate.timestamps_ms", "empty"],
         ),

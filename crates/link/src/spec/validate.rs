@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::{
     BodSpec, DelaySpec, DirectionSpec, Discipline, LinkSpec, LossSpec, MAX_DELAY, MAX_QUEUE_BDP,
-    MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_RATE_BPS, MIN_QUEUE_BYTES, QueueLimit, QueueSpec,
-    RateSpec,
+    MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_RATE_BPS, MIN_PERIOD, MIN_QUEUE_BYTES, QueueLimit,
+    QueueSpec, RateSpec,
 };
 use crate::error::LinkError;
 use crate::trace::MahimahiTrace;
@@ -39,6 +39,16 @@ impl RateSpec {
                             "must be later than the previous step's",
                         ));
                     }
+                    if i > 0 && step.from - steps[i - 1].from < MIN_PERIOD {
+                        return Err(LinkError::invalid(
+                            format!("steps[{i}].from"),
+                            format!(
+                                "is {} after the previous step; steps must be at least {} apart",
+                                format_duration(step.from - steps[i - 1].from),
+                                format_duration(MIN_PERIOD)
+                            ),
+                        ));
+                    }
                 }
                 if steps.iter().all(|s| s.rate_bps == 0) {
                     return Err(LinkError::invalid(
@@ -53,6 +63,18 @@ impl RateSpec {
                             return Err(LinkError::invalid(
                                 "repeat_every",
                                 "must be longer than the last step's from",
+                            ));
+                        }
+                        if *period - last.from < MIN_PERIOD {
+                            return Err(LinkError::invalid(
+                                "repeat_every",
+                                format!(
+                                    "is {}, {} after the last step's from; the last step must \
+                                     last at least {} (and a period at least that)",
+                                    format_duration(*period),
+                                    format_duration(*period - last.from),
+                                    format_duration(MIN_PERIOD)
+                                ),
                             ));
                         }
                         if *period > Duration::from_secs(365 * 24 * 3600) {
@@ -347,8 +369,15 @@ fn check_delay(field: &str, d: Duration) -> Result<(), LinkError> {
 }
 
 fn check_period(field: &str, d: Duration) -> Result<(), LinkError> {
-    if d < Duration::from_millis(1) {
-        return Err(LinkError::invalid(field, "must be at least 1ms"));
+    if d < MIN_PERIOD {
+        return Err(LinkError::invalid(
+            field,
+            format!(
+                "is {}; it must be at least {}",
+                format_duration(d),
+                format_duration(MIN_PERIOD)
+            ),
+        ));
     }
     if d > Duration::from_secs(24 * 3600) {
         return Err(LinkError::invalid(field, "must be at most 24h"));
