@@ -587,7 +587,10 @@ fn execute(
                             satquic_run::qlog::connection_qlog_files(&o.record, &o.stack_qlogs);
                         (o.record, None, files)
                     })
-                    .map_err(|e| format!("invalid scenario: {e}")),
+                    .map_err(|e| match e {
+                        satquic_sim::SimError::Invalid(msg) => format!("invalid scenario: {msg}"),
+                        other => other.to_string(),
+                    }),
                 Mode::Emulated => satquic_net::emulated::run_emulated(&scenario)
                     .map(|e| (e.record, Some(e.timing), Vec::new()))
                     .map_err(|e| format!("emulated run: {e}")),

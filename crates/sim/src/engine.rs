@@ -91,6 +91,40 @@ pub struct RunOptions {
 /// milliseconds of wall time).
 pub const CANCEL_CHECK_STEPS: u64 = 4096;
 
+/// Most event-loop steps in a row at one virtual instant before a run is ended as
+/// [`SimError::Stalled`]. A step handles everything due at its time, so the next step is
+/// later; a loop whose clock stays put (a timer that stays in the past, an event the link
+/// keeps reporting without handling it) would otherwise spin forever whatever `time_cap`
+/// says. A step is at the same instant as the one before only when an endpoint asks to
+/// be woken now; 100,000 in a row is far beyond that (every run of `reproduce --quick`
+/// and the seed campaigns keeps its record with this guard) and still a fraction of a
+/// second of wall time.
+pub const MAX_STEPS_WITHOUT_PROGRESS: u64 = 100_000;
+
+/// Counts the event-loop steps taken at one virtual instant ([`MAX_STEPS_WITHOUT_PROGRESS`]).
+#[derive(Debug, Default)]
+struct ProgressGuard {
+    at: Option<Duration>,
+    steps: u64,
+}
+
+impl ProgressGuard {
+    /// Notes a step at `now`; an error at the [`MAX_STEPS_WITHOUT_PROGRESS`]th step in a
+    /// row at one instant.
+    fn step(&mut self, now: Duration) -> Result<(), SimError> {
+        if self.at == Some(now) {
+            self.steps += 1;
+            if self.steps >= MAX_STEPS_WITHOUT_PROGRESS {
+                return Err(SimError::Stalled { at: now });
+            }
+        } else {
+            self.at = Some(now);
+            self.steps = 1;
+        }
+        Ok(())
+    }
+}
+
 /// One datagram offered to the link (see [`RunOptions::datagram_trace`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceEntry {
@@ -301,6 +335,7 @@ impl Simulation {
     fn run_loop(&mut self, cancel: Option<&AtomicBool>) -> Result<(), SimError> {
         let cap = self.scenario.time_cap;
         let mut steps: u64 = 0;
+        let mut progress = ProgressGuard::default();
         loop {
             if steps % CANCEL_CHECK_STEPS == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed))
             {
@@ -312,6 +347,7 @@ impl Simulation {
                 self.now = cap;
                 break;
             }
+            progress.step(next)?;
             self.now = next;
             self.step();
             if self.all_done() {
@@ -620,4 +656,26 @@ fn service_connection(c: &mut Conn, ep: &mut Endpoint, at: Instant) -> bool {
     }
     c.dirty |= changed;
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loop_that_stays_at_one_instant_is_ended_and_one_that_moves_is_not() {
+        let mut guard = ProgressGuard::default();
+        let t = Duration::from_millis(5);
+        for _ in 0..MAX_STEPS_WITHOUT_PROGRESS - 1 {
+            guard.step(t).unwrap();
+        }
+        assert_eq!(guard.step(t), Err(SimError::Stalled { at: t }));
+        let msg = guard.step(t).unwrap_err().to_string();
+        assert!(msg.contains("0.005000 s") && !msg.contains('\n'), "{msg}");
+        // Steps that move the clock, however little, reset the count.
+        let mut guard = ProgressGuard::default();
+        for i in 0..3 * MAX_STEPS_WITHOUT_PROGRESS {
+            guard.step(Duration::from_nanos(i / 2)).unwrap();
+        }
+    }
 }

@@ -73,6 +73,13 @@ pub enum SimError {
     Invalid(String),
     /// [`RunOptions::cancel`] was set before the run ended; there is no record.
     Cancelled,
+    /// Virtual time stopped advancing: the event loop took
+    /// [`MAX_STEPS_WITHOUT_PROGRESS`](engine::MAX_STEPS_WITHOUT_PROGRESS) steps in a row
+    /// at the same instant (a defect, not a property of the scenario); there is no record.
+    Stalled {
+        /// The virtual time the loop was stuck at.
+        at: std::time::Duration,
+    },
 }
 
 impl std::fmt::Display for SimError {
@@ -80,6 +87,13 @@ impl std::fmt::Display for SimError {
         match self {
             SimError::Invalid(msg) => f.write_str(msg),
             SimError::Cancelled => f.write_str("cancelled"),
+            SimError::Stalled { at } => write!(
+                f,
+                "virtual time stopped advancing at {:.6} s ({} event-loop steps at that \
+                 instant); the run was ended",
+                at.as_secs_f64(),
+                engine::MAX_STEPS_WITHOUT_PROGRESS
+            ),
         }
     }
 }
