@@ -1060,3 +1060,95 @@ fn a_run_cut_short_prints_its_results_and_exits_1() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the record still");
     assert_eq!(v["outcome"], "capped", "{v}");
 }
+
+/// Every file satquic reads whole has a size limit and must be a regular file: a device,
+/// a FIFO or a 10 GB sparse file named as a link, a trace, a campaign spec, an adapter
+/// file or a campaign directory's files is refused at once in one line that states the
+/// limit (issue 32 item 1; `sim --link /dev/zero` took 4.5 GB in 3 s before).
+#[test]
+fn files_that_are_devices_fifos_or_huge_are_refused_with_their_limit() {
+    let started = Instant::now();
+    let dir = TempDir::new("bounded");
+    let fifo = dir.join("fifo");
+    let made_fifo = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let sparse = dir.join("sparse.toml");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(10_000_000_000)
+        .unwrap();
+    let trace_link = dir.join("trace.toml");
+    std::fs::write(
+        &trace_link,
+        "name = \"z\"\n[down]\nrate = { kind = \"mahimahi_trace\", file = \"/dev/zero\" }\n\
+         delay = { base = \"20ms\" }\nqueue = { limit = { bytes = 100000 } }\n[up]\n\
+         rate = { kind = \"constant\", rate_bps = 1000000 }\ndelay = { base = \"20ms\" }\n\
+         queue = { limit = { bytes = 100000 } }\n",
+    )
+    .unwrap();
+    let campaign = dir.join("c.toml");
+    std::fs::write(
+        &campaign,
+        format!(
+            "name = \"z\"\n[[link]]\nfile = \"{trace_link}\"\n[[variant]]\ncc = \"cubic\"\n\
+             [[workload]]\nkind = \"download\"\nbytes = \"200KB\"\n"
+        ),
+    )
+    .unwrap();
+    let not_campaign = dir.join("not-campaign");
+    std::fs::create_dir_all(&not_campaign).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", Path::new(&not_campaign).join("campaign.json"))
+        .unwrap();
+    let (out_o1, out_o2, out_o3, out_r) = (
+        dir.join("o1"),
+        dir.join("o2"),
+        dir.join("o3"),
+        dir.join("r"),
+    );
+    let mut cases: Vec<(Vec<&str>, &[&str])> = vec![
+        (
+            vec!["sim", "--link", "/dev/zero", "-n", "1M"],
+            &["/dev/zero", "character device", "128 MiB"],
+        ),
+        (
+            vec!["sim", "--link", &sparse, "-n", "1M"],
+            &["10000000000 bytes", "128 MiB"],
+        ),
+        (
+            vec!["sim", "--link", &trace_link, "-n", "1M"],
+            &["/dev/zero", "mahimahi trace", "64 MiB"],
+        ),
+        (
+            vec!["campaign", "run", "/dev/zero", "--out", &out_o1],
+            &["campaign spec", "16 MiB"],
+        ),
+        (
+            vec!["campaign", "run", &campaign, "--out", &out_o2],
+            &["/dev/zero", "64 MiB"],
+        ),
+        (
+            vec!["report", &not_campaign, "-o", &out_r],
+            &["campaign.json", "64 MiB"],
+        ),
+        (
+            vec!["matrix", "--adapters", "/dev/zero", "--list"],
+            &["adapter file", "1 MiB"],
+        ),
+    ];
+    if made_fifo {
+        cases.push((vec!["sim", "--link", &fifo, "-n", "1M"], &["a FIFO"]));
+        cases.push((
+            vec!["campaign", "run", &fifo, "--out", &out_o3],
+            &["a FIFO"],
+        ));
+    }
+    for (args, needles) in &cases {
+        let err = usage_error(args);
+        for needle in *needles {
+            assert!(err.contains(needle), "{args:?}: {err} lacks {needle:?}");
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(60));
+}

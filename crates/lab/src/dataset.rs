@@ -442,9 +442,10 @@ fn read_chunks_file(path: &Path) -> Vec<f64> {
         mb: u64,
         time_s: f64,
     }
-    let Ok(mut r) = csv::Reader::from_path(path) else {
+    let Ok(file) = satquic_link::file::open(path, crate::files::RUN_LOG) else {
         return Vec::new();
     };
+    let mut r = csv::Reader::from_reader(file);
     let mut by_mb: BTreeMap<u64, f64> = BTreeMap::new();
     for c in r.deserialize::<Chunk>().flatten() {
         if c.flow == 0 {

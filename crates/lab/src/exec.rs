@@ -121,12 +121,15 @@ impl CampaignMeta {
 
     pub fn read(dir: &Path) -> Result<Self, LabError> {
         let path = dir.join("campaign.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            LabError::Usage(format!(
-                "{}: not a campaign directory (cannot read campaign.json: {e})",
-                dir.display()
-            ))
-        })?;
+        let text = satquic_link::file::read_to_string(&path, crate::files::CAMPAIGN_META).map_err(
+            |e| {
+                LabError::Usage(format!(
+                    "{}: not a campaign directory (cannot read campaign.json: {})",
+                    dir.display(),
+                    e.reason
+                ))
+            },
+        )?;
         serde_json::from_str(&text).map_err(|e| {
             LabError::Usage(format!(
                 "{}: not a satquic campaign.json ({e})",
@@ -426,7 +429,7 @@ fn runs_to_do<'p>(
 /// Calls the hook with a run finished by an earlier invocation, read back from `dir`.
 fn replay_finished(hook: RunHook, run: &PlannedRun, row: &Row, dir: &Path) {
     let record = RunRecord::read_from(dir).ok();
-    let wall = std::fs::read(dir.join("timing.json"))
+    let wall = satquic_link::file::read(&dir.join("timing.json"), crate::files::RUN_SMALL_JSON)
         .ok()
         .and_then(|t| serde_json::from_slice::<Timing>(&t).ok())
         .map_or(Duration::ZERO, |t| {
@@ -499,7 +502,9 @@ pub(crate) fn io_err(path: &Path, e: std::io::Error) -> LabError {
 }
 
 pub(crate) fn read_row(dir: &Path) -> Option<Row> {
-    let text = std::fs::read_to_string(dir.join("row.json")).ok()?;
+    let text =
+        satquic_link::file::read_to_string(&dir.join("row.json"), crate::files::RUN_SMALL_JSON)
+            .ok()?;
     serde_json::from_str(&text).ok()
 }
 

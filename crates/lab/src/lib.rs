@@ -68,6 +68,7 @@ pub mod calibrate;
 pub mod claims;
 pub mod dataset;
 pub mod exec;
+pub mod files;
 pub mod matrix;
 pub mod plan;
 pub mod plot;

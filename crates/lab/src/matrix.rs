@@ -148,6 +148,8 @@ impl MatrixSpec {
 
 /// Reads `matrix.json` of a matrix directory, if it is one.
 pub fn read_spec(dir: &Path) -> Option<MatrixSpec> {
-    let text = std::fs::read_to_string(dir.join("matrix.json")).ok()?;
+    let text =
+        satquic_link::file::read_to_string(&dir.join("matrix.json"), crate::files::MATRIX_META)
+            .ok()?;
     serde_json::from_str(&text).ok()
 }

@@ -373,10 +373,11 @@ impl CampaignSpec {
         Ok(spec)
     }
 
-    /// Reads and parses a spec file.
+    /// Reads and parses a spec file (a regular file of at most
+    /// [`CAMPAIGN_SPEC`](crate::files::CAMPAIGN_SPEC)).
     pub fn from_file(path: &Path) -> Result<Self, SpecError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SpecError(format!("{}: cannot read: {e}", path.display())))?;
+        let text = satquic_link::file::read_to_string(path, crate::files::CAMPAIGN_SPEC)
+            .map_err(|e| SpecError(format!("{}: cannot read: {}", e.path, e.reason)))?;
         Self::from_toml_str(&text, path.parent())
             .map_err(|e| SpecError(format!("{}: {}", path.display(), e.0)))
     }

@@ -60,7 +60,7 @@ impl FileLimit {
 
     fn too_large(&self, size: &str) -> String {
         format!(
-            "{size}, above the {} limit of a {} ({} bytes)",
+            "{size}, above the {} limit for the {} ({} bytes)",
             self.size_text(),
             self.what,
             self.max_bytes
@@ -136,7 +136,7 @@ pub fn read_to_string(path: &FsPath, limit: FileLimit) -> Result<String, FileErr
         error(
             path,
             format!(
-                "not UTF-8 text (byte {}); a {} is text",
+                "not UTF-8 text (byte {}); the {} is text",
                 e.utf8_error().valid_up_to(),
                 limit.what
             ),
@@ -166,7 +166,7 @@ fn check(path: &FsPath, limit: FileLimit) -> Result<u64, FileError> {
         return Err(error(
             path,
             format!(
-                "{}, not a regular file; a {} is read from a regular file of at most {}",
+                "{}, not a regular file; satquic reads the {} from a regular file of at most {}",
                 kind_of(&meta.file_type()),
                 limit.what,
                 limit.size_text()
@@ -270,7 +270,7 @@ mod tests {
         let e = read_to_string(&sparse, LINK_FILE).unwrap_err();
         let text = one_line(&e);
         assert!(
-            text.contains("10000000000 bytes") && text.contains("128 MiB limit of a link file"),
+            text.contains("10000000000 bytes") && text.contains("128 MiB limit for the link file"),
             "{text}"
         );
         let over = dir.join("over");

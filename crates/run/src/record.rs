@@ -50,6 +50,25 @@ use satquic_cc::ExitReason;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::MB;
+use satquic_link::file::{self, FileLimit};
+
+/// A run's `summary.json`, read back by [`RunRecord::read_from`] and the lab's reports:
+/// 16 MiB (a few kilobytes for one flow, a few megabytes for the largest flow count).
+pub const SUMMARY_FILE: FileLimit = FileLimit {
+    what: "summary.json",
+    max_bytes: 16 << 20,
+};
+
+/// A run's `chunks.csv`, `received_chunks.csv` or `series.csv`, read back by
+/// [`RunRecord::read_from`]: 1 GiB, above the series of an hour-long run of many flows.
+pub const RECORD_LOG: FileLimit = FileLimit {
+    what: "run record csv",
+    max_bytes: 1 << 30,
+};
+
+fn file_io(e: file::FileError) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
+}
 
 pub mod summary;
 
@@ -275,12 +294,21 @@ impl RunRecord {
     /// Reads a record back from a run directory: `summary.json`, `chunks.csv`,
     /// `received_chunks.csv` (empty where absent) and `series.csv`. The events are not
     /// read back (`events.jsonl` writes durations as seconds); `sim_time` is the summary's.
+    /// Each file is read bounded ([`SUMMARY_FILE`], [`RECORD_LOG`]).
     pub fn read_from(dir: &FsPath) -> std::io::Result<RunRecord> {
         let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
-        let summary: Summary = serde_json::from_slice(&fs::read(dir.join("summary.json"))?)
-            .map_err(|e| invalid(format!("summary.json: {e}")))?;
-        let rows = |name: &str| -> std::io::Result<csv::Reader<fs::File>> {
-            Ok(csv::Reader::from_reader(fs::File::open(dir.join(name))?))
+        let summary = file::read(&dir.join("summary.json"), SUMMARY_FILE).map_err(file_io)?;
+        let summary: Summary =
+            serde_json::from_slice(&summary).map_err(|e| invalid(format!("summary.json: {e}")))?;
+        let rows = |name: &str| -> std::io::Result<csv::Reader<file::BoundedFile>> {
+            let path = dir.join(name);
+            if !path.exists() {
+                let missing = format!("{}: no such file", path.display());
+                return Err(std::io::Error::new(std::io::ErrorKind::NotFound, missing));
+            }
+            Ok(csv::Reader::from_reader(
+                file::open(&path, RECORD_LOG).map_err(file_io)?,
+            ))
         };
         let chunks = rows("chunks.csv")?
             .deserialize()

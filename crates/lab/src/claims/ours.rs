@@ -610,8 +610,11 @@ fn mix_cubic_share(f: &Loaded, variant: &str, workload: &str) -> Measured {
 
 /// Each flow's goodput (bit/s) from a run's summary.json.
 fn per_flow_goodput(l: &Loaded, run_id: &str) -> Option<Vec<f64>> {
-    let text =
-        std::fs::read_to_string(l.dir.join("runs").join(run_id).join("summary.json")).ok()?;
+    let text = satquic_link::file::read_to_string(
+        &l.dir.join("runs").join(run_id).join("summary.json"),
+        satquic_run::record::SUMMARY_FILE,
+    )
+    .ok()?;
     let summary: satquic_run::record::Summary = serde_json::from_str(&text).ok()?;
     Some(summary.flows.iter().map(|f| f.goodput_bps).collect())
 }

@@ -227,7 +227,9 @@ fn read_events(dir: &Path, flow: u64) -> RunEvents {
         exit: None,
         shadow_exit: None,
     };
-    let Ok(text) = std::fs::read_to_string(dir.join("events.jsonl")) else {
+    let Ok(text) =
+        satquic_link::file::read_to_string(&dir.join("events.jsonl"), crate::files::RUN_LOG)
+    else {
         return ev;
     };
     for line in text.lines() {

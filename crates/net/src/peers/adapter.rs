@@ -67,6 +67,13 @@ use super::progress::Progress;
 /// The adapters shipped with satquic (`peers/adapters.toml`).
 pub const BUILTIN_ADAPTERS: &str = include_str!("../../../../peers/adapters.toml");
 
+/// An adapter file (`satquic matrix --adapters FILE`): 1 MiB, the only file this crate
+/// reads whole from a path the user names; the built-in one is about 10 KB.
+pub const ADAPTER_FILE: satquic_link::file::FileLimit = satquic_link::file::FileLimit {
+    what: "adapter file",
+    max_bytes: 1 << 20,
+};
+
 /// The congestion-control names a matrix may ask for (each adapter maps them to its own).
 pub const CC_NAMES: [&str; 3] = ["cubic", "bbr", "newreno"];
 
@@ -187,8 +194,8 @@ impl AdapterFile {
 
     /// Reads an adapter file.
     pub fn read(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read adapters {}: {e}", path.display()))?;
+        let text = satquic_link::file::read_to_string(path, ADAPTER_FILE)
+            .map_err(|e| format!("cannot read adapters {}: {}", e.path, e.reason))?;
         Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
