@@ -525,7 +525,7 @@ fn execute(
     if let Some(bar) = &bar {
         bar.finish();
     }
-    outcome.map_err(|e| Failure::Other(e.to_string()))?;
+    outcome.map_err(crate::cmd_campaign::lab_failure)?;
     let mut results = done.into_inner().unwrap_or_else(|e| e.into_inner());
     results.sort_by_key(|d| (d.rep, d.variant));
     if let Some(err) = results.iter().find_map(|r| r.record.as_ref().err()) {

@@ -710,6 +710,27 @@ fn output_paths_that_are_files_and_empty_names_are_usage_errors() {
     ok(&["campaign", "run", &spec, "--out", &out]);
     let err = usage_error(&["report", &out, "-o", &file]);
     assert!(err.contains("not a directory"), "{err}");
+    // The same bad output path is exit 2 from every command (issue 32 item 6: sim exited
+    // 1 for a file, sim and campaign run 1 for a path that cannot be created).
+    let under_file = dir.join("a-file/sub");
+    for bad in [file.as_str(), "/proc/satquic-x", under_file.as_str()] {
+        let sim = [
+            "sim",
+            "--link",
+            "qir-terrestrial",
+            "-n",
+            "100K",
+            "--out",
+            bad,
+        ];
+        let campaign = ["campaign", "run", &spec, "--out", bad];
+        let report = ["report", &out, "-o", bad];
+        let reproduce = ["reproduce", "--only", "c", "--out", bad];
+        for args in [&sim[..], &campaign, &report, &reproduce] {
+            let err = usage_error(args);
+            assert!(err.contains(bad), "{args:?}: {err}");
+        }
+    }
 }
 
 #[test]

@@ -79,7 +79,9 @@ pub mod spec;
 pub mod stats;
 
 /// Creates the output directory `dir` (and its parents). A path that exists and is not a
-/// directory is the user's mistake (a usage error), not an I/O failure.
+/// directory, or one that cannot be created (`/proc/x`, under a file, without
+/// permission), is the path the user gave: a usage error (exit 2), as every command that
+/// takes an output directory answers it, not an I/O failure.
 pub fn output_dir(dir: &std::path::Path) -> Result<(), LabError> {
     if dir.exists() && !dir.is_dir() {
         return Err(LabError::Usage(format!(
@@ -87,7 +89,12 @@ pub fn output_dir(dir: &std::path::Path) -> Result<(), LabError> {
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| LabError::Io(format!("{}: {e}", dir.display())))
+    std::fs::create_dir_all(dir).map_err(|e| {
+        LabError::Usage(format!(
+            "{}: cannot create the output directory: {e}",
+            dir.display()
+        ))
+    })
 }
 
 /// Why a lab operation failed.
