@@ -51,40 +51,40 @@ pub struct Args {
     #[arg(long, value_name = "FILE", hide = true)]
     toml: Option<PathBuf>,
     /// Rate of both directions (150M, 20Mbit); overrides the preset's.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     rate: Option<String>,
     /// Rate server -> client.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     down_rate: Option<String>,
     /// Rate client -> server.
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     up_rate: Option<String>,
     /// One-way delay of both directions (300ms).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     delay: Option<String>,
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     down_delay: Option<String>,
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     up_delay: Option<String>,
     /// Queue limit of both directions in bytes (36M), or `2bdp` for a multiple of the BDP.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     queue: Option<String>,
     /// Random loss of both directions, a fraction (0.01 = 1 %).
-    #[arg(long, value_name = "PLR")]
+    #[arg(long, value_name = "PLR", allow_negative_numbers = true)]
     loss: Option<f64>,
     /// Seed of the model's random processes.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = whole_number)]
     seed: u64,
     /// A sender cap in front of the link's down direction, as `satquic sim --sender-cap`
     /// places it at the server's interface: RATE[:LATENCY] (the seeds' 200M:1.5s token
     /// bucket, seed 000 Sec. 4.7), or none (the default). Server -> client packets cross
     /// it first, then the link.
-    #[arg(long, value_name = "RATE[:LATENCY]")]
+    #[arg(long, value_name = "RATE[:LATENCY]", allow_hyphen_values = true)]
     sender_cap: Option<String>,
     /// Most client addresses relayed at once (when full, the oldest flow the server never
     /// answered makes room; new clients are refused only when all are answered).
-    #[arg(long, value_name = "N")]
-    max_flows: Option<usize>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = flow_count)]
+    max_flows: Option<u64>,
     /// Forget a client address after this long without a datagram either way (seconds,
     /// or `500ms`, `2min`).
     #[arg(
@@ -105,6 +105,22 @@ pub struct Args {
     /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
     duration: Option<String>,
+}
+
+/// A count or a seed: the range in the message, for `-1` as for `x` (clap's own parser
+/// says "invalid digit"; without `allow_negative_numbers` it took `-1` for a flag).
+fn whole_number(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
+/// `--max-flows`: as [`whole_number`], from 1.
+fn flow_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("expected a whole number from 1 to {}", u64::MAX)),
+    }
 }
 
 fn usage(flag: &str) -> impl Fn(String) -> Failure + '_ {
@@ -281,7 +297,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     options.sender_cap = sender_cap(&args)?;
     options.max_flows = args
         .max_flows
-        .unwrap_or(satquic_net::relay::DEFAULT_MAX_FLOWS);
+        .map_or(satquic_net::relay::DEFAULT_MAX_FLOWS, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        });
     options.flow_idle_timeout = crate::seconds::duration(
         "--flow-idle-timeout",
         &args.flow_idle_timeout,

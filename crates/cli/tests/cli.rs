@@ -1173,3 +1173,32 @@ fn files_that_are_devices_fifos_or_huge_are_refused_with_their_limit() {
     }
     assert!(started.elapsed() < Duration::from_secs(60));
 }
+
+/// A negative number given to a `link` flag gets the flag's range, not clap's
+/// "unexpected argument '-0' found" (issue 32 item 9).
+#[test]
+fn negative_numbers_for_link_flags_get_the_range() {
+    let base = ["link", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"];
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--loss", "-0.1"], &["--loss", "between 0 and 1"]),
+        (&["--rate", "-5M"], &["--rate", "-5M"]),
+        (&["--up-rate", "-1M"], &["--up-rate", "-1M"]),
+        (&["--delay", "-1ms"], &["--delay", "negative"]),
+        (&["--down-delay", "-3ms"], &["--down-delay", "negative"]),
+        (&["--queue", "-5"], &["--queue", "-5"]),
+        (&["--sender-cap", "-1M"], &["--sender-cap", "-1M"]),
+        (&["--seed", "-1"], &["--seed", "whole number from 0"]),
+        (
+            &["--max-flows", "-1"],
+            &["--max-flows", "whole number from 1"],
+        ),
+    ];
+    for (flag, needles) in cases {
+        let args: Vec<&str> = base.iter().chain(flag.iter()).copied().collect();
+        let err = usage_error(&args);
+        for needle in *needles {
+            assert!(err.contains(needle), "{flag:?}: {err} lacks {needle:?}");
+        }
+        assert!(!err.contains("unexpected argument"), "{flag:?}: {err}");
+    }
+}
