@@ -148,6 +148,7 @@ pub(crate) fn lab_failure(e: LabError) -> Failure {
     match e {
         LabError::Usage(m) => Failure::Usage(m),
         LabError::Io(m) => Failure::Other(m),
+        e @ LabError::Stopped { .. } => Failure::Other(e.to_string()),
     }
 }
 
@@ -371,10 +372,24 @@ fn run_one(
     out: &Path,
     opts: &ExecOptions,
 ) -> Result<(), Failure> {
+    // SIGINT and SIGTERM stop the campaign between runs instead of killing it: the runs
+    // in flight are abandoned, runs.csv is written for the finished ones and the lock
+    // released, so the same command resumes.
+    satquic_net::tun::stop_on_termination_signals();
+    let opts = ExecOptions {
+        stop: Some(satquic_net::tun::termination_requested),
+        ..opts.clone()
+    };
     let bar = Bar::new(&spec.name);
-    let outcome = exec::run_campaign(spec, plan, out, opts, &|p| bar.update(p));
+    let outcome = exec::run_campaign(spec, plan, out, &opts, &|p| bar.update(p));
     bar.finish();
-    let o = outcome.map_err(lab_failure)?;
+    let o = outcome.map_err(|e| match e {
+        LabError::Stopped { .. } => Failure::Other(format!(
+            "{}: {e}; run the same command again to resume (finished runs are kept)",
+            spec.name
+        )),
+        e => lab_failure(e),
+    })?;
     // A closed stdout does not hide that every run failed.
     let printed = outln!(
         "{}: {} runs planned, {} in this invocation: {} run now ({} failed or timed out), {} finished before; {} rows in {} ({:.1} s)",

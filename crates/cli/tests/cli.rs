@@ -1202,3 +1202,94 @@ fn negative_numbers_for_link_flags_get_the_range() {
         assert!(!err.contains("unexpected argument"), "{flag:?}: {err}");
     }
 }
+
+/// Finished run directories of a campaign directory (a finished run has its row.json).
+fn finished_runs(out: &Path) -> usize {
+    std::fs::read_dir(out.join("runs")).map_or(0, |entries| {
+        entries
+            .flatten()
+            .filter(|e| e.path().join("row.json").is_file())
+            .count()
+    })
+}
+
+/// Starts `campaign run`, sends `signal` once `after` runs have finished, and checks
+/// how it ended: exit 1 (not killed), one line saying how to resume, runs.csv with a
+/// row per finished run, no lock, no half-written run; returns the finished runs.
+fn signal_campaign(spec: &str, out: &Path, signal: &str, after: usize) -> usize {
+    let child = Command::new(BIN)
+        .args([
+            "campaign",
+            "run",
+            spec,
+            "--out",
+            out.to_str().unwrap(),
+            "-j",
+            "1",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while finished_runs(out) < after && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    let last = err.lines().last().unwrap_or_default();
+    assert_eq!(o.status.code(), Some(1), "{signal}: {:?}: {err}", o.status);
+    assert!(
+        last.contains("stopped") && last.contains("run the same command again to resume"),
+        "{signal}: {err}"
+    );
+    let finished = finished_runs(out);
+    let csv = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert_eq!(csv.lines().count(), finished + 1, "{signal}: {csv}");
+    assert!(
+        last.contains(&format!("runs.csv holds {finished} rows")),
+        "{last}"
+    );
+    let left: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .chain(std::fs::read_dir(out.join("runs")).unwrap())
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".lock") || name.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{signal}: left behind {left:?}");
+    finished
+}
+
+/// SIGTERM and SIGINT during `campaign run` stop it cleanly: the runs in flight are
+/// abandoned, runs.csv is written for what finished, the lock is released, and the same
+/// command resumes (issue 32 item 7; before, SIGTERM killed it with the lock held and no
+/// runs.csv).
+#[test]
+fn a_signalled_campaign_writes_its_rows_releases_its_lock_and_resumes() {
+    let dir = TempDir::new("signal");
+    let spec = dir.join("sig.toml");
+    std::fs::write(
+        &spec,
+        "name = \"sig\"\nrepetitions = 8\n[[link]]\npreset = \"sat-250-3\"\n[[variant]]\n\
+         cc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"20MB\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let first = signal_campaign(&spec, &out, "-TERM", 1);
+    assert!((1..8).contains(&first), "{first} of 8 finished");
+    let second = signal_campaign(&spec, &out, "-INT", first + 1);
+    assert!(second > first, "{second} after {first}");
+    let text = ok(&["campaign", "run", &spec, "--out", out.to_str().unwrap()]);
+    assert!(
+        text.contains(&format!("{second} finished before")),
+        "{text}"
+    );
+    assert_eq!(finished_runs(&out), 8);
+}

@@ -67,8 +67,8 @@
 //! until its virtual time cap ends it (its result is discarded).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -82,6 +82,9 @@ use crate::plan::{Plan, PlannedRun};
 use crate::spec::{AnalysisSpec, CampaignSpec, Mode};
 
 pub mod lock;
+mod thread;
+
+use thread::{Executed, execute};
 
 /// What `campaign.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,7 +166,17 @@ pub struct ExecOptions {
     /// replaced; its runs stay but are no longer part of the campaign) or a campaign.json
     /// that cannot be read.
     pub take_over: bool,
+    /// Asked before each run and while a run is in flight (every [`STOP_POLL`]): once it
+    /// answers true no run starts, the runs in flight are abandoned (cancelled, no
+    /// directory), runs.csv is written for the finished ones, the lock is released and
+    /// [`execute_plan`] returns [`LabError::Stopped`]. `satquic campaign run` passes
+    /// "SIGINT or SIGTERM arrived".
+    pub stop: Option<fn() -> bool>,
 }
+
+/// How often a worker waiting for its run asks [`ExecOptions::stop`]: a signal ends a
+/// campaign within about this long, and a poll costs nothing next to a run.
+pub const STOP_POLL: Duration = Duration::from_millis(100);
 
 impl Default for ExecOptions {
     fn default() -> Self {
@@ -174,6 +187,7 @@ impl Default for ExecOptions {
             qlog: false,
             packet_cipher: PacketCipher::Null,
             take_over: false,
+            stop: None,
         }
     }
 }
@@ -308,16 +322,24 @@ pub fn execute_plan(
         qlog: opts.qlog,
         packet_cipher: opts.packet_cipher,
         on_run,
+        stop: opts.stop,
     };
     let first_error = run_workers(spec, &todo, opts.jobs, &target, &state, progress);
     let rows = match out {
         Some(out) => collect(out, plan.runs.iter().map(|r| r.run_id.as_str()))?.len(),
         None => 0,
     };
-    if let Some(e) = first_error {
-        return Err(e);
-    }
     let p = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = first_error {
+        return Err(match e {
+            LabError::Stopped { .. } => LabError::Stopped {
+                ran: p.done,
+                remaining: todo.len() - p.done,
+                rows,
+            },
+            e => e,
+        });
+    }
     Ok(CampaignOutcome {
         planned: plan.runs.len(),
         selected: selected.len(),
@@ -471,6 +493,11 @@ fn run_workers(
                     if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
                         break;
                     }
+                    if target.stop.is_some_and(|stop| stop()) {
+                        let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                        slot.get_or_insert(STOPPED);
+                        break;
+                    }
                     match execute_and_store(&spec.name, run, spec.timeout, target) {
                         Ok(row) => {
                             let mut p = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -492,6 +519,13 @@ fn run_workers(
     });
     first_error.into_inner().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The error a worker reports when it stops; [`execute_plan`] fills in the counts.
+const STOPPED: LabError = LabError::Stopped {
+    ran: 0,
+    remaining: 0,
+    rows: 0,
+};
 
 fn is_failure(status: &str) -> bool {
     matches!(status, "failed" | "timeout")
@@ -555,87 +589,6 @@ pub(crate) fn remove_stale_partials(runs_dir: &Path) {
     }
 }
 
-/// The outcome of executing one run.
-enum Executed {
-    /// The record, for emulated runs the timing the run measured itself, and for
-    /// simulated runs with a qlog the per-connection qlog files (`(name, contents)`).
-    Record(Box<RunRecord>, Option<Timing>, Vec<(String, Vec<u8>)>),
-    Failed(String),
-    TimedOut(Duration),
-}
-
-/// Runs one scenario on its own thread, waiting at most `timeout`.
-fn execute(
-    run: &PlannedRun,
-    timeout: Option<Duration>,
-    packet_cipher: PacketCipher,
-    qlog: bool,
-) -> (Executed, Duration) {
-    let started = Instant::now();
-    let scenario = run.scenario.clone();
-    let mode = run.mode;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let options = satquic_sim::RunOptions {
-        cancel: Some(cancel.clone()),
-        packet_cipher,
-        stack_qlog: qlog,
-        ..Default::default()
-    };
-    let spawned = std::thread::Builder::new()
-        .name(format!("satquic-run-{}", run.index))
-        .spawn(move || {
-            let result = std::panic::catch_unwind(|| match mode {
-                Mode::Sim => satquic_sim::run_with(&scenario, &options)
-                    .map(|o| {
-                        let files =
-                            satquic_run::qlog::connection_qlog_files(&o.record, &o.stack_qlogs);
-                        (o.record, None, files)
-                    })
-                    .map_err(|e| match e {
-                        satquic_sim::SimError::Invalid(msg) => format!("invalid scenario: {msg}"),
-                        other => other.to_string(),
-                    }),
-                Mode::Emulated => satquic_net::emulated::run_emulated(&scenario)
-                    .map(|e| (e.record, Some(e.timing), Vec::new()))
-                    .map_err(|e| format!("emulated run: {e}")),
-            });
-            let _ = tx.send(result);
-        });
-    if let Err(e) = spawned {
-        return (
-            Executed::Failed(format!("cannot start a run thread: {e}")),
-            started.elapsed(),
-        );
-    }
-    let received = match timeout {
-        Some(t) => rx
-            .recv_timeout(t)
-            .map_err(|e| matches!(e, std::sync::mpsc::RecvTimeoutError::Timeout)),
-        None => rx.recv().map_err(|_| false),
-    };
-    let outcome = match received {
-        Ok(Ok(Ok((record, timing, files)))) => Executed::Record(Box::new(record), timing, files),
-        Ok(Ok(Err(e))) => Executed::Failed(e),
-        Ok(Err(panic)) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Executed::Failed(format!("panic: {msg}"))
-        }
-        Err(true) => {
-            // Stop a simulation thread so it does not keep a core busy after its row is
-            // written (an emulated run ends at its own time cap).
-            cancel.store(true, Ordering::Relaxed);
-            Executed::TimedOut(timeout.unwrap_or_default())
-        }
-        Err(false) => Executed::Failed("the run thread ended without a result".into()),
-    };
-    (outcome, started.elapsed())
-}
-
 /// Where a finished run goes.
 #[derive(Clone, Copy, Default)]
 pub struct Target<'a> {
@@ -646,6 +599,8 @@ pub struct Target<'a> {
     /// How simulated runs protect their packets.
     pub packet_cipher: PacketCipher,
     pub on_run: Option<RunHook<'a>>,
+    /// [`ExecOptions::stop`].
+    pub stop: Option<fn() -> bool>,
 }
 
 /// Executes a run and stores its directory atomically; returns its row.
@@ -655,7 +610,10 @@ pub fn execute_and_store(
     timeout: Option<Duration>,
     target: &Target,
 ) -> Result<Row, LabError> {
-    let (executed, wall) = execute(run, timeout, target.packet_cipher, target.qlog);
+    let (executed, wall) = execute(run, timeout, target);
+    if matches!(executed, Executed::Abandoned) {
+        return Err(STOPPED);
+    }
     let row = outcome_row(campaign, run, &executed);
     if let Some(hook) = target.on_run {
         hook(&Finished {
@@ -726,6 +684,13 @@ fn outcome_row(campaign: &str, run: &PlannedRun, executed: &Executed) -> Row {
     match executed {
         Executed::Record(record, ..) => dataset::record_row(campaign, run, record),
         Executed::Failed(reason) => dataset::failed_row(campaign, run, "failed", reason),
+        // Not stored ([`execute_and_store`] returns before); a row for completeness.
+        Executed::Abandoned => dataset::failed_row(
+            campaign,
+            run,
+            "failed",
+            "abandoned: the campaign was stopped",
+        ),
         Executed::TimedOut(limit) => dataset::failed_row(
             campaign,
             run,

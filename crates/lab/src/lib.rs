@@ -104,12 +104,32 @@ pub enum LabError {
     Usage(String),
     /// A file could not be read or written.
     Io(String),
+    /// [`ExecOptions::stop`](exec::ExecOptions::stop) asked the campaign to stop: the
+    /// runs in flight were abandoned, runs.csv holds the finished ones, the directory
+    /// lock is released; the same invocation again resumes.
+    Stopped {
+        /// Runs this invocation finished before it stopped.
+        ran: usize,
+        /// Runs of this invocation left to do (abandoned ones included).
+        remaining: usize,
+        /// Rows in runs.csv (finished runs of every invocation).
+        rows: usize,
+    },
 }
 
 impl std::fmt::Display for LabError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LabError::Usage(m) | LabError::Io(m) => f.write_str(m),
+            LabError::Stopped {
+                ran,
+                remaining,
+                rows,
+            } => write!(
+                f,
+                "stopped: {ran} runs finished in this invocation, {remaining} not run \
+                 (those in flight abandoned); runs.csv holds {rows} rows"
+            ),
         }
     }
 }
