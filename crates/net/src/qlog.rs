@@ -171,6 +171,25 @@ fn cc_events(events: &[CcEvent]) -> Vec<(f64, Value)> {
         .collect()
 }
 
+/// Checks at start that `dir` (`--qlog DIR`) can take qlogs: creates it if missing,
+/// refuses a path that is not a directory or where no file can be created, so that a
+/// server does not serve for hours and write nothing (its qlogs are written when each
+/// connection ends, where a failure can only be logged).
+pub fn prepare_qlog_dir(dir: &Path) -> Result<(), NetError> {
+    let usage = |what: String| NetError::Usage(format!("--qlog {}: {what}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        return Err(usage(
+            "not a directory; give a directory for the qlog files (it is created if missing)"
+                .into(),
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| usage(format!("cannot create it: {e}")))?;
+    let probe = dir.join(format!(".satquic-qlog-probe-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| usage(format!("cannot write in it: {e}")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Writes `header`, then `events` and quinn's own (`stack`, JSON-SEQ) in time order
 /// (stable: at one time, satquic's first), to `dir/name`, through a temporary file.
 fn write_qlog(

@@ -236,6 +236,9 @@ pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
             "-t needs the perf protocol; use -n or a path with hq-interop/h3".into(),
         ));
     }
+    if let Some(dir) = &options.qlog_dir {
+        crate::qlog::prepare_qlog_dir(dir)?;
+    }
     if let Some(p) = &options.path
         && !p.starts_with('/')
     {

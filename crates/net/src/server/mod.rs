@@ -217,6 +217,9 @@ impl Server {
     pub fn bind(options: ServerOptions) -> Result<Self, NetError> {
         check_limits(&options)?;
         let www_root = www_root(&options)?;
+        if let Some(dir) = &options.qlog_dir {
+            crate::qlog::prepare_qlog_dir(dir)?;
+        }
         let (saved, store_file) = resume::open_store(options.resume_store.as_deref())?;
         let identity = match &options.cert {
             Some((cert, key)) => Identity::from_pem_files(cert, key)?,
