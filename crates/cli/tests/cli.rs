@@ -1293,3 +1293,60 @@ fn a_signalled_campaign_writes_its_rows_releases_its_lock_and_resumes() {
     );
     assert_eq!(finished_runs(&out), 8);
 }
+
+/// Runs `args` expecting it to end by itself within `limit`: a server that should refuse
+/// to start must not be waited for forever. Killed (and the test failed) otherwise.
+fn ends_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let o = child.wait_with_output().unwrap();
+            panic!("{args:?} still running after {limit:?}: {}", stdout(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `server --qlog FILE` started, served and wrote nothing; `client --path` under the
+/// default perf protocol moved perf data and ignored the path. Both are refused at start
+/// with one line and exit 2 (issue 32 items 3 and 5).
+#[test]
+fn a_qlog_path_that_is_no_directory_and_a_path_under_perf_are_refused_at_start() {
+    let dir = TempDir::new("qlogfile");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    for qlog in [file.as_str(), "/proc/satquic-x"] {
+        let o = ends_within(
+            &["server", "--listen", &listen, "--qlog", qlog],
+            Duration::from_secs(20),
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{qlog}: {err}");
+        assert!(err.contains("--qlog") && err.contains(qlog), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    let err = usage_error(&["client", &listen, "-n", "1M", "--qlog", &file, "--insecure"]);
+    assert!(err.contains("not a directory"), "{err}");
+    for extra in [&["-t", "1"][..], &[]] {
+        let args: Vec<&str> = ["client", &listen, "--path", "/f", "--insecure"]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        let o = ends_within(&args, Duration::from_secs(20));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--path needs --alpn"), "{err}");
+    }
+}

@@ -236,6 +236,14 @@ pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
             "-t needs the perf protocol; use -n or a path with hq-interop/h3".into(),
         ));
     }
+    if options.alpn == Alpn::Perf && options.path.is_some() {
+        // perf requests a size or a duration, never an object: the path was ignored.
+        return Err(NetError::Usage(
+            "--path needs --alpn hq-interop or h3; the perf protocol moves -n bytes or \
+             runs for -t, it fetches no path"
+                .into(),
+        ));
+    }
     if let Some(dir) = &options.qlog_dir {
         crate::qlog::prepare_qlog_dir(dir)?;
     }
