@@ -81,8 +81,10 @@ pub struct Args {
     /// it first, then the link.
     #[arg(long, value_name = "RATE[:LATENCY]", allow_hyphen_values = true)]
     sender_cap: Option<String>,
-    /// Most client addresses relayed at once (when full, the oldest flow the server never
-    /// answered makes room; new clients are refused only when all are answered).
+    /// Most client addresses (IP:port) relayed at once, with no separate limit per IP.
+    /// When full, the oldest flow not yet established (the server answered only with
+    /// Version Negotiation, or the client never sent after its answer) makes room; new
+    /// clients are refused only when every flow is established.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = flow_count)]
     max_flows: Option<u64>,
     /// Forget a client address after this long without a datagram either way (seconds,

@@ -624,3 +624,59 @@ fn relay_serves_a_real_client_after_1100_spoofed_source_ports() {
         assert_eq!(snapshot.flows_refused, 0);
     });
 }
+
+/// A QUIC long-header datagram of a version nobody speaks, padded to 1,200 bytes: every
+/// server answers it with Version Negotiation (RFC 9000 Sec. 6).
+fn unknown_version_datagram(port: u16) -> Vec<u8> {
+    let mut d = vec![0xc0, 0x1a, 0x2a, 0x3a, 0x4a, 8];
+    d.extend(u64::from(port).to_be_bytes());
+    d.push(8);
+    d.extend(u64::from(port).to_le_bytes());
+    d.resize(1200, 0);
+    d
+}
+
+/// One long-header datagram of an unknown version from each of as many source ports as
+/// the relay has flows: the server answers each with Version Negotiation, which does not
+/// make a flow established, so the next real client still gets in (issue 32 item 4;
+/// before, those flows counted as answered, filled the table and the client hung).
+#[test]
+fn relay_serves_a_real_client_after_ports_answered_only_by_version_negotiation() {
+    const FLOWS: usize = 64;
+    let rt = runtime();
+    rt.block_on(async {
+        let (_server, addr) = serve(ServerOptions {
+            listen: loopback(),
+            ..ServerOptions::default()
+        });
+        let mut options = RelayOptions::new(loopback(), addr, None);
+        options.max_flows = FLOWS;
+        let relay = Relay::start(options).unwrap();
+        let relay_addr = relay.local_addr();
+        let mut sockets = Vec::new();
+        while sockets.len() < FLOWS {
+            let s = UdpSocket::bind(loopback()).unwrap();
+            let port = s.local_addr().unwrap().port();
+            s.send_to(&unknown_version_datagram(port), relay_addr)
+                .unwrap();
+            sockets.push(s);
+        }
+        // Every port gets its Version Negotiation back through the relay.
+        let mut answered = 0;
+        let mut buf = [0u8; 2048];
+        for s in &sockets {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            if let Ok((n, _)) = s.recv_from(&mut buf) {
+                assert_eq!(&buf[1..5], &[0, 0, 0, 0], "not Version Negotiation");
+                assert!(n > 5);
+                answered += 1;
+            }
+        }
+        assert_eq!(answered, FLOWS);
+        assert_eq!(relay.snapshot().flows, FLOWS);
+        download_ok(relay_addr, 1_000_000).await;
+        let snapshot = relay.snapshot();
+        assert!(snapshot.flows_evicted >= 1, "{snapshot:?}");
+        assert_eq!(snapshot.flows_refused, 0);
+    });
+}

@@ -2,14 +2,17 @@
 //! a NAT) and a task that receives the server's answers on it.
 //!
 //! The table is bounded (`max_flows`) without letting strangers lock real clients out: a
-//! flow the server has never answered is forgotten after [`UNANSWERED_FLOW_TIMEOUT`], and
-//! when the table is full the oldest such flow makes room for a new client
-//! ([`make_room`]). A flow with no datagram either way for the idle timeout is forgotten
-//! by its own task.
+//! flow is *established* only once the server answered it with something other than
+//! Version Negotiation and the client then sent again ([`FlowState`]); until then it is
+//! forgotten after [`UNANSWERED_FLOW_TIMEOUT`] without traffic, and when the table is
+//! full the oldest such flow makes room for a new client ([`make_room`]). So one datagram
+//! per source port, answered by Version Negotiation, a Retry or an Initial the sender
+//! never follows up, cannot fill the table. A flow with no datagram either way for the
+//! idle timeout is forgotten by its own task.
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,9 +21,57 @@ use super::forward::send_retry;
 use super::recv::{GroReceiver, RecvBuffers};
 use super::{Event, RelayOptions, Shared, count_direct, lock};
 
-/// A flow the server has not answered is forgotten after this long: more than a handshake
-/// round trip over a GEO link with a full queue.
+/// A flow not yet established ([`FlowState`]) is forgotten after this long without a
+/// datagram: more than a handshake round trip over a GEO link with a full queue.
 pub const UNANSWERED_FLOW_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How far a flow got, for [`make_room`]: only an established flow holds its slot
+/// against a new client. Kept in an `AtomicU8` shared by the I/O thread (client side)
+/// and the flow's task (server side).
+pub(super) struct FlowState;
+
+impl FlowState {
+    /// Only the client has sent (or the server answered with Version Negotiation only).
+    pub(super) const NEW: u8 = 0;
+    /// The server sent a datagram other than Version Negotiation.
+    pub(super) const ANSWERED: u8 = 1;
+    /// The client sent again after the server's answer: a peer that receives at its
+    /// address and goes on, not one datagram from a spoofed or vanished port.
+    pub(super) const ESTABLISHED: u8 = 2;
+
+    /// Notes a datagram from the client.
+    pub(super) fn on_client(state: &AtomicU8) {
+        let _ = state.compare_exchange(
+            Self::ANSWERED,
+            Self::ESTABLISHED,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Notes a datagram from the server.
+    fn on_server(state: &AtomicU8, datagram: &[u8]) {
+        if !is_version_negotiation(datagram) {
+            let _ = state.compare_exchange(
+                Self::NEW,
+                Self::ANSWERED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn established(state: &AtomicU8) -> bool {
+        state.load(Ordering::Relaxed) == Self::ESTABLISHED
+    }
+}
+
+/// A QUIC Version Negotiation packet: a long header (first bit set) with version 0
+/// (RFC 9000 Sec. 17.2.1). Any version's server sends it to any long-header datagram of
+/// a version it does not speak, so it says nothing about the sender.
+fn is_version_negotiation(datagram: &[u8]) -> bool {
+    datagram.len() >= 5 && datagram[0] & 0x80 != 0 && datagram[1..5] == [0, 0, 0, 0]
+}
 
 /// The I/O thread's side of the table: it finds a client's flow, or makes one; the flows'
 /// own tasks remove them.
@@ -42,6 +93,8 @@ pub(super) struct FlowTable {
 /// A client's flow, as a datagram from the client needs it.
 pub(super) struct FlowRef {
     pub(super) id: u32,
+    /// [`FlowState`].
+    pub(super) state: Arc<AtomicU8>,
     /// Last datagram either way, ms since the relay's epoch.
     pub(super) seen: Arc<AtomicU64>,
     /// The upstream socket, for direct forwarding (no model).
@@ -77,6 +130,7 @@ impl FlowTable {
     pub(super) fn flow_of(&mut self, from: SocketAddr) -> Result<Option<FlowRef>, SchedulerGone> {
         let existing = lock(&self.flows).get(&from).map(|f| FlowRef {
             id: f.id,
+            state: f.state.clone(),
             seen: f.seen.clone(),
             direct_up: f.direct_up.clone(),
         });
@@ -100,7 +154,7 @@ impl FlowTable {
         self.next_id = self.next_id.wrapping_add(1);
         let now_ms = self.shared.start.elapsed().as_millis() as u64;
         let seen = Arc::new(AtomicU64::new(now_ms));
-        let answered = Arc::new(AtomicBool::new(false));
+        let state = Arc::new(AtomicU8::new(FlowState::NEW));
         let (direct_up, upstream) = if self.direct.is_some() {
             (Some(Arc::new(std_sock)), None)
         } else {
@@ -125,7 +179,7 @@ impl FlowTable {
                 sock,
                 receiver: up_receiver,
                 seen: seen.clone(),
-                answered: answered.clone(),
+                state: state.clone(),
                 direct: self.direct.clone(),
             },
             self.flows.clone(),
@@ -140,7 +194,7 @@ impl FlowTable {
                 id,
                 created_ms: now_ms,
                 seen: seen.clone(),
-                answered,
+                state: state.clone(),
                 direct_up: direct_up.clone(),
                 task: task.abort_handle(),
             },
@@ -149,14 +203,15 @@ impl FlowTable {
         drop(map);
         Ok(Some(FlowRef {
             id,
+            state,
             seen,
             direct_up,
         }))
     }
 }
 
-/// Whether a new flow may be added: the table has room, or its oldest unanswered flow
-/// is forgotten to make some.
+/// Whether a new flow may be added: the table has room, or its oldest flow that is not
+/// established is forgotten to make some.
 fn make_room(flows: &FlowMap, max_flows: usize, shared: &Shared, tx: &SyncSender<Event>) -> bool {
     let mut map = lock(flows);
     if map.len() < max_flows {
@@ -164,7 +219,7 @@ fn make_room(flows: &FlowMap, max_flows: usize, shared: &Shared, tx: &SyncSender
     }
     let oldest = map
         .iter()
-        .filter(|(_, f)| !f.answered.load(Ordering::Relaxed))
+        .filter(|(_, f)| !FlowState::established(&f.state))
         .min_by_key(|(_, f)| f.created_ms)
         .map(|(client, _)| *client);
     let Some(client) = oldest else {
@@ -186,8 +241,8 @@ struct FlowEntry {
     created_ms: u64,
     /// Last datagram either way, ms since the relay's epoch.
     seen: Arc<AtomicU64>,
-    /// The server has sent something to this flow.
-    answered: Arc<AtomicBool>,
+    /// [`FlowState`].
+    state: Arc<AtomicU8>,
     /// The upstream socket, for direct forwarding (no model).
     direct_up: Option<Arc<UdpSocket>>,
     /// The flow's upstream task (ended when the flow is evicted).
@@ -204,7 +259,7 @@ struct UpstreamFlow {
     sock: tokio::net::UdpSocket,
     receiver: GroReceiver,
     seen: Arc<AtomicU64>,
-    answered: Arc<AtomicBool>,
+    state: Arc<AtomicU8>,
     /// The listening socket, when forwarding without a model.
     direct: Option<Arc<UdpSocket>>,
 }
@@ -249,7 +304,9 @@ async fn upstream_task(
             .recv(&flow.sock, |_, data, at| batch.push((data.to_vec(), at)));
         match tokio::time::timeout(idle.min(Duration::from_secs(1)), recv).await {
             Ok(Ok(())) => {
-                flow.answered.store(true, Ordering::Relaxed);
+                for (data, _) in &batch {
+                    FlowState::on_server(&flow.state, data);
+                }
                 flow.seen
                     .store(shared.start.elapsed().as_millis() as u64, Ordering::Relaxed);
                 for (data, at) in batch.drain(..) {
@@ -277,7 +334,7 @@ async fn upstream_task(
             Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(10)).await,
             Err(_) => {}
         }
-        let limit = if flow.answered.load(Ordering::Relaxed) {
+        let limit = if FlowState::established(&flow.state) {
             idle
         } else {
             idle.min(UNANSWERED_FLOW_TIMEOUT)
@@ -291,5 +348,44 @@ async fn upstream_task(
             let _ = tx.send(Event::FlowGone { id: flow.id });
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only Version Negotiation, or one datagram each way (a Retry, an Initial nobody
+    /// follows up), leaves a flow evictable; the client sending after a real answer
+    /// establishes it (issue 32 item 4).
+    #[test]
+    fn a_flow_is_established_only_by_a_real_answer_and_a_client_that_goes_on() {
+        let vn = [0x80, 0, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 1];
+        let retry = [0xf0, 0, 0, 0, 1, 8, 1, 2, 3, 4, 5, 6, 7, 8];
+        let short = [0x40, 1, 2, 3, 4, 5];
+        assert!(is_version_negotiation(&vn));
+        assert!(!is_version_negotiation(&retry) && !is_version_negotiation(&short));
+        assert!(!is_version_negotiation(&[0x80, 0, 0]));
+
+        let state = AtomicU8::new(FlowState::NEW);
+        for _ in 0..3 {
+            FlowState::on_server(&state, &vn);
+            FlowState::on_client(&state);
+        }
+        assert!(!FlowState::established(&state), "Version Negotiation only");
+        FlowState::on_server(&state, &retry);
+        assert!(!FlowState::established(&state), "one datagram each way");
+        FlowState::on_server(&state, &short);
+        assert!(
+            !FlowState::established(&state),
+            "the client has not sent again"
+        );
+        FlowState::on_client(&state);
+        assert!(FlowState::established(&state));
+        FlowState::on_server(&state, &vn);
+        assert!(
+            FlowState::established(&state),
+            "established stays established"
+        );
     }
 }

@@ -102,6 +102,7 @@ impl Arrivals {
             self.shared.start.elapsed().as_millis() as u64,
             Ordering::Relaxed,
         );
+        super::flows::FlowState::on_client(&flow.state);
         if let Some(up) = &flow.direct_up {
             let ok = send_retry(|| up.send(&data));
             count_direct(&self.shared.direct_up, ok, data.len());

@@ -39,13 +39,18 @@
 //!
 //! # Limits
 //!
-//! At most `max_flows` client addresses at once. A flow costs one upstream socket and a
-//! small task (the receive buffers are shared by all flows) and is *unanswered* until the
-//! server sends something back: an unanswered flow is forgotten after
-//! [`UNANSWERED_FLOW_TIMEOUT`], and when the table is full the oldest unanswered flow
-//! makes room for a new client (counted as `flows_evicted`), so datagrams from many
-//! source ports (spoofed, or clients long gone) cannot lock real clients out. Only when
-//! every flow is answered is a new client refused (`flows_refused`). A flow with no
+//! At most `max_flows` client addresses (IP and port) at once; there is no separate limit
+//! per IP address, so one host may hold every slot, but only with flows that are
+//! *established*. A flow costs one upstream socket and a small task (the receive buffers
+//! are shared by all flows) and is established once the server answered it with
+//! something other than Version Negotiation and the client sent again after that: a
+//! flow that saw only Version Negotiation, or one datagram each way (a Retry or an
+//! Initial nobody follows up), is not. A flow not established is forgotten after
+//! [`UNANSWERED_FLOW_TIMEOUT`] without traffic, and when the table is full the oldest
+//! one makes room for a new client (counted as `flows_evicted`), so datagrams from many
+//! source ports (spoofed, clients long gone, or unknown QUIC versions) cannot lock real
+//! clients out. Only when every flow is established is a new client refused
+//! (`flows_refused`). A flow with no
 //! traffic for `flow_idle_timeout` (`--flow-idle-timeout`) is forgotten. If the
 //! scheduler falls behind by more than [`CHANNEL_CAPACITY`] datagrams, new arrivals are
 //! dropped and counted as `overload` (never silently): a fidelity check asserts that

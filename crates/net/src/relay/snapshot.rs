@@ -101,8 +101,9 @@ pub struct RelaySnapshot {
     /// The sender cap in front of `down` (all zero without one).
     pub cap: DirectionSnapshot,
     pub flows: usize,
-    /// New client addresses turned away: every flow was answered and the table full.
+    /// New client addresses turned away: every flow was established and the table full.
     pub flows_refused: u64,
-    /// Unanswered flows forgotten to make room for a new client address.
+    /// Flows not established (only Version Negotiation, or one datagram each way)
+    /// forgotten to make room for a new client address.
     pub flows_evicted: u64,
 }
