@@ -84,9 +84,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     satquic_net::install_crypto_provider();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .on_thread_park(crate::alloc::collect_after_release)
         .enable_all()
         .build()
         .map_err(|e| Failure::Other(e.to_string()))?;
+    rt.spawn(crate::alloc::wake_workers_to_collect(2));
     rt.block_on(async move {
         let server = Server::bind(options.clone()).map_err(net_failure)?;
         print_banner(&server, &options)?;

@@ -94,13 +94,26 @@ pub(super) async fn until_silent(conn: &Connection) {
 /// allocator keeps them (per thread arena) for reuse, so without this a server that once
 /// held many connections (their packet records and buffers) keeps that footprint for
 /// good: 50 clients killed mid-download left it at 140 MB, eighteen times its fresh size.
-/// Elsewhere (musl, other systems) a no-op.
+/// Elsewhere (musl, other systems) a no-op. Each call also counts in
+/// [`memory_releases`], for a program with its own allocator to follow.
 pub fn release_memory() {
+    MEMORY_RELEASES.fetch_add(1, Ordering::Relaxed);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim has no preconditions; it only returns free pages to the kernel.
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// Calls of [`release_memory`] so far.
+static MEMORY_RELEASES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How often [`release_memory`] was called. A program whose global allocator keeps freed
+/// pages per thread (the `satquic` binary's mimalloc, which `malloc_trim` does not reach)
+/// compares it on each worker thread, when the thread parks, to give that thread's pages
+/// back after connections ended.
+pub fn memory_releases() -> u64 {
+    MEMORY_RELEASES.load(Ordering::Relaxed)
 }
 
 /// Counts a connection as active, in total and for its address, while it lives.
