@@ -49,7 +49,11 @@ pub(super) fn check_placeholders(text: &str) -> Result<(), String> {
         };
         let name = &after[..close];
         if !PLACEHOLDERS.contains(&name) {
-            return Err(format!("unknown placeholder {{{name}}} in {text:?}"));
+            // Debug-quoted: a name may hold a newline, and the error is one line.
+            return Err(format!(
+                "unknown placeholder {{{}}} in {text:?}",
+                name.escape_debug()
+            ));
         }
         rest = &after[close + 1..];
     }

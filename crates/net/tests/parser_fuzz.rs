@@ -1,0 +1,44 @@
+//! Fuzz target for adapter files (issue 32 item 10): random text and the built-in
+//! adapters with a stretch replaced give adapters or a one-line error, never a panic.
+//! Budget: PROPTEST_CASES (scripts/fuzz-parsers.sh); failures are kept in
+//! parser_fuzz.proptest-regressions and replayed first.
+
+use proptest::prelude::*;
+use satquic_net::peers::{AdapterFile, BUILTIN_ADAPTERS};
+
+/// `base` with the bytes `at..at + len` (clamped, on character boundaries) replaced by
+/// `with`: inputs near a valid one, which reach deeper than random text.
+fn splice(base: &str, at: usize, len: usize, with: &str) -> String {
+    let mut start = at % (base.len() + 1);
+    while !base.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + len).min(base.len());
+    while !base.is_char_boundary(end) {
+        end += 1;
+    }
+    format!("{}{with}{}", &base[..start], &base[end..])
+}
+
+fn one_line(text: &str) -> Result<(), TestCaseError> {
+    if let Err(e) = AdapterFile::parse(text) {
+        prop_assert!(!e.contains('\n'), "{e}");
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn adapters_from_random_text(text in "\\PC{0,300}") {
+        one_line(&text)?;
+    }
+
+    #[test]
+    fn adapters_near_the_built_in_ones(
+        at in any::<usize>(),
+        len in 0usize..40,
+        with in "[a-z0-9_=\"{}\\[\\],.\n -]{0,30}",
+    ) {
+        one_line(&splice(BUILTIN_ADAPTERS, at, len, &with))?;
+    }
+}
