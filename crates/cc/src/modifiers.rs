@@ -114,6 +114,15 @@ impl Modifiers {
         let burst = taken.part::<SlowStartBurst>()?;
         let unpaced = taken.part::<Unpaced>()?;
         let careful_resume = taken.part::<CarefulResumeConfig>()?;
+        if loss_filter.is_some_and(|f| f.careful_resume)
+            && careful_resume.as_ref().is_some_and(|cr| !cr.enabled)
+        {
+            return Err(
+                "loss-filter:cr tells Careful Resume which losses to hear, but cr:off turns \
+                 Careful Resume off: drop one of them"
+                    .into(),
+            );
+        }
         taken.modifiers = Self {
             growth: growth.unwrap_or_default(),
             floor,

@@ -797,6 +797,9 @@ mod tests {
             "bbr3:max-quantum=1",
             "cubic+burst:divisor=0",
             "cubic+floor:ref=0",
+            "cubic+loss-filter:cr+cr:off",
+            "cubic+jump:bound=5",
+            "cubic+burst:time=0",
         ] {
             let e = parse_spec(bad).unwrap_err().to_string();
             assert!(!e.is_empty() && !e.contains('\n'), "{bad}: {e}");

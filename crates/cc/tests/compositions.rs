@@ -30,7 +30,11 @@ const BASES: &[&str] = &[
 /// Each modifier: the spellings a composition picks from (one per modifier at most).
 const MODIFIERS: &[&[&str]] = &[
     &["+growth:x=3", "+growth:x=4", "+growth:rtt"],
-    &["+floor", "+floor:ref=200,max-rtt=400"],
+    &[
+        "+floor",
+        "+floor:ref=200,max-rtt=400",
+        "+floor:iw=15360,max-rtt=1000",
+    ],
     &[
         "+jump",
         "+jump:cap",
@@ -39,12 +43,18 @@ const MODIFIERS: &[&[&str]] = &[
         "+jump:fraction=0.25",
         "+jump:rtt=smoothed",
         "+jump:cap=3,interval=50",
+        "+jump:bound",
+        "+jump:cap,bound=2",
+        "+jump:train,cap,bound=4,bound-margin=0.1",
     ],
     &[
         "+burst",
         "+burst:min=65536",
         "+burst:divisor=8,min=65536,min-rtt=100",
+        "+burst:min=65536,time=10",
+        "+burst:time=0.5",
     ],
+    &["+unpaced"],
     &[
         "+loss-filter",
         "+loss-filter:cr",
