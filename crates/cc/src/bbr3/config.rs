@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::long_rtt::{LONG_RTT_OPTIONS, LongRttStart};
+
 /// Startup's pacing gain, `4 ln 2` rounded as the draft does (Sec. 2.5
 /// `BBR.StartupPacingGain`; Sec. 5.3.1.1, Startup Dynamics): the smallest gain that doubles the sending rate each round.
 pub const STARTUP_PACING_GAIN: f64 = 2.77;
@@ -160,6 +162,9 @@ pub struct Bbr3Config {
     pub reno_max_rounds: u64,
     /// Which rate quinn's pacer uses (`pacing=rate|window`).
     pub pacing: Bbr3Pacing,
+    /// The long-RTT start-up aids (`floor`, `quanta`, `jump`, `long-probe-rtt`; all off:
+    /// the draft). See `long_rtt.rs`.
+    pub long_rtt: LongRttStart,
 }
 
 impl Default for Bbr3Config {
@@ -194,6 +199,7 @@ impl Default for Bbr3Config {
             probe_wait_random: PROBE_WAIT_RANDOM,
             reno_max_rounds: RENO_MAX_ROUNDS,
             pacing: Bbr3Pacing::Rate,
+            long_rtt: LongRttStart::default(),
         }
     }
 }
@@ -204,7 +210,7 @@ pub(crate) const BBR3_OPTIONS: &str = "startup-gain=F, startup-cwnd-gain=F, drai
      probe-rtt-duration=MS, probe-rtt-interval=MS, min-rtt-window=MS, bw-cycles=N, \
      extra-acked-rounds=N, extra-acked-max=MS, loss-thresh=F, beta=F, headroom=F, min-pipe=N, full-loss-count=N, \
      full-bw-growth=F, full-bw-rounds=N, pacing-margin=F, max-quantum=BYTES, probe-wait=MS, \
-     probe-wait-random=MS, reno-rounds=N, pacing=rate|window";
+     probe-wait-random=MS, reno-rounds=N, pacing=rate|window, and the long-RTT aids";
 
 /// One option: its spec name and how to read, check and write it.
 enum Field {
@@ -325,11 +331,18 @@ impl Bbr3Config {
         for opt in opts {
             let (key, value) = opt
                 .split_once('=')
-                .ok_or_else(|| format!("unknown bbr3 option '{opt}'; valid: {BBR3_OPTIONS}"))?;
+                .map_or((*opt, None), |(k, v)| (k, Some(v)));
             if seen.contains(&key) {
                 return Err(format!("bbr3 option {key} given twice"));
             }
             seen.push(key);
+            if let Some(r) = c.long_rtt.parse_option(key, value) {
+                r?;
+                continue;
+            }
+            let value = value.ok_or_else(|| {
+                format!("unknown bbr3 option '{opt}'; valid: {BBR3_OPTIONS} ({LONG_RTT_OPTIONS})")
+            })?;
             if key == "pacing" {
                 c.pacing = match value {
                     "rate" => Bbr3Pacing::Rate,
@@ -344,7 +357,7 @@ impl Bbr3Config {
             }
             let Some((_, field)) = FIELDS.iter().find(|(name, _)| *name == key) else {
                 return Err(format!(
-                    "unknown bbr3 option '{opt}'; valid: {BBR3_OPTIONS}"
+                    "unknown bbr3 option '{opt}'; valid: {BBR3_OPTIONS} ({LONG_RTT_OPTIONS})"
                 ));
             };
             match field {
@@ -430,6 +443,7 @@ impl Bbr3Config {
         if self.pacing == Bbr3Pacing::Window {
             out.push("pacing=window".into());
         }
+        out.extend(self.long_rtt.options());
         out
     }
 }

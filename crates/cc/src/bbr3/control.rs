@@ -26,6 +26,10 @@ impl Bbr3 {
         let quantum = (self.pacing_rate * SEND_QUANTUM_INTERVAL.as_secs_f64()) as u64;
         self.send_quantum =
             quantum.clamp(2 * self.mss, self.config.send_quantum_max.max(2 * self.mss));
+        if let Some(floor) = self.long_rtt_quantum() {
+            // `quanta` (long_rtt.rs): Startup's bursts on a long path.
+            self.send_quantum = self.send_quantum.max(floor);
+        }
     }
 
     /// `BDPMultiple`: `gain x bw x min_rtt`, the initial cwnd before an RTT is known.

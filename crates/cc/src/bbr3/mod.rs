@@ -110,6 +110,7 @@
 mod config;
 mod control;
 mod delivery;
+mod long_rtt;
 mod model;
 mod probe_bw;
 mod probe_rtt;
@@ -128,6 +129,7 @@ use crate::controller::RttInfo;
 
 pub use config::*;
 use delivery::{RateSample, SendRecord};
+pub use long_rtt::{LONG_PROBE_RTT_RTTS, LONG_RTT_THRESHOLD, LongRttStart};
 use model::WindowedMax;
 pub use quinn::QuinnBbr3;
 
@@ -288,6 +290,9 @@ pub struct Bbr3 {
     /// Persistent congestion cut the window at this time; it is restored when a packet
     /// sent after it is acknowledged.
     recovery_start: Option<Duration>,
+
+    /// The long-RTT start-up aids' state (`long_rtt.rs`).
+    long_rtt: long_rtt::LongRttState,
 }
 
 impl Bbr3 {
@@ -369,6 +374,7 @@ impl Bbr3 {
             prior_cwnd: 0,
             idle_restart: false,
             recovery_start: None,
+            long_rtt: long_rtt::LongRttState::default(),
             config,
         };
         bbr.set_send_quantum();
@@ -483,6 +489,9 @@ impl Bbr3 {
         self.in_flight = self.in_flight.saturating_sub(bytes);
         self.rs.newly_acked += bytes;
         self.srtt = Some(rtt.smoothed);
+        if self.config.long_rtt.jump.is_some() {
+            self.long_rtt.peak.on_ack(sent, bytes);
+        }
         if let Some(start) = self.recovery_start
             && sent > start
         {
@@ -531,7 +540,9 @@ impl Bbr3 {
                 self.config.startup_pacing_gain * self.initial_cwnd as f64 / srtt.as_secs_f64();
         }
         self.update_model_and_state(now);
+        self.apply_long_rtt_start(now);
         self.update_control_parameters();
+        self.floor_pacing_rate_at_cwnd();
         self.prune_records();
         self.rs = RateSample::default();
     }

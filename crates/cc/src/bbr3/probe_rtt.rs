@@ -18,7 +18,7 @@ impl Bbr3 {
     pub(super) fn update_min_rtt(&mut self, now: Duration) {
         let starting = matches!(self.state, Bbr3State::Startup | Bbr3State::Drain);
         self.probe_rtt_expired =
-            !starting && now > self.probe_rtt_min_stamp + self.config.probe_rtt_interval;
+            !starting && now > self.probe_rtt_min_stamp + self.probe_rtt_interval();
         if let Some(rtt) = self.rs.rtt
             && (self.probe_rtt_min_delay.is_none_or(|d| rtt <= d) || self.probe_rtt_expired)
         {

@@ -413,3 +413,136 @@ fn windowed_max_forgets_values_older_than_its_window() {
     f.advance_to(10);
     assert_eq!(f.get(), 0.0);
 }
+
+// ---- the long-RTT start-up aids (long_rtt.rs) ------------------------------------
+
+/// A bulk transfer on the 20 Mbit/s, 600 ms pipe with the aids `opts` (`bbr3:` options).
+fn aided(opts: &[&str]) -> Pipe {
+    Pipe::new(Bbr3Config::parse_options(opts).unwrap(), 1, 1.0)
+}
+
+/// Runs until the first ACK batch has been handled (one RTT and a tick).
+fn first_ack(pipe: &mut Pipe) {
+    pipe.run_until(Duration::from_secs(2), |p| p.bbr.delivered > 0);
+}
+
+#[test]
+fn floor_seeds_the_initial_window_for_the_rtt() {
+    // picoquic: 10 packets x min(600, 610) / 100 = 60 packets at the first RTT sample.
+    let mut with = aided(&["floor"]);
+    first_ack(&mut with);
+    assert!(with.bbr.window() >= 60 * MSS, "cwnd {}", with.bbr.window());
+    let seeded_rate = 2.77 * (60 * MSS) as f64 / RTT.as_secs_f64();
+    assert!(
+        with.bbr.pacing_rate() >= seeded_rate * 0.99,
+        "{}",
+        with.bbr.pacing_rate()
+    );
+    let mut without = bulk(1);
+    first_ack(&mut without);
+    assert!(
+        without.bbr.window() < 30 * MSS,
+        "cwnd {}",
+        without.bbr.window()
+    );
+    // Below the long-RTT threshold the floor does nothing.
+    let mut short = aided(&["floor", "long-rtt=1000"]);
+    first_ack(&mut short);
+    assert!(short.bbr.window() < 30 * MSS, "cwnd {}", short.bbr.window());
+}
+
+#[test]
+fn quanta_send_startup_in_quarter_window_bursts_on_a_long_path() {
+    let mut with = aided(&["floor", "quanta"]);
+    first_ack(&mut with);
+    with.step();
+    // A quarter of the 72 kB window is under picoquic's 32 KiB minimum.
+    assert_eq!(with.bbr.send_quantum(), 0x8000);
+    let mut without = aided(&["floor"]);
+    first_ack(&mut without);
+    without.step();
+    assert!(
+        without.bbr.send_quantum() < 4 * MSS,
+        "{}",
+        without.bbr.send_quantum()
+    );
+    // Startup only: after Drain the draft's quantum is back.
+    with.run_until(Duration::from_secs(20), |p| p.bbr.state().is_probe_bw());
+    assert!(
+        with.bbr.send_quantum() < 0x8000,
+        "{}",
+        with.bbr.send_quantum()
+    );
+}
+
+#[test]
+fn jump_floors_the_window_at_half_the_peak_rate_bdp() {
+    // Two round trips in: the second flight's bursts came back spaced by the link, so
+    // the window is at least half a BDP and paced out within a round; without the jump
+    // it is what Startup's doubling reached.
+    let bdp = RATE_BYTES_PER_S * RTT.as_secs_f64();
+    let at = 2 * RTT + Duration::from_millis(100);
+    let mut with = aided(&["floor", "quanta", "jump"]);
+    with.run_for(at);
+    assert!(
+        with.bbr.window() as f64 >= 0.45 * bdp,
+        "cwnd {} with the jump",
+        with.bbr.window()
+    );
+    let paced = 1.25 * with.bbr.window() as f64 / RTT.as_secs_f64();
+    assert!(
+        with.bbr.pacing_rate() >= 0.95 * paced,
+        "{}",
+        with.bbr.pacing_rate()
+    );
+    let mut without = aided(&["floor", "quanta"]);
+    without.run_for(at);
+    assert!(
+        (without.bbr.window() as f64) < 0.3 * bdp,
+        "cwnd {} without",
+        without.bbr.window()
+    );
+    // The draft's exits still end Startup, with the link's rate found.
+    assert!(with.run_until(Duration::from_secs(20), |p| p.bbr.state().is_probe_bw()));
+    let found = with.bbr.max_bw() / RATE_BYTES_PER_S;
+    assert!((found - 1.0).abs() < 0.1, "max_bw {found} x the link");
+}
+
+#[test]
+fn long_probe_rtt_waits_a_hundred_rtts_on_a_long_path() {
+    // The draft's ProbeRTT comes within 5 s of Drain's end (see
+    // `probe_rtt_follows_five_seconds_without_a_lower_rtt_and_returns_to_probe_bw`);
+    // at 600 ms picoquic's interval is 60 s.
+    let enters = |opts: &[&str]| {
+        let mut p = aided(opts);
+        p.run_until(Duration::from_secs(40), |p| {
+            p.bbr.state() == Bbr3State::ProbeRtt
+        })
+    };
+    assert!(enters(&[]));
+    assert!(!enters(&["long-probe-rtt"]));
+    assert!(enters(&["long-probe-rtt=20"]));
+}
+
+#[test]
+fn the_aids_parse_print_and_refuse_as_options() {
+    let c = Bbr3Config::parse_options(&["floor", "quanta", "jump", "long-probe-rtt"]).unwrap();
+    assert_eq!(c.to_string(), "bbr3:floor,quanta,jump,long-probe-rtt");
+    let c = Bbr3Config::parse_options(&["jump-fraction=0.25", "floor-ref=200", "long-rtt=100"])
+        .unwrap();
+    assert_eq!(
+        c.to_string(),
+        "bbr3:floor,floor-ref=200,jump,jump-fraction=0.25,long-rtt=100"
+    );
+    assert_eq!(Bbr3Config::default().long_rtt, LongRttStart::default());
+    for bad in [
+        "floor=1",
+        "jump-fraction=2",
+        "quanta-min",
+        "long-probe-rtt=0",
+        "hop",
+    ] {
+        let e = Bbr3Config::parse_options(&[bad]).unwrap_err();
+        assert!(!e.contains('\n') && e.contains("bbr3 option"), "{bad}: {e}");
+    }
+}
