@@ -496,6 +496,35 @@ def bbr3(results):
     return md_table(["LINK -n SIZE", "bbr3: s / Mbit/s / lost", "cubic: s / Mbit/s / lost"], rows)
 
 
+BBR3_LONG = "bbr3:floor,quanta,jump,long-probe-rtt"
+BBR3_LONG_ACK = ("--ack-freq", "16:25ms:cwnd/8")
+BBR3_LONG_ROWS = [
+    ("sat-250-3", "100M", ("-R",), "5.46"),
+    ("sat-250-3:jitter=3ms", "100M", ("-R",), "5.50"),
+    ("sat-250-3:loss=64", "100M", ("-R",), "6.63"),
+    ("sat-50-10", "100M", ("-R",), "17.72"),
+    ("sat-20-2:loss=64", "10M", ("-R", "--rwnd", "750K"), "19.10"),
+    ("qir-sat", "10MiB", (), ""),
+    ("qir-satloss", "10MiB", (), ""),
+    ("geo-viasat", "200M", (), ""),
+]
+BBR3_LONG_TASKS = {(row, ack): Sim(suite_args(*row[:3]) + ("--cc", BBR3_LONG) + ack)
+                   for row in BBR3_LONG_ROWS for ack in [(), BBR3_LONG_ACK]}
+
+
+@table("bbr3-long-suite", [f"satquic sim ROW --cc {BBR3_LONG} [--ack-freq 16:25ms:cwnd/8] -J"],
+       list(BBR3_LONG_TASKS.values()))
+def bbr3_long_suite(results):
+    rows = []
+    for row in BBR3_LONG_ROWS:
+        cells = []
+        for ack in [(), BBR3_LONG_ACK]:
+            r = runs_of(results[BBR3_LONG_TASKS[(row, ack)]], BBR3_LONG)[0]
+            cells.append(f"{time_or_rate(r)} / {count(r['packets_lost'])}")
+        rows.append([f"`{shlex.join(suite_args(*row[:3])[1:])}`", row[3], *cells])
+    return md_table(["ROW", "picoquic BBRv3", "aids", "aids + ACK frequency"], rows)
+
+
 STEADY_LINKS = ["thesis-sat", "thesis-sat:plr=0.001", "thesis-sat:plr=0.01"]
 STEADY_TASKS = {link: Sim(("--link", link, "--cc", "bbr3", "-n", "1G", "-t", "60", "--runs", "8"), out=True)
                 for link in STEADY_LINKS}

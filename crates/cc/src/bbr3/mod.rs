@@ -59,7 +59,10 @@
 //! that prove the plateau, which Startup's own queue stretches: several seconds on
 //! `thesis-sat` (1.5 MB BDP, 600 ms RTT) from RFC 9002's initial window (quinn's own BBR
 //! starts from 200 datagrams). The draft's Startup has no delay-based exit and none is
-//! added here; BENCHMARKS.md ("BBRv3") measures it.
+//! added here; BENCHMARKS.md ("BBRv3") measures it. picoquic's long-RTT aids are
+//! options, off by default (`long_rtt.rs`: `floor`, `quanta`, `jump`, `long-probe-rtt`):
+//! each seeds or floors one of the draft's variables in Startup (ProbeRTT's interval for
+//! the last) and leaves the state machine as it is.
 //!
 //! Where this module departs from the draft, each for a reason measured in its tests or in
 //! BENCHMARKS.md ("BBRv3"):
@@ -88,7 +91,8 @@
 //! `inflight_shortterm` and `bw_shortterm` are `inflight_hi`, `inflight_lo` and `bw_lo` here,
 //! the names of its earlier versions and of Linux.
 //!
-//! Spec: `bbr3[:NAME=VALUE,...]`, every constant of [`Bbr3Config`] by its option name.
+//! Spec: `bbr3[:NAME=VALUE,...]`, every constant of [`Bbr3Config`] by its option name, and
+//! the long-RTT aids by theirs.
 //!
 //! # Where each part lives
 //!
@@ -104,6 +108,7 @@
 //! | `startup.rs` | Sec. 5.3.1, 5.3.2 | Startup and Drain: a full pipe, and its queue drained |
 //! | `probe_bw.rs` | Sec. 5.3.3 | ProbeBW's cycle and the long-term bound `inflight_hi` |
 //! | `probe_rtt.rs` | Sec. 5.3.4, 5.4 | ProbeRTT, the min-RTT estimate, the restart from idle |
+//! | `long_rtt.rs` | | picoquic's long-RTT start-up aids, as options (off by default) |
 //! | `control.rs` | Sec. 5.6 | the outputs: pacing rate, send quantum, cwnd |
 //! | `quinn.rs` | | [`QuinnBbr3`], quinn-proto's controller trait |
 
