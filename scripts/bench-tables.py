@@ -521,7 +521,7 @@ def bbr3_long_suite(results):
         for ack in [(), BBR3_LONG_ACK]:
             r = runs_of(results[BBR3_LONG_TASKS[(row, ack)]], BBR3_LONG)[0]
             cells.append(f"{time_or_rate(r)} / {count(r['packets_lost'])}")
-        rows.append([f"`{shlex.join(suite_args(*row[:3])[1:])}`", row[3], *cells])
+        rows.append([f"`{shlex.join(suite_args(*row[:3]))}`", row[3], *cells])
     return md_table(["ROW", "picoquic BBRv3", "aids", "aids + ACK frequency"], rows)
 
 
