@@ -258,7 +258,9 @@ impl Bbr3 {
     pub(super) fn apply_long_rtt_start(&mut self, now: Duration) {
         let jump = self.config.long_rtt.jump;
         if let Some(j) = jump {
-            self.long_rtt.peak.on_end_acks(now, j.min_interval, None);
+            self.long_rtt
+                .peak
+                .on_end_acks(now, j.min_interval, None, None);
         }
         if self.state != super::Bbr3State::Startup || !self.is_long_rtt() {
             return;
@@ -321,7 +323,7 @@ impl Bbr3 {
         if self.state != super::Bbr3State::Startup || !self.is_long_rtt() {
             return None;
         }
-        q.burst(self.cwnd, self.srtt?)
+        q.burst(self.cwnd, self.srtt?, 0.0)
     }
 
     /// `long-probe-rtt`: ProbeRTT's interval, `min_rtt` x N on a long path, else the
