@@ -12,6 +12,14 @@
 //! | path MTU | PLPMTUD on (RFC 8899, quinn's search up to 1452 bytes) | fewer packets and ACKs for the same bytes |
 //! | probe timeouts | a probe with nothing new to send resends the stream data of the oldest packet in flight, not a PING (RFC 9002 Sec. 6.2.4 allows either; quinn-proto patch 11) | a lost last packet reaches the receiver one round trip sooner (BENCHMARKS.md, "Stock and patched quinn-proto") |
 //!
+//! **Why CUBIC and not BBRv3 as the base.** On the satellite grid (BENCHMARKS.md, "The
+//! satellite grid" and "BBRv3") the profile is at least as fast as picoquic's best on all 46
+//! lossless points both ways (median 0.970 of picoquic's time); `bbr3` with its long-RTT
+//! aids (`bbr3:floor,quanta,jump,long-probe-rtt`) and the profile's ACK frequency comes
+//! within 10 % of picoquic's BBRv3 on all 46 (median 0.99-1.00 of it) but loses 3-5 times
+//! more packets than the draft's Startup on shallow queues. Nothing on the grid argues for a
+//! BBRv3 base, or for choosing by path.
+//!
 //! Everything stays available piece by piece
 //! (`cubic+search+growth:x=3+floor:iw=15360,max-rtt=1000+jump:cap,bound=2+burst:min=65536,time=10+loss-filter:cr+cr:ss-cap=1,jump-on-confirm`,
 //! `--ack-freq 16:25ms:cwnd/8`, `mtu_discovery = true` in a campaign variant).
