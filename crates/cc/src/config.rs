@@ -1,4 +1,5 @@
-//! [`CongestionConfig`]: what a quinn user configures, and the quinn adapter.
+//! [`CongestionConfig`]: what a quinn user configures (quinn's factory trait on it is in
+//! [`crate::adapter`]).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -12,23 +13,17 @@
 //! let cc: CongestionConfig = "cubic+search:v2,lower-cwnd".parse().unwrap();
 //! ```
 
-use std::any::Any;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-
-use quinn_proto::RttEstimator;
-use quinn_proto::congestion::{
-    BbrConfig, Controller as QuinnControllerTrait, ControllerFactory, ControllerMetrics,
-};
+use std::time::Instant;
 
 use crate::avoidance::{AvoidanceConfig, CubicConfig};
-use crate::bbr3::{Bbr3, QuinnBbr3};
+use crate::bbr3::Bbr3;
 use crate::burst::SlowStartBurst;
 use crate::careful_resume::{CarefulResumeConfig, ResumeParams, ResumeTicket};
-use crate::controller::{Controller, RttInfo};
+use crate::controller::Controller;
 use crate::event::{Emitter, EventSink};
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
@@ -290,6 +285,16 @@ impl CongestionConfig {
         &self.avoidance
     }
 
+    /// The origin of event times: the one configured, else `now` (a connection's start).
+    pub(crate) fn time_origin_or(&self, now: Instant) -> Instant {
+        self.time_origin.unwrap_or(now)
+    }
+
+    /// The initial window configured, if any.
+    pub(crate) fn initial_window_setting(&self) -> Option<u64> {
+        self.initial_window
+    }
+
     /// RFC 9002 Sec. 7.2 initial window for `mss`, unless one was configured.
     pub fn initial_window_for(&self, mss: u64) -> u64 {
         self.initial_window
@@ -378,164 +383,5 @@ impl FromStr for CongestionConfig {
             modifiers,
         } = parse_spec(s)?;
         Ok(Self::with(avoidance, slow_start).modifiers(modifiers))
-    }
-}
-
-impl ControllerFactory for CongestionConfig {
-    fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn QuinnControllerTrait> {
-        let mss = u64::from(current_mtu);
-        if let Some(bbr3) = self.build_bbr3(mss) {
-            return Box::new(QuinnBbr3::new(self.time_origin.unwrap_or(now), bbr3));
-        }
-        match self.build_controller(mss) {
-            Some(inner) => Box::new(QuinnController {
-                origin: self.time_origin.unwrap_or(now),
-                inner,
-                initial_window: self.initial_window_for(mss),
-            }),
-            None => {
-                let mut bbr = BbrConfig::default();
-                if let Some(iw) = self.initial_window {
-                    bbr.initial_window(iw);
-                }
-                Arc::new(bbr).build(now, current_mtu)
-            }
-        }
-    }
-}
-
-/// What quinn's `on_ack` tells of the RTT, for a packet sent at `sent` acknowledged at
-/// `now`: its own sample and quinn's smoothed and minimum RTT.
-pub(crate) fn rtt_info(now: Instant, sent: Instant, rtt: &RttEstimator) -> RttInfo {
-    RttInfo {
-        latest: now.saturating_duration_since(sent),
-        smoothed: rtt.get(),
-        min: rtt.min(),
-    }
-}
-
-/// The composed [`Controller`] behind quinn's controller trait.
-#[derive(Debug, Clone)]
-pub struct QuinnController {
-    origin: Instant,
-    inner: Controller,
-    initial_window: u64,
-}
-
-impl QuinnController {
-    /// The composed controller.
-    pub fn inner(&self) -> &Controller {
-        &self.inner
-    }
-
-    fn at(&self, t: Instant) -> Duration {
-        t.saturating_duration_since(self.origin)
-    }
-}
-
-impl QuinnControllerTrait for QuinnController {
-    fn on_sent(&mut self, now: Instant, bytes: u64, last_packet_number: u64) {
-        let now = self.at(now);
-        self.inner.on_sent(now, bytes, last_packet_number);
-    }
-
-    fn on_ack(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        bytes: u64,
-        app_limited: bool,
-        rtt: &RttEstimator,
-    ) {
-        let info = rtt_info(now, sent, rtt);
-        let (now, sent) = (self.at(now), self.at(sent));
-        self.inner.on_ack(now, sent, bytes, app_limited, info);
-    }
-
-    fn on_end_acks(
-        &mut self,
-        now: Instant,
-        in_flight: u64,
-        _app_limited: bool,
-        largest_packet_num_acked: Option<u64>,
-    ) {
-        let now = self.at(now);
-        self.inner
-            .on_end_acks(now, in_flight, largest_packet_num_acked);
-    }
-
-    fn on_congestion_event(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        is_persistent_congestion: bool,
-        lost_bytes: u64,
-    ) {
-        let (now, sent) = (self.at(now), self.at(sent));
-        self.inner
-            .on_congestion_event(now, sent, is_persistent_congestion, lost_bytes);
-    }
-
-    fn on_mtu_update(&mut self, new_mtu: u16) {
-        self.inner.on_mtu_update(new_mtu);
-    }
-
-    fn window(&self) -> u64 {
-        self.inner.window()
-    }
-
-    fn pacing_burst(&self) -> Option<u64> {
-        self.inner.pacing_burst()
-    }
-
-    fn pacing_rate(&self) -> Option<u64> {
-        // `+unpaced`: quinn-proto's pacer does not pace at a rate of 0 (patch 7).
-        self.inner.pacing_rate()
-    }
-
-    fn metrics(&self) -> ControllerMetrics {
-        let mut metrics = ControllerMetrics::default();
-        metrics.congestion_window = self.inner.congestion_window();
-        // Careful Resume's required rate (quinn's pacer does not read it; see
-        // `careful_resume`), in bits per second.
-        metrics.pacing_rate = self.inner.pacing().map(|p| (p.rate * 8.0) as u64);
-        metrics.ssthresh = (self.inner.ssthresh() != u64::MAX).then_some(self.inner.ssthresh());
-        metrics
-    }
-
-    fn clone_box(&self) -> Box<dyn QuinnControllerTrait> {
-        Box::new(self.clone())
-    }
-
-    fn initial_window(&self) -> u64 {
-        self.initial_window
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn quinn_controller(spec: &str) -> Box<dyn QuinnControllerTrait> {
-        let config: CongestionConfig = spec.parse().unwrap();
-        Arc::new(config).build(Instant::now(), 1200)
-    }
-
-    #[test]
-    fn unpaced_asks_quinn_not_to_pace() {
-        // quinn-proto's pacer does not pace at a rate of 0 (patch 7); `None` keeps its own
-        // rate of 1.25 x cwnd / smoothed RTT.
-        let unpaced = quinn_controller("newreno:loss-reduction=0.7+search:v2+unpaced");
-        assert_eq!(unpaced.pacing_rate(), Some(0));
-        assert_eq!(quinn_controller("newreno+search:v2").pacing_rate(), None);
-        assert!(CongestionConfig::new_reno().unpaced(true).is_unpaced());
-        assert_eq!(
-            CongestionConfig::new_reno().unpaced(true).to_string(),
-            "newreno+classic+unpaced"
-        );
     }
 }

@@ -1,5 +1,28 @@
 //! # satquic-cc: congestion control for quinn with pluggable slow start
 //!
+//! ## Stock and patched quinn-proto
+//!
+//! The crate builds on the registry's quinn-proto 0.11.19. The feature `patched-quinn`
+//! (off by default; satquic's own crates turn it on) uses what satquic's patched quinn-proto
+//! adds (vendor/quinn-proto/SATQUIC-PATCH.md), and needs that quinn-proto in the build
+//! (`[patch.crates-io]`). Every spec string parses and runs either way; without the
+//! feature:
+//!
+//! | part | with `patched-quinn` | without (stock quinn-proto) |
+//! |---|---|---|
+//! | `+burst` ([`burst`]) | slow-start bursts of a quarter window go to quinn's pacer (patch 4) | computed, not used: quinn's pacer bursts its own (10 to 256 datagrams, 2 ms of the window's rate) |
+//! | `+unpaced` ([`unpaced`]) | quinn's pacer is asked for a rate of 0 and does not pace (patch 7) | paced as quinn paces, `1.25 x window / smoothed RTT` |
+//! | `bbr3` ([`bbr3`]) | the pacer runs at BBR's pacing rate (`pacing=rate`, patch 7) in bursts of its send quantum (patch 4) | quinn paces at `1.25 x window / smoothed RTT` in its own bursts, as with `pacing=window` |
+//! | [`profile::apply_satellite`]: ACK frequency | an ACK every cwnd / 8 bytes and at most every 16 packets, re-requested as the window changes (patch 2, with patch 1's delayed-ACK timer fix) | none requested: quinn's ACK every 2nd packet (a fixed request above the first flight stalls it until a probe timeout on stock 0.11.19, patch 1's bug) |
+//! | [`profile::apply_satellite`]: receive windows | per stream quinn's 1.25 MB, auto-tuned up to 256 MiB while the application reads fast (patch 5) | fixed 256 MiB per stream and per connection |
+//! | [`profile::apply_satellite`]: probe timeouts | a probe resends the oldest stream data in flight (patch 11) | a PING: a lost last packet costs one more round trip |
+//! | [`profile::ack_frequency_config`] | `window_divisor` honoured (patch 2) | `window_divisor` ignored: the fixed request |
+//!
+//! Careful Resume, the jump, the floor, the loss filter and the rest of the composition
+//! drive quinn through `window()` only and are the same. Measured side by side in the
+//! repository's BENCHMARKS.md, "Stock and patched quinn-proto". Everything that touches
+//! quinn's controller API, and the units it takes, is in [`adapter`].
+//!
 //! A congestion controller here is a composition, as in quicly's modular slow start
 //! (seed 000 Sec. 4.3) and neqo's `classic_cc`:
 //!
@@ -42,6 +65,7 @@
 //! The crate does no I/O and reads no clock: every time is handed in. Events
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
 
+pub mod adapter;
 pub mod avoidance;
 pub mod bbr3;
 pub mod burst;
@@ -59,6 +83,7 @@ pub mod slow_start;
 pub mod spec;
 pub mod unpaced;
 
+pub use adapter::QuinnController;
 pub use avoidance::{
     Avoidance, AvoidanceConfig, Cubic, CubicConfig, HyblaAvoidance, NewRenoAvoidance,
 };
@@ -69,7 +94,7 @@ pub use careful_resume::{
     Observation, PacingRequirement, RemoteEndpoint, ResumeParams, ResumeRejected, SavedCcParams,
     SavedStateStore,
 };
-pub use config::{CongestionConfig, QuinnController};
+pub use config::CongestionConfig;
 pub use controller::{Controller, RttInfo};
 pub use event::{CcEvent, EventLog, EventSink, ExitReason, SearchOutcome};
 pub use growth::{RttWindowFloor, StartupGrowth};

@@ -181,7 +181,7 @@ impl LossFilter {
         &self.config
     }
 
-    /// The smoothed loss rate.
+    /// The smoothed loss rate: a fraction of packets (0 to 1), not a data rate.
     pub fn rate(&self) -> f64 {
         self.rate
     }

@@ -63,7 +63,8 @@ pub const SATELLITE_WINDOW_DIVISOR: u32 = 8;
 /// ack-eliciting packets, at most `max_ack_delay` late, at once after
 /// `reordering_threshold` out-of-order packets; with `window_divisor` D, also at least
 /// every cwnd / D bytes, re-requested as the window grows or shrinks (a quinn-proto patch
-/// of ours, vendor/quinn-proto/SATQUIC-PATCH.md).
+/// of ours, vendor/quinn-proto/SATQUIC-PATCH.md; without the feature `patched-quinn` the
+/// divisor is ignored and the request is the fixed one).
 pub fn ack_frequency_config(
     packets_per_ack: u32,
     max_ack_delay: Duration,
@@ -73,8 +74,11 @@ pub fn ack_frequency_config(
     let mut ack = AckFrequencyConfig::default();
     ack.ack_eliciting_threshold(VarInt::from_u32(packets_per_ack.saturating_sub(1)))
         .max_ack_delay(Some(max_ack_delay))
-        .reordering_threshold(VarInt::from_u32(reordering_threshold))
-        .window_divisor(window_divisor);
+        .reordering_threshold(VarInt::from_u32(reordering_threshold));
+    #[cfg(feature = "patched-quinn")]
+    ack.window_divisor(window_divisor);
+    #[cfg(not(feature = "patched-quinn"))]
+    let _ = window_divisor;
     ack
 }
 
@@ -102,7 +106,21 @@ pub const SATELLITE_MAX_STREAM_WINDOW: u32 = 256 * 1024 * 1024;
 /// (`stream_receive_window` set to the cap, as satquic's commands do; BENCHMARKS.md,
 /// "Stock and patched quinn-proto"). The connection window (quinn's default: unlimited)
 /// and timeouts are left to the caller.
+///
+/// Without the feature `patched-quinn` (stock quinn-proto) the controller and path MTU
+/// discovery are the same; the rest degrades as the crate docs table: no ACK_FREQUENCY
+/// request (quinn's ACK every 2nd packet), fixed receive windows of
+/// [`SATELLITE_MAX_STREAM_WINDOW`] per stream and per connection, and PING probes.
 pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig {
+    transport
+        .congestion_controller_factory(Arc::new(satellite_cc()))
+        .mtu_discovery_config(Some(Default::default()));
+    apply_satellite_transport(transport)
+}
+
+/// The profile's ACK frequency, windows and probes on patched quinn-proto.
+#[cfg(feature = "patched-quinn")]
+fn apply_satellite_transport(transport: &mut TransportConfig) -> &mut TransportConfig {
     let ack = ack_frequency_config(
         SATELLITE_PACKETS_PER_ACK,
         SATELLITE_MAX_ACK_DELAY,
@@ -110,17 +128,30 @@ pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig 
         Some(SATELLITE_WINDOW_DIVISOR),
     );
     transport
-        .congestion_controller_factory(Arc::new(satellite_cc()))
         .ack_frequency_config(Some(ack))
-        .mtu_discovery_config(Some(Default::default()))
         .stream_receive_window_max(Some(VarInt::from_u32(SATELLITE_MAX_STREAM_WINDOW)))
         .pto_probe_stream_data(true)
+}
+
+/// The profile's windows on stock quinn-proto. No ACK_FREQUENCY request: a fixed one that
+/// thins ACKs past the first flight after the handshake stalls that flight until the
+/// sender's probe timeout (the delayed-ACK timer bug of quinn-proto 0.11.19, patch 1), and
+/// one below it spares little of the return link. No auto-tuning: fixed windows at the
+/// cap, which bound what one connection can make the receiver buffer to
+/// [`SATELLITE_MAX_STREAM_WINDOW`].
+#[cfg(not(feature = "patched-quinn"))]
+fn apply_satellite_transport(transport: &mut TransportConfig) -> &mut TransportConfig {
+    let window = VarInt::from_u32(SATELLITE_MAX_STREAM_WINDOW);
+    transport
+        .stream_receive_window(window)
+        .receive_window(window)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[cfg(feature = "patched-quinn")]
     #[test]
     fn the_quinn_call_sets_every_transport_part() {
         let mut transport = TransportConfig::default();
@@ -131,6 +162,22 @@ mod tests {
             "mtu_discovery_config: Some(",
             "ack_frequency_config: Some(",
             "pto_probe_stream_data: true",
+        ] {
+            assert!(debug.contains(part), "{part} not in {debug}");
+        }
+    }
+
+    #[cfg(not(feature = "patched-quinn"))]
+    #[test]
+    fn the_quinn_call_on_stock_quinn_sets_fixed_windows_and_no_ack_frequency() {
+        let mut transport = TransportConfig::default();
+        apply_satellite(&mut transport);
+        let debug = format!("{transport:?}");
+        for part in [
+            "stream_receive_window: 268435456",
+            "receive_window: 268435456",
+            "mtu_discovery_config: Some(",
+            "ack_frequency_config: None",
         ] {
             assert!(debug.contains(part), "{part} not in {debug}");
         }

@@ -21,8 +21,9 @@ use crate::modifiers::{SpecPart, write_part};
 pub struct Unpaced;
 
 impl Unpaced {
-    /// The rate the controller hands quinn-proto's pacer: 0, at which it does not pace.
-    pub const PACING_RATE: u64 = 0;
+    /// The rate, bytes per second, the controller hands quinn-proto's pacer: 0, at which it
+    /// does not pace.
+    pub const PACING_RATE_BYTES_PER_SEC: u64 = 0;
 }
 
 impl SpecPart for Unpaced {

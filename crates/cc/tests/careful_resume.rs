@@ -423,7 +423,7 @@ fn jump_is_paced_over_at_least_one_rtt() {
     let pacing = s.ctl.pacing().expect("pacing required while unvalidated");
     assert_eq!(pacing.jump_cwnd, jump);
     assert_eq!(pacing.max_burst, IW);
-    assert!((pacing.rate - jump as f64 / RTT.as_secs_f64()).abs() < 1e-6);
+    assert!((pacing.rate_bytes_per_sec - jump as f64 / RTT.as_secs_f64()).abs() < 1e-6);
     assert_eq!(pacing.interval(MSS), RTT.mul_f64(MSS as f64 / jump as f64));
 
     let start = s.now;
@@ -449,7 +449,7 @@ fn jump_is_paced_over_at_least_one_rtt() {
     let full_at = full_at.expect("the jump window was used");
     assert!(full_at >= earliest, "full after {full_at:?} < {earliest:?}");
     // ... and a whole jump window of data needs at least one RTT at that rate.
-    assert!(RTT.mul_f64((jump - IW) as f64 / pacing.rate / RTT.as_secs_f64()) <= RTT);
+    assert!(RTT.mul_f64((jump - IW) as f64 / pacing.rate_bytes_per_sec / RTT.as_secs_f64()) <= RTT);
     assert!(
         s.ctl.pacing().is_none(),
         "pacing is for unvalidated packets only"

@@ -110,7 +110,6 @@
 //! | `probe_rtt.rs` | Sec. 5.3.4, 5.4 | ProbeRTT, the min-RTT estimate, the restart from idle |
 //! | `long_rtt.rs` | | picoquic's long-RTT start-up aids, as options (off by default) |
 //! | `control.rs` | Sec. 5.6 | the outputs: pacing rate, send quantum, cwnd |
-//! | `quinn.rs` | | [`QuinnBbr3`], quinn-proto's controller trait |
 
 mod config;
 mod control;
@@ -119,7 +118,6 @@ mod long_rtt;
 mod model;
 mod probe_bw;
 mod probe_rtt;
-mod quinn;
 mod startup;
 #[cfg(test)]
 mod tests;
@@ -132,11 +130,11 @@ use rand_chacha::rand_core::SeedableRng;
 
 use crate::controller::RttInfo;
 
+pub use crate::adapter::QuinnBbr3;
 pub use config::*;
 use delivery::{RateSample, SendRecord};
 pub use long_rtt::{LONG_PROBE_RTT_RTTS, LONG_RTT_THRESHOLD, LongRttStart};
 use model::WindowedMax;
-pub use quinn::QuinnBbr3;
 
 /// BBR's states (draft Sec. 5.1), ProbeBW split into its four phases (Sec. 5.3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,13 +394,18 @@ impl Bbr3 {
         self.state
     }
 
+    /// The initial congestion window, bytes.
+    pub fn initial_window(&self) -> u64 {
+        self.initial_cwnd
+    }
+
     /// Congestion window, bytes.
     pub fn window(&self) -> u64 {
         self.cwnd
     }
 
     /// Pacing rate, bytes per second.
-    pub fn pacing_rate(&self) -> f64 {
+    pub fn pacing_rate_bytes_per_sec(&self) -> f64 {
         self.pacing_rate
     }
 
@@ -412,17 +415,17 @@ impl Bbr3 {
     }
 
     /// `BBR.max_bw`, bytes per second.
-    pub fn max_bw(&self) -> f64 {
+    pub fn max_bw_bytes_per_sec(&self) -> f64 {
         self.max_bw
     }
 
     /// `BBR.bw` (`min(max_bw, bw_lo)`), bytes per second.
-    pub fn bw(&self) -> f64 {
+    pub fn bw_bytes_per_sec(&self) -> f64 {
         self.bw
     }
 
     /// `BBR.bw_lo`, bytes per second (infinite when unset).
-    pub fn bw_lo(&self) -> f64 {
+    pub fn bw_lo_bytes_per_sec(&self) -> f64 {
         self.bw_lo
     }
 

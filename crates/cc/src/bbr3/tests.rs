@@ -107,7 +107,7 @@ impl Pipe {
         }
         self.ack_batch(&mut acked_any, &mut newest_acked_sent);
         // Sends, paced.
-        let rate = self.bbr.pacing_rate();
+        let rate = self.bbr.pacing_rate_bytes_per_sec();
         let quantum = self.bbr.send_quantum() as f64;
         self.tokens = (self.tokens + rate * TICK.as_secs_f64()).min(quantum.max(3.0 * MSS as f64));
         while self.app_bytes > 0
@@ -233,7 +233,7 @@ fn startup_ends_after_three_rounds_without_growth_and_finds_the_link_rate() {
     });
     assert!(left);
     assert!(pipe.bbr.full_bw_reached());
-    let max_bw = pipe.bbr.max_bw();
+    let max_bw = pipe.bbr.max_bw_bytes_per_sec();
     assert!(
         (max_bw / RATE_BYTES_PER_S - 1.0).abs() < 0.05,
         "max_bw {max_bw} B/s against {RATE_BYTES_PER_S}"
@@ -270,7 +270,7 @@ fn probe_rtt_follows_five_seconds_without_a_lower_rtt_and_returns_to_probe_bw() 
     // The last lower RTT was seen in Startup or Drain, so not before 5 s of the run.
     assert!(at >= PROBE_RTT_INTERVAL, "ProbeRTT at {at:?}");
     // Inflight comes down to half a BDP...
-    let bdp = (pipe.bbr.bw() * RTT.as_secs_f64()) as u64;
+    let bdp = (pipe.bbr.bw_bytes_per_sec() * RTT.as_secs_f64()) as u64;
     pipe.run_for(RTT);
     assert!(
         pipe.bbr.window() <= bdp / 2 + MSS,
@@ -333,7 +333,7 @@ fn random_loss_below_the_threshold_keeps_the_rate() {
         rate >= 0.8 * RATE_BYTES_PER_S,
         "{rate} B/s of {RATE_BYTES_PER_S}"
     );
-    assert!(pipe.bbr.max_bw() >= 0.9 * RATE_BYTES_PER_S);
+    assert!(pipe.bbr.max_bw_bytes_per_sec() >= 0.9 * RATE_BYTES_PER_S);
 }
 
 #[test]
@@ -387,7 +387,7 @@ fn a_deep_buffer_holds_a_bounded_queue_in_probe_bw() {
 fn app_limited_samples_do_not_lower_max_bw() {
     let mut pipe = bulk(9);
     assert!(pipe.run_until(Duration::from_secs(20), |p| p.bbr.state().is_probe_bw()));
-    let before = pipe.bbr.max_bw();
+    let before = pipe.bbr.max_bw_bytes_per_sec();
     // The application stops; a trickle follows.
     pipe.app_bytes = 0;
     pipe.run_for(Duration::from_secs(2));
@@ -396,9 +396,9 @@ fn app_limited_samples_do_not_lower_max_bw() {
         pipe.run_for(Duration::from_millis(100));
     }
     assert!(
-        pipe.bbr.max_bw() >= 0.95 * before,
+        pipe.bbr.max_bw_bytes_per_sec() >= 0.95 * before,
         "{} after {before}",
-        pipe.bbr.max_bw()
+        pipe.bbr.max_bw_bytes_per_sec()
     );
 }
 

@@ -151,7 +151,7 @@ impl CarefulResume {
         (self.phase == CarefulResumePhase::Unvalidated).then(|| {
             let rtt = self.pacing_rtt();
             PacingRequirement {
-                rate: self.jump_cwnd as f64 / rtt.as_secs_f64(),
+                rate_bytes_per_sec: self.jump_cwnd as f64 / rtt.as_secs_f64(),
                 max_burst: self.max_burst(),
                 jump_cwnd: self.jump_cwnd,
                 rtt,

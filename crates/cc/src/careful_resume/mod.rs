@@ -65,11 +65,14 @@
 //! Sec. 3.3 requires every unvalidated packet to be paced on the current RTT; Sec. 4.3.2
 //! gives the rhythm `ITT = current RTT x MPS / jump_cwnd`, so a full `jump_cwnd` takes at
 //! least one RTT, and no burst may exceed the IW. [`Controller::pacing`] exposes that
-//! requirement ([`PacingRequirement`]), and the quinn adapter reports its rate as
-//! `ControllerMetrics::pacing_rate` (quinn's qlog shows it).
+//! requirement ([`PacingRequirement`]), and the quinn adapter ([`crate::adapter`]) reports
+//! its rate as `ControllerMetrics::pacing_rate`, in the bits per second quinn-proto 0.11
+//! documents there (quinn's qlog shows it).
 //!
-//! quinn-proto 0.11 cannot be told a pacing rate: its `congestion::Controller` trait has no
-//! pacing hook, and its pacer (`connection/pacing.rs`) refills at `1.25 x window() /
+//! Stock quinn-proto 0.11 cannot be told a pacing rate: its `congestion::Controller` trait
+//! has no pacing hook (quinn-proto patch 7 adds one, `Controller::pacing_rate`, which only
+//! `bbr3` uses, with the feature `patched-quinn`; Careful Resume does without it so that it
+//! works the same on stock quinn), and its pacer (`connection/pacing.rs`) refills at `1.25 x window() /
 //! smoothed RTT` in bursts of `max(10, 2 ms worth)` datagrams. Left alone it would send the
 //! jump in 0.8 smoothed RTT. The controller's only lever is `window()`, so during the
 //! Unvalidated Phase [`Controller::window`] releases the jump as a credit: no more than

@@ -8,8 +8,8 @@ use std::time::Duration;
 /// 4.3.2): `ITT = current RTT x MPS / jump_cwnd`, bursts of at most `max_burst`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PacingRequirement {
-    /// Bytes per second: `jump_cwnd / rtt`.
-    pub rate: f64,
+    /// `jump_cwnd / rtt`, bytes per second.
+    pub rate_bytes_per_sec: f64,
     /// Largest burst in bytes (the IW unless configured).
     pub max_burst: u64,
     /// The jump window the rate derives from.

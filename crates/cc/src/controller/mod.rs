@@ -81,8 +81,9 @@
 //! Safe Retreat). Between the hooks quinn reads [`Controller::window`] (Careful Resume's
 //! paced release of the jump), [`Controller::pacing_burst`] (`+burst`: the initial slow
 //! start only, not during a drain, and only while Careful Resume is Normal; `+burst:time`
-//! reads the rate E2 measured) and [`Controller::pacing_rate`] (`+unpaced`: a rate of 0,
-//! no pacing, the whole connection; no hook reads or changes it, so it has no row above).
+//! reads the rate E2 measured) and [`Controller::pacing_rate_bytes_per_sec`] (`+unpaced`: a
+//! rate of 0, no pacing, the whole connection; no hook reads or changes it, so it has no row
+//! above).
 //!
 //! # Interactions the order decides
 //!
@@ -358,10 +359,10 @@ impl Controller {
         burst.burst(self.window(), self.rtt.smoothed, rate)
     }
 
-    /// The pacing rate the controller asks of quinn-proto's pacer: 0 (no pacing) with
-    /// `+unpaced` ([`crate::unpaced`]), otherwise none (quinn-proto's own rate).
-    pub fn pacing_rate(&self) -> Option<u64> {
-        self.unpaced.map(|_| Unpaced::PACING_RATE)
+    /// The pacing rate, bytes per second, the controller asks of quinn-proto's pacer: 0 (no
+    /// pacing) with `+unpaced` ([`crate::unpaced`]), otherwise none (quinn-proto's own rate).
+    pub fn pacing_rate_bytes_per_sec(&self) -> Option<u64> {
+        self.unpaced.map(|_| Unpaced::PACING_RATE_BYTES_PER_SEC)
     }
 
     /// The congestion window (CWND) in bytes.
