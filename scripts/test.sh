@@ -50,6 +50,12 @@ fi
 # The satellite grid's scripts (scripts/grid.py and its modules).
 python3 -m unittest discover -s scripts -p 'test_*.py'
 cargo test --workspace --locked "$@"
+# satquic-cc without the feature `patched-quinn` (the workspace test above unifies it on):
+# what an application on stock quinn-proto builds.
+cargo test -p satquic-cc --locked
+# That application, outside the workspace on the registry's quinn-proto: one download
+# through `satquic link --link qir-sat` (the binary the tests just built).
+scripts/check-quinn-app.sh target/debug/satquic
 # The documents quote only commands, flags, files and headings that exist (the binary is
 # the one the tests just built).
 python3 scripts/check-doc-commands.py --bin target/debug/satquic
