@@ -1,5 +1,14 @@
 //! # satquic-cc: congestion control for quinn with pluggable slow start
 //!
+//! A quinn file server and download client with the `satellite` [`profile`] (one call,
+//! [`profile::apply_satellite`]) and an [`EventLog`]: examples/quinn-app, the program of the
+//! README's "Using satquic-cc from a quinn application", built on the registry's quinn and
+//! quinn-proto; CI runs it through `satquic link --link qir-sat`.
+//!
+//! ```no_run
+#![doc = include_str!("../../../examples/quinn-app/src/main.rs")]
+//! ```
+//!
 //! ## Stock and patched quinn-proto
 //!
 //! The crate builds on the registry's quinn-proto 0.11.19. The feature `patched-quinn`
