@@ -173,7 +173,11 @@ fn drive(ctl: &mut Controller, ops: &[Op]) -> Result<Vec<(u64, Option<u64>)>, Te
         prop_assert!(window <= MAX_WINDOW, "{window} > MAX_WINDOW");
         prop_assert!(ctl.congestion_window() <= MAX_WINDOW);
         if let Some(p) = ctl.pacing() {
-            prop_assert!(p.rate.is_finite() && p.rate > 0.0, "pacing rate {}", p.rate);
+            prop_assert!(
+                p.rate_bytes_per_sec.is_finite() && p.rate_bytes_per_sec > 0.0,
+                "pacing rate {}",
+                p.rate_bytes_per_sec
+            );
         }
         let burst = ctl.pacing_burst();
         prop_assert!(burst.is_none_or(|b| b > 0), "pacing burst 0");
