@@ -434,9 +434,9 @@ fn floor_seeds_the_initial_window_for_the_rtt() {
     assert!(with.bbr.window() >= 60 * MSS, "cwnd {}", with.bbr.window());
     let seeded_rate = 2.77 * (60 * MSS) as f64 / RTT.as_secs_f64();
     assert!(
-        with.bbr.pacing_rate() >= seeded_rate * 0.99,
+        with.bbr.pacing_rate_bytes_per_sec() >= seeded_rate * 0.99,
         "{}",
-        with.bbr.pacing_rate()
+        with.bbr.pacing_rate_bytes_per_sec()
     );
     let mut without = bulk(1);
     first_ack(&mut without);
@@ -491,9 +491,9 @@ fn jump_floors_the_window_at_half_the_peak_rate_bdp() {
     );
     let paced = 1.25 * with.bbr.window() as f64 / RTT.as_secs_f64();
     assert!(
-        with.bbr.pacing_rate() >= 0.95 * paced,
+        with.bbr.pacing_rate_bytes_per_sec() >= 0.95 * paced,
         "{}",
-        with.bbr.pacing_rate()
+        with.bbr.pacing_rate_bytes_per_sec()
     );
     let mut without = aided(&["floor", "quanta"]);
     without.run_for(at);
@@ -504,7 +504,7 @@ fn jump_floors_the_window_at_half_the_peak_rate_bdp() {
     );
     // The draft's exits still end Startup, with the link's rate found.
     assert!(with.run_until(Duration::from_secs(20), |p| p.bbr.state().is_probe_bw()));
-    let found = with.bbr.max_bw() / RATE_BYTES_PER_S;
+    let found = with.bbr.max_bw_bytes_per_sec() / RATE_BYTES_PER_S;
     assert!((found - 1.0).abs() < 0.1, "max_bw {found} x the link");
 }
 
