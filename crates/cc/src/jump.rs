@@ -241,26 +241,27 @@ impl BdpJump {
     /// [`Self::ceiling`] from the estimate `cap` reads: the queueing-delay bound with
     /// `bound`, else the train samples' peak when trains are measured, else the peak.
     pub fn ceiling_from(&self, rates: &PeakRate, min: Duration) -> Option<u64> {
-        let rate = if self.bound.is_some() {
-            rates.bound()
-        } else if self.train.is_some() {
-            rates.train_peak()
-        } else {
-            rates.peak()
-        };
+        let rate = self.bottleneck_rate(rates).unwrap_or_else(|| rates.peak());
         self.ceiling(rate, min)
     }
 
     /// The bottleneck's rate as `+burst:time` sizes bursts by, bytes per second (0: not
-    /// measured): the queueing-delay bound with `bound`, else the train samples' peak
-    /// when trains are measured; never the 1 ms peak, which bunched ACKs inflate.
+    /// measured): [`Self::bottleneck_rate`]; never the 1 ms peak, which bunched ACKs
+    /// inflate.
     pub fn rate_for_bursts(&self, rates: &PeakRate) -> f64 {
+        self.bottleneck_rate(rates).unwrap_or(0.0)
+    }
+
+    /// The bottleneck's rate, bytes per second, from the estimate this jump measures
+    /// besides the 1 ms peak: the queueing-delay bound with `bound`, else the train
+    /// samples' peak with `train`; `None` with neither.
+    fn bottleneck_rate(&self, rates: &PeakRate) -> Option<f64> {
         if self.bound.is_some() {
-            rates.bound()
+            Some(rates.bound())
         } else if self.train.is_some() {
-            rates.train_peak()
+            Some(rates.train_peak())
         } else {
-            0.0
+            None
         }
     }
 
