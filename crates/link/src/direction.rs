@@ -73,6 +73,10 @@ pub struct Delivered<T> {
     pub size_bytes: u32,
     /// When it entered the queue.
     pub enqueued: Duration,
+    /// How long it waited in the queue behind other packets (its own or cross traffic)
+    /// before its transmission began: the bottleneck's queueing delay, without the packet's
+    /// own serialization.
+    pub waited: Duration,
     /// When its last bit left the bottleneck.
     pub departed: Duration,
     /// When it reached the far end (<= the `now` it was delivered at).
@@ -166,6 +170,9 @@ pub struct Direction<T> {
     truth: GroundTruth,
     /// Background traffic into the queue, if the spec has some.
     cross: Option<CrossSource>,
+    /// When the latest packet (any, cross traffic included) left the bottleneck: the next
+    /// head's transmission begins then, or when it arrives if the queue was empty.
+    last_departure: Nanos,
     /// No departure, rate or BoD change or cross-traffic arrival is due before this time,
     /// as of the last [`Self::process_due`]: advancing to an earlier time only accounts
     /// service. [`Self::admit`], which changes the queue, the head packet and the BoD
@@ -218,6 +225,7 @@ impl<T> Direction<T> {
                 .cross_traffic
                 .as_ref()
                 .map(|c| CrossSource::new(c, seed)),
+            last_departure: 0,
             quiet_until: 0,
         })
     }
@@ -464,6 +472,8 @@ impl<T> Direction<T> {
         self.queue_bytes -= u64::from(head.size_bytes);
         self.server
             .depart(t, self.queue.front().map(|q| q.size_bytes));
+        let service_start = head.enqueued.max(self.last_departure);
+        self.last_departure = t;
         let Some(payload) = head.payload else {
             // Cross traffic leaves the path at the bottleneck.
             self.stats.cross_departed.add(head.size_bytes);
@@ -483,6 +493,7 @@ impl<T> Direction<T> {
             id: head.id,
             size_bytes: head.size_bytes,
             enqueued: from_nanos(head.enqueued),
+            waited: from_nanos(service_start - head.enqueued),
             departed: from_nanos(t),
             arrival: from_nanos(arrival),
             payload,

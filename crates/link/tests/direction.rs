@@ -39,6 +39,8 @@ fn serialization_is_exact_at_constant_rate() {
         assert_eq!(p.payload, i as u32);
         assert_eq!(p.departed, US(80 * (i as u64 + 1)));
         assert_eq!(p.arrival, p.departed + MS(10));
+        // It waited for the i packets ahead of it, not for its own transmission.
+        assert_eq!(p.waited, US(80 * i as u64));
     }
 }
 
@@ -74,6 +76,13 @@ fn idle_link_serves_each_packet_from_its_arrival() {
     assert_eq!(got[0].departed, MS(1));
     assert_eq!(got[1].departed, MS(4));
     assert_eq!(got[1].arrival, MS(9));
+    // Neither waited: each found the queue empty.
+    assert!(got.iter().all(|p| p.waited.is_zero()));
+    // A packet arriving mid-transmission waits for the rest of it.
+    d.enqueue(MS(10), 1500, ());
+    d.enqueue(MS(10) + US(400), 1500, ());
+    let got = drain(&mut d, Duration::from_secs(2));
+    assert_eq!(got[1].waited, US(600));
 }
 
 #[test]

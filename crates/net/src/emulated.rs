@@ -28,8 +28,8 @@ use satquic_cc::CcEvent;
 use satquic_link::{DirectionStats, DropReason, GroundTruth};
 use satquic_run::probe::ProbeState;
 use satquic_run::record::{
-    FlowDrops, FlowEvent, FlowInput, FlowStatus, LinkObservation, RunRecord, SeriesRow, Timing,
-    summarize,
+    BottleneckLog, FlowDrops, FlowEvent, FlowInput, FlowStatus, LinkObservation, RunRecord,
+    SeriesRow, Timing, summarize,
 };
 use satquic_run::{FlowSpec, Scenario, Workload};
 
@@ -129,7 +129,7 @@ async fn run_async(scenario: &Scenario) -> Result<EmulatedRun, NetError> {
         epoch,
     };
     let sim_time = result.ended_at;
-    let summary = summarize(scenario, sim_time, &[input], &link);
+    let summary = summarize(scenario, sim_time, &[input], &link, &series);
     let record = RunRecord {
         summary,
         chunks: crate::record::chunk_rows(&result),
@@ -402,6 +402,7 @@ fn flow_input(
         busy_since_at_shadow_exit: None,
         events: sender.events.clone(),
         drops,
+        bottleneck: BottleneckLog::default(),
         stream_receive_window_end: None,
     }
 }

@@ -91,6 +91,7 @@ pub fn flow_summary(
         min_rtt_s: report.and_then(|r| r.min_rtt_s),
         link_drops: BTreeMap::new(),
         link_drops_up: 0,
+        queue_delay: None,
         sender_cap_drops: 0,
         first_drop_at_s: None,
         first_loss_detected_at_s: first_loss,

@@ -70,8 +70,12 @@ fn file_io(e: file::FileError) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
 }
 
+pub mod bottleneck;
+pub mod shared;
 pub mod summary;
 
+pub use bottleneck::{BottleneckLog, DelayQuantiles};
+pub use shared::{SharedFlow, SharedPeriod, jain_index, shared_period};
 pub use summary::{
     EXIT_CLASSES, ExitSummary, FirstConnection, FlowDrops, FlowInput, FlowStatus, FlowSummary,
     LinkObservation, LinkTruth, Resumption, Summary, capacity_point, classify, summarize,

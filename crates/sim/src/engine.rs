@@ -47,7 +47,7 @@ use quinn_proto::{Connection, DatagramEvent, Endpoint};
 use satquic_cc::{Observation, ResumeParams};
 use satquic_link::{Direction, IP_UDP_OVERHEAD_BYTES, Path};
 use satquic_run::qlog::StackQlog;
-use satquic_run::record::{FlowDrops, FlowStatus, RunRecord, SeriesRow};
+use satquic_run::record::{BottleneckLog, FlowDrops, FlowStatus, RunRecord, SeriesRow};
 use satquic_run::scenario::{Scenario, Workload};
 
 use crate::SimError;
@@ -380,11 +380,17 @@ impl Simulation {
                 let flow = d.payload.flow as usize;
                 let admission = self.net.path.down.enqueue(now, d.size_bytes, d.payload);
                 if let Some(f) = self.flows.get_mut(flow) {
+                    if !admission.is_queued() {
+                        f.bottleneck.on_dropped(now);
+                    }
                     f.drops.on_down(now, admission);
                 }
             }
         }
         while let Some(d) = self.net.path.down.poll_deliver(now) {
+            if let Some(f) = self.flows.get_mut(d.payload.flow as usize) {
+                f.bottleneck.on_departed(d.departed, d.waited);
+            }
             self.deliver(true, d.payload, at);
         }
         while let Some(d) = self.net.path.up.poll_deliver(now) {
@@ -489,10 +495,11 @@ impl Simulation {
 
     /// Offers a datagram to the link.
     fn send(&mut self, down: bool, flow: u32, data: Vec<u8>) {
+        let f = &mut self.flows[flow as usize];
         send_on(
             &mut self.net,
             &mut self.trace,
-            &mut self.flows[flow as usize].drops,
+            (&mut f.drops, &mut f.bottleneck),
             self.now,
             down,
             flow,
@@ -559,7 +566,7 @@ impl Simulation {
                     send_on(
                         &mut self.net,
                         &mut self.trace,
-                        &mut f.drops,
+                        (&mut f.drops, &mut f.bottleneck),
                         now,
                         sender,
                         flow,
@@ -581,10 +588,12 @@ pub(crate) struct Tracer {
     pub(crate) bytes: Vec<Vec<u8>>,
 }
 
+/// Offers a datagram of `flow` to the link (through its sender shaper first, if it has
+/// one), counting a drop of the data direction in the flow's `drops` and `bottleneck` log.
 fn send_on(
     net: &mut Net,
     trace: &mut Tracer,
-    drops: &mut FlowDrops,
+    (drops, bottleneck): (&mut FlowDrops, &mut BottleneckLog),
     now: Duration,
     down: bool,
     flow: u32,
@@ -607,6 +616,9 @@ fn send_on(
         }
         (true, None) => {
             let a = net.path.down.enqueue(now, wire, packet);
+            if !a.is_queued() {
+                bottleneck.on_dropped(now);
+            }
             drops.on_down(now, a);
             a.is_queued()
         }

@@ -12,7 +12,7 @@ use satquic_cc::{CcEvent, Observation};
 use satquic_run::probe::{
     EventCollector, ProbeHandle, ProbeState, careful_resume_observation, read_probe,
 };
-use satquic_run::record::{FlowDrops, FlowStatus};
+use satquic_run::record::{BottleneckLog, FlowDrops, FlowStatus};
 use satquic_run::scenario::{TransportSpec, Workload};
 
 use crate::app::{Reader, Writer};
@@ -70,6 +70,8 @@ pub(crate) struct FlowRt {
     pub(crate) final_receive_window: Option<u64>,
     pub(crate) final_probe: Option<ProbeState>,
     pub(crate) drops: FlowDrops,
+    /// Its data packets at the down link's bottleneck: queueing delays and drops.
+    pub(crate) bottleneck: BottleneckLog,
     pub(crate) exporter: Option<[u8; 32]>,
     pub(crate) ended_at: Option<Duration>,
     /// Keep what the data sender observed for Careful Resume when the flow ends.

@@ -119,6 +119,7 @@ impl Simulation {
                 busy_since_at_exit: f.busy_since_at_exit,
                 busy_since_at_shadow_exit: f.busy_since_at_shadow_exit,
                 drops: f.drops.clone(),
+                bottleneck: std::mem::take(&mut f.bottleneck),
                 stream_receive_window_end: f.final_receive_window,
             });
         }
@@ -128,7 +129,7 @@ impl Simulation {
             up: &up_stats,
             epoch: Duration::ZERO,
         };
-        let summary = record::summarize(&self.scenario, end, &flows, &link);
+        let summary = record::summarize(&self.scenario, end, &flows, &link, &self.series);
         RunOutput {
             record: RunRecord {
                 summary,

@@ -23,7 +23,7 @@ use satquic_cc::{EventSink, ResumeParams};
 use satquic_link::{Direction, GroundTruthConfig, Path};
 use satquic_run::probe::{EventCollector, ProbeFactory, SharedFactory, controller_factory};
 use satquic_run::qlog::Vantage;
-use satquic_run::record::{FlowDrops, FlowStatus};
+use satquic_run::record::{BottleneckLog, FlowDrops, FlowStatus};
 use satquic_run::scenario::{FlowSpec, Scenario, TransportSpec, Workload};
 use satquic_run::transport::{EndpointSettings, transport_config};
 
@@ -214,6 +214,7 @@ pub(crate) fn flow(
         final_receive_window: None,
         final_probe: None,
         drops: FlowDrops::default(),
+        bottleneck: BottleneckLog::default(),
         exporter: None,
         ended_at: None,
         observe: shared.sessions == Sessions::Resumable,

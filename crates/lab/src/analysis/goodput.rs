@@ -48,12 +48,9 @@ pub fn efficiency(goodput_bps: f64, link_rate_bps: f64) -> Option<f64> {
 }
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2) (seed 004 Eq. 6.3): 1 for equal shares,
-/// 1/n when one flow takes everything. `None` for no flows or all zero.
-pub fn jain_index(xs: &[f64]) -> Option<f64> {
-    let sum: f64 = xs.iter().sum();
-    let sq: f64 = xs.iter().map(|x| x * x).sum();
-    (!xs.is_empty() && sq > 0.0).then(|| sum * sum / (xs.len() as f64 * sq))
-}
+/// 1/n when one flow takes everything. `None` for no flows or all zero. The run record's
+/// shared period computes it the same way.
+pub use satquic_run::record::jain_index;
 
 /// Jain's index over time (seed 004 Fig. 6.11): for each window of `window_s` seconds from
 /// 0 to `until_s`, the index of the bytes each flow delivered in it, over the flows active

@@ -29,7 +29,9 @@ use satquic_cc::{CcEvent, ExitReason};
 use satquic_link::{DirectionStats, DropReason, GroundTruth};
 use serde::{Deserialize, Serialize};
 
-use super::RECORD_SCHEMA;
+use super::bottleneck::{BottleneckLog, DelayQuantiles};
+use super::shared::{SharedPeriod, shared_period};
+use super::{RECORD_SCHEMA, SeriesRow};
 use crate::scenario::{Scenario, Workload};
 
 /// `summary.json`.
@@ -46,6 +48,9 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// Ground truth of the down-link bottleneck.
     pub link: LinkTruth,
+    /// With two flows or more: the time they all shared the link, and what each got of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedPeriod>,
 }
 
 /// Per-flow results.
@@ -90,6 +95,10 @@ pub struct FlowSummary {
     pub link_drops: std::collections::BTreeMap<String, u64>,
     /// This flow's client->server packets the link dropped.
     pub link_drops_up: u64,
+    /// Its data packets' queueing delay at the bottleneck over the flow ([`super::bottleneck`];
+    /// absent where the link is not in the process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_delay: Option<DelayQuantiles>,
     /// This flow's packets the sender cap's queue dropped before the link (absent when
     /// none: records without a cap, or whose cap never overflowed, stay as they were).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -284,6 +293,8 @@ pub struct FlowInput {
     pub busy_since_at_exit: Option<Duration>,
     pub busy_since_at_shadow_exit: Option<Duration>,
     pub drops: FlowDrops,
+    /// Its data packets at the bottleneck: queueing delays and drops over time.
+    pub bottleneck: BottleneckLog,
     /// The receiver's auto-tuned stream receive window at the end, if it auto-tunes.
     pub stream_receive_window_end: Option<u64>,
 }
@@ -417,14 +428,15 @@ fn drop_map(
 }
 
 /// The summary of a run that ended at run time `end`: one assembly for simulated and
-/// real runs.
+/// real runs. `series` gives the goodputs of the shared period.
 pub fn summarize(
     scenario: &Scenario,
     end: Duration,
-    flows: &[FlowInput],
+    inputs: &[FlowInput],
     link: &LinkObservation,
+    series: &[SeriesRow],
 ) -> Summary {
-    let flows: Vec<FlowSummary> = flows.iter().map(|f| flow_summary(f, link)).collect();
+    let flows: Vec<FlowSummary> = inputs.iter().map(|f| flow_summary(f, link)).collect();
     let outcome = if flows.iter().any(|f| f.status == "capped") {
         "capped"
     } else if flows.iter().any(|f| f.status == "failed") {
@@ -439,6 +451,7 @@ pub fn summarize(
         sim_time_s: secs(end),
         flows,
         link: link_truth(link),
+        shared: shared_period(inputs, series),
     }
 }
 
@@ -502,6 +515,7 @@ fn flow_summary(f: &FlowInput, link: &LinkObservation) -> FlowSummary {
                 .map(|(r, n)| (*r, n)),
         ),
         link_drops_up: f.drops.up_packets,
+        queue_delay: f.bottleneck.queue_delay_overall(),
         sender_cap_drops: f.drops.shaper_packets,
         first_drop_at_s: f.drops.first_down_drop.map(|(t, _)| secs(t)),
         first_loss_detected_at_s: first_loss.map(secs),
