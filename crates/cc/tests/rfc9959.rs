@@ -677,7 +677,7 @@ fn sec_3_5_leaving_safe_retreat_sets_ssthresh_to_at_most_pipesize_times_beta() {
         let (mut s, _, last) = retreated(&spec);
         while s.phase() == Phase::SafeRetreat && !s.flight.is_empty() {
             s.now += Duration::from_millis(2);
-            let acked = s.flight.iter().take(2).last().unwrap().0;
+            let acked = s.flight.iter().take(2).next_back().unwrap().0;
             s.ack(2);
             assert_eq!(
                 s.phase() == Phase::SafeRetreat,
