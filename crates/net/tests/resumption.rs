@@ -318,6 +318,7 @@ fn store_with_entry(path: &Path, age: Duration, lifetime: Duration) {
         entry("null")
     );
     std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// A set past its Lifetime (RFC 9959 Sec. 3.2) is dropped when the store is read and

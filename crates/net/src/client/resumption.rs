@@ -43,7 +43,7 @@ use super::tokens::{
 };
 use crate::NetError;
 use crate::persist::saved::{SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
-use crate::persist::{check_header, document, read_bounded, write_private};
+use crate::persist::{check_header, document, read_private, write_private};
 use crate::tls::ServerVerifier;
 
 /// The `format` of the client's state file.
@@ -99,9 +99,9 @@ impl Resumption {
     /// not parse, or a path that cannot be written, is a usage error naming it.
     pub fn load(path: &Path) -> Result<Self, NetError> {
         let bad = |why: String| NetError::Usage(format!("--state {}: {why}", path.display()));
-        crate::persist::check_directory(path).map_err(bad)?;
+        crate::persist::prepare(path).map_err(bad)?;
         let mut resumption = Resumption::new();
-        if let Some(bytes) = read_bounded(path, STATE_FILE_MAX_BYTES).map_err(bad)? {
+        if let Some(bytes) = read_private(path, STATE_FILE_MAX_BYTES).map_err(bad)? {
             let (tokens, saved) = parse_state(&bytes, SystemTime::now()).map_err(bad)?;
             resumption.tokens = Arc::new(tokens);
             resumption.saved = Mutex::new(saved);

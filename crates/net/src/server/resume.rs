@@ -39,7 +39,7 @@ use serde::Deserialize;
 use super::{ServerState, lock};
 use crate::NetError;
 use crate::persist::saved::{SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
-use crate::persist::{check_header, document, read_bounded, write_private};
+use crate::persist::{check_header, document, read_private, write_private};
 
 /// Client addresses whose Careful Resume parameters the server keeps (the oldest set
 /// makes room); a set is a few dozen bytes in memory, at most
@@ -91,8 +91,8 @@ pub(super) fn open_store(
         return Ok((empty_store(), None));
     };
     let bad = |why: String| NetError::Usage(format!("--resume-store {}: {why}", path.display()));
-    crate::persist::check_directory(path).map_err(bad)?;
-    let store = match read_bounded(path, STORE_FILE_MAX_BYTES).map_err(bad)? {
+    crate::persist::prepare(path).map_err(bad)?;
+    let store = match read_private(path, STORE_FILE_MAX_BYTES).map_err(bad)? {
         Some(bytes) => parse_store(&bytes, SystemTime::now()).map_err(bad)?,
         None => empty_store(),
     };
