@@ -73,8 +73,8 @@ use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, Identity};
 use crate::transport::NetTransport;
 
 pub use admission::{
-    CLOSE_PEER_SILENT, MEMORY_RELEASE_INTERVAL, SILENCE_CHECK_INTERVAL, SILENT_PEER_MIN,
-    SILENT_PEER_RTTS, memory_releases, release_memory,
+    CLOSE_HANDSHAKE_TIMEOUT, CLOSE_PEER_SILENT, MEMORY_RELEASE_INTERVAL, SILENCE_CHECK_INTERVAL,
+    SILENT_PEER_MIN, SILENT_PEER_RTTS, memory_releases, release_memory,
 };
 pub use connection::ConnectionInfo;
 pub use events::{EventStore, MAX_EVENTS_PER_CONNECTION, SAMPLE_STEP};
