@@ -124,6 +124,42 @@ fn bad_state_files_are_one_line_and_exit_code_2() {
     let open_key = dir.join("open.key");
     std::fs::write(&open_key, [7u8; 32]).unwrap();
     std::fs::set_permissions(&open_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // Hand-edited values no path has: refused, not handed to the controller (before, a
+    // window of u64::MAX was used and showed as the ssthresh).
+    let entry = |cwnd: u64, rtt_us: u64, expires: u64| {
+        format!(
+            "{{\"local\":null,\"remote\":\"127.0.0.1\",\"saved_cwnd_bytes\":{cwnd},\
+             \"saved_rtt_us\":{rtt_us},\"saved_at_unix_ms\":1767225600000,\
+             \"expires_at_unix_ms\":{expires}}}"
+        )
+    };
+    let huge_cwnd = dir.join("huge-cwnd.json");
+    private_file(
+        &huge_cwnd,
+        format!(
+            "{{\"format\":\"satquic-careful-resume-store\",\"version\":1,\"entries\":[\n{}\n]}}",
+            entry(u64::MAX, 600_000, 1767229200000)
+        )
+        .as_bytes(),
+    );
+    let huge_rtt = dir.join("huge-rtt.json");
+    private_file(
+        &huge_rtt,
+        format!(
+            "{{\"format\":\"satquic-client-state\",\"version\":1,\"tokens\":[],\"careful_resume\":[\n{}\n]}}",
+            entry(1_000_000, u64::MAX, 1767229200000)
+        )
+        .as_bytes(),
+    );
+    let endless = dir.join("endless.json");
+    private_file(
+        &endless,
+        format!(
+            "{{\"format\":\"satquic-careful-resume-store\",\"version\":1,\"entries\":[\n{}\n]}}",
+            entry(1_000_000, 600_000, u64::MAX)
+        )
+        .as_bytes(),
+    );
     // A store and a state file others may write: they would steer the server's first
     // window and the client's.
     let shared_store = dir.join("shared-store.json");
@@ -154,6 +190,8 @@ fn bad_state_files_are_one_line_and_exit_code_2() {
     assert!(server("--token-key", &short_key).contains("5 bytes"));
     assert!(server("--token-key", &open_key).contains("chmod 600"));
     assert!(server("--resume-store", &shared_store).contains("chmod 600"));
+    assert!(server("--resume-store", &huge_cwnd).contains("entry 1 has a saved_cwnd_bytes"));
+    assert!(server("--resume-store", &endless).contains("entry 1 has a Lifetime"));
     let client = |file: &Path| {
         usage_error(
             &[
@@ -173,6 +211,7 @@ fn bad_state_files_are_one_line_and_exit_code_2() {
     assert!(client(&nowhere).contains("does not exist"));
     assert!(client(&future).contains("version 2"));
     assert!(client(&shared_state).contains("chmod 600"));
+    assert!(client(&huge_rtt).contains("entry 1 has a saved_rtt_us"));
     if let Some(readonly) = unwritable() {
         assert!(server("--resume-store", &readonly).contains("cannot write"));
         assert!(server("--token-key", &readonly).contains("cannot create"));

@@ -234,6 +234,7 @@ pub(super) fn path_to(server: SocketAddr) -> RemoteEndpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persist::saved::{SAVED_CWND_MAX_BYTES, SAVED_RTT_MAX_US};
     use bytes::Bytes;
     use satquic_cc::SavedCcParams;
     use std::net::Ipv6Addr;
@@ -270,8 +271,8 @@ mod tests {
                 0x8000 + i,
             ));
             lock(&resumption.saved).save(SavedCcParams {
-                saved_cwnd: u64::MAX,
-                saved_rtt: Duration::from_micros(u64::MAX),
+                saved_cwnd: SAVED_CWND_MAX_BYTES,
+                saved_rtt: Duration::from_micros(SAVED_RTT_MAX_US),
                 saved_remote_endpoint: RemoteEndpoint::new(Some(ip), ip).with_dscp(63),
                 saved_at: now,
                 lifetime: Duration::from_secs(3600),

@@ -14,6 +14,14 @@
 //! 4.3.1): from then on the set is not used, and it is dropped when the file is read. A
 //! set saved in the future (a clock stepped back) is treated as expired, as in memory.
 //!
+//! A file is read as input, not trusted: an entry whose window is 0 or above
+//! [`SAVED_CWND_MAX_BYTES`], whose RTT is 0 or above [`SAVED_RTT_MAX_US`], or whose Lifetime
+//! is longer than the store keeps a set, refuses the whole file with one line naming the
+//! entry. The writer saves only what its reader accepts: a window of 0 (an observation
+//! `cr:min-observe=0` lets through) or out of range is not saved, an RTT is rounded up to
+//! whole microseconds (so one under 1 µs is saved as 1 µs), and a Lifetime longer than the
+//! store keeps a set is saved as that longest one.
+//!
 //! [`SavedStates`] wraps satquic-cc's [`SavedStateStore`] (its capacity, its oldest-first
 //! eviction, its Lifetime checks) and remembers which endpoints hold a set, since that
 //! store lists none; [`SavedStates::changes`] tells a writer whether there is anything new
@@ -34,6 +42,15 @@ pub const SAVED_ENTRY_MAX_BYTES: u64 = 272;
 
 /// The highest DSCP (six bits, RFC 2474).
 const DSCP_MAX: u8 = 63;
+
+/// The largest saved window accepted: 64 GiB, what a 1 Tbit/s path holds over a 500 ms
+/// round trip. Far above any path satquic models; a bound so that a hand-edited
+/// `u64::MAX` is refused rather than handed to the controller.
+pub const SAVED_CWND_MAX_BYTES: u64 = 1 << 36;
+
+/// The longest saved (minimum) RTT accepted, microseconds: one minute, twice quinn's idle
+/// timeout of 30 s, over which no handshake completes.
+pub const SAVED_RTT_MAX_US: u64 = 60_000_000;
 
 /// One saved set as written to a file. See the module docs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,22 +84,43 @@ impl SavedEntry {
             remote: endpoint.remote,
             dscp: endpoint.dscp,
             saved_cwnd_bytes: params.saved_cwnd,
-            saved_rtt_us: u64::try_from(params.saved_rtt.as_micros()).unwrap_or(u64::MAX),
+            // Rounded up: an RTT under 1 µs is saved as 1 µs, not as the 0 a reader refuses.
+            saved_rtt_us: u64::try_from(params.saved_rtt.as_nanos().div_ceil(1000))
+                .unwrap_or(u64::MAX),
             saved_at_unix_ms: saved_at,
             expires_at_unix_ms: saved_at.saturating_add(lifetime_ms),
         }
     }
 
-    /// The saved set this entry describes, or why it cannot be one.
-    pub fn params(&self) -> Result<SavedCcParams, String> {
+    /// The saved set this entry describes, or why it cannot be one: each value within its
+    /// range, and a Lifetime of at most `max_lifetime`.
+    pub fn params(&self, max_lifetime: Duration) -> Result<SavedCcParams, String> {
         if self.dscp.is_some_and(|d| d > DSCP_MAX) {
             return Err(format!("a DSCP above {DSCP_MAX}"));
         }
-        if self.saved_cwnd_bytes == 0 || self.saved_rtt_us == 0 {
-            return Err("a zero saved_cwnd_bytes or saved_rtt_us".into());
+        if !(1..=SAVED_CWND_MAX_BYTES).contains(&self.saved_cwnd_bytes) {
+            return Err(format!(
+                "a saved_cwnd_bytes of {}, outside 1 to {SAVED_CWND_MAX_BYTES}",
+                self.saved_cwnd_bytes
+            ));
         }
-        if self.expires_at_unix_ms < self.saved_at_unix_ms {
-            return Err("an expiry before its saving".into());
+        if !(1..=SAVED_RTT_MAX_US).contains(&self.saved_rtt_us) {
+            return Err(format!(
+                "a saved_rtt_us of {}, outside 1 to {SAVED_RTT_MAX_US}",
+                self.saved_rtt_us
+            ));
+        }
+        let lifetime_ms = self
+            .expires_at_unix_ms
+            .checked_sub(self.saved_at_unix_ms)
+            .ok_or("an expiry before its saving")?;
+        let lifetime = Duration::from_millis(lifetime_ms);
+        if lifetime > max_lifetime {
+            return Err(format!(
+                "a Lifetime of {lifetime_ms} ms (expires_at_unix_ms - saved_at_unix_ms), \
+                 above the {} ms a set is kept",
+                max_lifetime.as_millis()
+            ));
         }
         let saved_at = from_unix_ms(self.saved_at_unix_ms).ok_or("a time out of range")?;
         let mut endpoint = RemoteEndpoint::new(self.local, self.remote);
@@ -92,7 +130,7 @@ impl SavedEntry {
             saved_rtt: Duration::from_micros(self.saved_rtt_us),
             saved_remote_endpoint: endpoint,
             saved_at,
-            lifetime: Duration::from_millis(self.expires_at_unix_ms - self.saved_at_unix_ms),
+            lifetime,
         })
     }
 
@@ -111,6 +149,8 @@ pub struct SavedStates {
     /// (its eviction is silent), pruned when listed or when twice the capacity.
     endpoints: BTreeSet<RemoteEndpoint>,
     capacity: usize,
+    /// The longest a set is kept, whatever its own Lifetime.
+    max_lifetime: Duration,
     /// How many times a set was saved or taken.
     changes: u64,
 }
@@ -122,6 +162,7 @@ impl SavedStates {
             store: SavedStateStore::new(capacity, max_lifetime),
             endpoints: BTreeSet::new(),
             capacity,
+            max_lifetime,
             changes: 0,
         }
     }
@@ -138,7 +179,7 @@ impl SavedStates {
         let mut states = SavedStates::new(capacity, max_lifetime);
         for (i, entry) in entries.iter().enumerate() {
             let params = entry
-                .params()
+                .params(max_lifetime)
                 .map_err(|why| format!("entry {} has {why}", i + 1))?;
             states.save(params);
         }
@@ -163,9 +204,12 @@ impl SavedStates {
     }
 
     /// Keeps `params`, replacing the set of its endpoint (Sec. 3.1 "Updating"); when
-    /// full, the set saved longest ago makes room.
-    pub fn save(&mut self, params: SavedCcParams) {
-        if self.capacity == 0 {
+    /// full, the set saved longest ago makes room. Its Lifetime is cut to the longest the
+    /// store keeps a set; a set a reader of the file would refuse (a window of 0 or out of
+    /// range, an RTT of 0 or out of range) is not kept.
+    pub fn save(&mut self, mut params: SavedCcParams) {
+        params.lifetime = params.lifetime.min(self.max_lifetime);
+        if self.capacity == 0 || SavedEntry::of(&params).params(self.max_lifetime).is_err() {
             return;
         }
         self.endpoints.insert(params.saved_remote_endpoint);
@@ -241,7 +285,7 @@ mod tests {
         assert_eq!(entry.expires_at_unix_ms - entry.saved_at_unix_ms, 3_600_000);
         let line = entry.to_line();
         let back: SavedEntry = serde_json::from_str(&line).unwrap();
-        assert_eq!(back.params().unwrap(), p);
+        assert_eq!(back.params(HOUR).unwrap(), p);
         assert!(!line.contains("dscp"), "{line}");
     }
 
@@ -287,9 +331,76 @@ mod tests {
                 expires_at_unix_ms: good.saved_at_unix_ms - 1,
                 ..good.clone()
             },
+            // Hand-edited beyond what any path holds or any store keeps.
+            SavedEntry {
+                saved_cwnd_bytes: u64::MAX,
+                ..good.clone()
+            },
+            SavedEntry {
+                saved_cwnd_bytes: SAVED_CWND_MAX_BYTES + 1,
+                ..good.clone()
+            },
+            SavedEntry {
+                saved_rtt_us: u64::MAX,
+                ..good.clone()
+            },
+            SavedEntry {
+                saved_rtt_us: SAVED_RTT_MAX_US + 1,
+                ..good.clone()
+            },
+            SavedEntry {
+                expires_at_unix_ms: u64::MAX,
+                ..good.clone()
+            },
+            SavedEntry {
+                expires_at_unix_ms: good.saved_at_unix_ms + 3_600_001,
+                ..good.clone()
+            },
         ] {
             let e = SavedStates::from_entries(&[good.clone(), bad], 8, HOUR, t0()).unwrap_err();
             assert!(e.starts_with("entry 2 has"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let longest = SavedEntry {
+            saved_cwnd_bytes: SAVED_CWND_MAX_BYTES,
+            saved_rtt_us: SAVED_RTT_MAX_US,
+            ..good.clone()
+        };
+        assert!(SavedStates::from_entries(&[longest], 8, HOUR, t0()).is_ok());
+    }
+
+    /// Whatever a connection observed, the store keeps only what a reader of its file
+    /// accepts (before, an observation of 0 bytes, an RTT under 1 µs and a Lifetime longer
+    /// than the store keeps were written, and the next start refused the file or kept the
+    /// set for its own Lifetime).
+    #[test]
+    fn the_writer_saves_only_what_its_reader_accepts() {
+        let observed = |cwnd: u64, rtt: Duration, lifetime: Duration| SavedCcParams {
+            saved_cwnd: cwnd,
+            saved_rtt: rtt,
+            lifetime,
+            ..params([10, 0, 0, 2], t0())
+        };
+        let day = 24 * HOUR;
+        let ms = Duration::from_millis(600);
+        for (set, kept) in [
+            (observed(0, ms, HOUR), false),
+            (observed(SAVED_CWND_MAX_BYTES + 1, ms, HOUR), false),
+            (observed(1_000_000, Duration::ZERO, HOUR), false),
+            (observed(1_000_000, Duration::from_secs(61), HOUR), false),
+            (observed(1_000_000, Duration::from_nanos(400), HOUR), true),
+            (observed(1_000_000, ms, day), true),
+        ] {
+            let mut states = SavedStates::new(8, HOUR);
+            states.save(set.clone());
+            let entries = states.entries();
+            assert_eq!(entries.len(), usize::from(kept), "{set:?}");
+            let read = SavedStates::from_entries(&entries, 8, HOUR, t0());
+            assert!(read.is_ok(), "{set:?}: {read:?}");
+            if let Some(entry) = entries.first() {
+                assert!(entry.saved_rtt_us >= 1);
+                assert!(entry.expires_at_unix_ms - entry.saved_at_unix_ms <= 3_600_000);
+            }
         }
     }
 

@@ -192,6 +192,7 @@ pub(super) fn save_observation(state: &ServerState, conn: &Connection, endpoint:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persist::saved::{SAVED_CWND_MAX_BYTES, SAVED_RTT_MAX_US};
     use satquic_cc::SavedCcParams;
     use std::net::{IpAddr, Ipv6Addr};
 
@@ -210,8 +211,8 @@ mod tests {
                 0x8000 + i,
             ));
             store.save(SavedCcParams {
-                saved_cwnd: u64::MAX,
-                saved_rtt: Duration::from_micros(u64::MAX),
+                saved_cwnd: SAVED_CWND_MAX_BYTES,
+                saved_rtt: Duration::from_micros(SAVED_RTT_MAX_US),
                 saved_remote_endpoint: RemoteEndpoint::new(Some(ip), ip).with_dscp(63),
                 saved_at: now,
                 lifetime: Duration::from_secs(3600),
