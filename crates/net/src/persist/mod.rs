@@ -20,6 +20,7 @@
 //! entry per line so that `grep` and `jq` read them; [`saved`] holds the Careful Resume
 //! entry both ends share.
 
+mod loan;
 mod read;
 pub mod saved;
 mod write;

@@ -25,9 +25,11 @@
 //! [`SavedStates`] wraps satquic-cc's [`SavedStateStore`] (its capacity, its oldest-first
 //! eviction, its Lifetime checks) and remembers which endpoints hold a set, since that
 //! store lists none; [`SavedStates::changes`] tells a writer whether there is anything new
-//! to write.
+//! to write. A set is lent to a connection until its handshake ends ([`Loan`]), and one
+//! IPv6 /64 keeps at most [`SAVED_PER_PREFIX`] sets: a host holds a whole /64 and can send
+//! from any of its addresses, and would otherwise evict every other client's set.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
@@ -36,9 +38,15 @@ use serde::{Deserialize, Serialize};
 
 use super::from_unix_ms;
 
+pub use super::loan::Loan;
+
 /// The longest an entry's line can be: two IPv6 addresses of 39 characters, a DSCP and
 /// four 20-digit numbers come to 270 bytes (a test writes that entry).
 pub const SAVED_ENTRY_MAX_BYTES: u64 = 272;
+
+/// The most sets one IPv6 /64 keeps (a household's or a host's addresses); the set saved
+/// longest ago in the /64 makes room. 256 such prefixes fill the server's 4,096.
+pub const SAVED_PER_PREFIX: usize = 16;
 
 /// The highest DSCP (six bits, RFC 2474).
 const DSCP_MAX: u8 = 63;
@@ -151,7 +159,10 @@ pub struct SavedStates {
     capacity: usize,
     /// The longest a set is kept, whatever its own Lifetime.
     max_lifetime: Duration,
-    /// How many times a set was saved or taken.
+    /// The endpoints whose set is lent to a connection whose handshake is under way, with
+    /// the lent set's saving time (a set saved since is another one).
+    lent: BTreeMap<RemoteEndpoint, SystemTime>,
+    /// How many times a set was saved or spent.
     changes: u64,
 }
 
@@ -163,6 +174,7 @@ impl SavedStates {
             endpoints: BTreeSet::new(),
             capacity,
             max_lifetime,
+            lent: BTreeMap::new(),
             changes: 0,
         }
     }
@@ -189,18 +201,58 @@ impl SavedStates {
         Ok(states)
     }
 
-    /// Takes the set for `endpoint` (Sec. 3.2: a set serves one connection), checked for
-    /// the path and the Lifetime at wall-clock `now`.
-    pub fn take(
+    /// The set for `endpoint`, checked for the path and the Lifetime at wall-clock `now`,
+    /// lent to one connection: it stays in the store (and its file) but no other
+    /// connection gets it until [`spend`](Self::spend) removes it or
+    /// [`give_back`](Self::give_back) returns it (Sec. 3.2: a set serves one connection).
+    /// An expired set is removed. Use it through [`Loan::lend`].
+    pub(super) fn lend(
         &mut self,
         endpoint: &RemoteEndpoint,
         now: SystemTime,
-    ) -> Result<ResumeParams, ResumeRejected> {
-        let taken = self.store.take(endpoint, now);
-        if self.endpoints.remove(endpoint) && !matches!(taken, Err(ResumeRejected::NotSaved)) {
-            self.changes += 1;
+    ) -> Option<ResumeParams> {
+        if self.lent.contains_key(endpoint) {
+            return None;
         }
-        taken
+        match self.store.check(endpoint, now) {
+            Ok(params) => {
+                let saved_at = self.store.get(endpoint)?.saved_at;
+                self.lent.insert(*endpoint, saved_at);
+                Some(params)
+            }
+            Err(ResumeRejected::NotSaved) => None,
+            Err(_) => {
+                self.remove(endpoint);
+                None
+            }
+        }
+    }
+
+    /// The connection `endpoint`'s set was lent to completed its handshake: the set is
+    /// used up (unless a newer one was saved meanwhile, which stays).
+    pub(super) fn spend(&mut self, endpoint: &RemoteEndpoint) {
+        let Some(saved_at) = self.lent.remove(endpoint) else {
+            return;
+        };
+        if self
+            .store
+            .get(endpoint)
+            .is_some_and(|p| p.saved_at == saved_at)
+        {
+            self.remove(endpoint);
+        }
+    }
+
+    /// The connection `endpoint`'s set was lent to ended before its handshake completed:
+    /// the set is there for the next one.
+    pub(super) fn give_back(&mut self, endpoint: &RemoteEndpoint) {
+        self.lent.remove(endpoint);
+    }
+
+    fn remove(&mut self, endpoint: &RemoteEndpoint) {
+        self.store.remove(endpoint);
+        self.endpoints.remove(endpoint);
+        self.changes += 1;
     }
 
     /// Keeps `params`, replacing the set of its endpoint (Sec. 3.1 "Updating"); when
@@ -212,6 +264,7 @@ impl SavedStates {
         if self.capacity == 0 || SavedEntry::of(&params).params(self.max_lifetime).is_err() {
             return;
         }
+        self.make_room_in_prefix(&params.saved_remote_endpoint);
         self.endpoints.insert(params.saved_remote_endpoint);
         self.store.save(params);
         self.changes += 1;
@@ -241,7 +294,7 @@ impl SavedStates {
         self.store.is_empty()
     }
 
-    /// How many times a set was saved or taken since this store was made or read: a
+    /// How many times a set was saved or spent since this store was made or read: a
     /// writer that remembers the count it wrote knows whether to write again.
     pub fn changes(&self) -> u64 {
         self.changes
@@ -252,12 +305,41 @@ impl SavedStates {
         let store = &self.store;
         self.endpoints.retain(|e| store.get(e).is_some());
     }
+
+    /// Before a set for `endpoint` is saved: if its IPv6 /64 already holds
+    /// [`SAVED_PER_PREFIX`] sets of other endpoints, the oldest of them go.
+    fn make_room_in_prefix(&mut self, endpoint: &RemoteEndpoint) {
+        let Some(prefix) = ipv6_prefix(endpoint.remote) else {
+            return;
+        };
+        let mut same: Vec<(SystemTime, RemoteEndpoint)> = self
+            .endpoints
+            .iter()
+            .filter(|e| *e != endpoint && ipv6_prefix(e.remote) == Some(prefix))
+            .filter_map(|e| self.store.get(e).map(|p| (p.saved_at, *e)))
+            .collect();
+        if same.len() < SAVED_PER_PREFIX {
+            return;
+        }
+        same.sort();
+        for (_, oldest) in &same[..=same.len() - SAVED_PER_PREFIX] {
+            self.remove(oldest);
+        }
+    }
+}
+
+/// The /64 of an IPv6 address (`None` for IPv4, also written as IPv4-mapped IPv6).
+fn ipv6_prefix(address: IpAddr) -> Option<u64> {
+    match address.to_canonical() {
+        IpAddr::V6(v6) => Some((u128::from(v6) >> 64) as u64),
+        IpAddr::V4(_) => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv6Addr;
+    use std::net::{Ipv4Addr, Ipv6Addr};
 
     const HOUR: Duration = Duration::from_secs(3600);
 
@@ -427,6 +509,14 @@ mod tests {
         assert_eq!(states.len(), 2);
     }
 
+    fn shared(states: SavedStates) -> std::sync::Arc<std::sync::Mutex<SavedStates>> {
+        std::sync::Arc::new(std::sync::Mutex::new(states))
+    }
+
+    fn len(states: &std::sync::Mutex<SavedStates>) -> usize {
+        states.lock().unwrap().entries().len()
+    }
+
     #[test]
     fn a_set_serves_one_connection_and_every_change_counts() {
         let mut states = SavedStates::new(2, HOUR);
@@ -434,11 +524,78 @@ mod tests {
         let endpoint = p.saved_remote_endpoint;
         states.save(p);
         assert_eq!(states.changes(), 1);
-        assert!(states.take(&endpoint, t0()).is_ok());
-        assert_eq!(states.changes(), 2);
-        assert_eq!(states.take(&endpoint, t0()), Err(ResumeRejected::NotSaved));
-        assert_eq!(states.changes(), 2, "nothing there: no change");
-        assert!(states.entries().is_empty());
+        let states = shared(states);
+        let (_, loan) = Loan::lend(&states, endpoint, t0()).unwrap();
+        assert!(Loan::lend(&states, endpoint, t0()).is_none(), "lent");
+        assert_eq!(states.lock().unwrap().changes(), 1, "lending is no change");
+        assert_eq!(len(&states), 1, "a lent set stays in the file");
+        loan.spend();
+        assert_eq!(states.lock().unwrap().changes(), 2);
+        assert!(Loan::lend(&states, endpoint, t0()).is_none(), "spent");
+        assert_eq!(len(&states), 0);
+    }
+
+    /// A connection whose handshake does not complete (a spoofed Initial, a client that
+    /// gave up) gives its set back: the client's next connection resumes from it.
+    #[test]
+    fn a_set_lent_to_a_failed_handshake_is_given_back() {
+        let mut states = SavedStates::new(2, HOUR);
+        let p = params([10, 0, 0, 2], t0());
+        let endpoint = p.saved_remote_endpoint;
+        states.save(p.clone());
+        let states = shared(states);
+        let (resume, loan) = Loan::lend(&states, endpoint, t0()).unwrap();
+        assert_eq!(resume.saved_cwnd, p.saved_cwnd);
+        drop(loan);
+        assert_eq!(states.lock().unwrap().changes(), 1, "no change");
+        let (_, loan) = Loan::lend(&states, endpoint, t0()).expect("given back");
+        // A set saved while it was lent (another connection closed) is newer: spending
+        // the lent one leaves it.
+        let newer = SavedCcParams {
+            saved_at: t0() + Duration::from_secs(5),
+            ..p
+        };
+        states.lock().unwrap().save(newer);
+        loan.spend();
+        assert_eq!(len(&states), 1);
+        // An expired set is not lent, and is removed.
+        assert!(Loan::lend(&states, endpoint, t0() + 2 * HOUR).is_none());
+        assert_eq!(len(&states), 0);
+    }
+
+    /// One IPv6 /64 keeps at most its share; a host with many addresses in it cannot
+    /// evict the sets of other clients (before, 4,096 addresses of one /64 evicted all).
+    #[test]
+    fn an_ipv6_prefix_keeps_at_most_its_share() {
+        let mut states = SavedStates::new(4096, HOUR);
+        let others: Vec<SavedCcParams> = (0..100u8).map(|i| params([10, 0, 1, i], t0())).collect();
+        for p in &others {
+            states.save(p.clone());
+        }
+        for i in 0..5000u32 {
+            let remote = Ipv6Addr::new(0x2001, 0xdb8, 0, 7, 0, 0, (i >> 16) as u16, i as u16);
+            states.save(SavedCcParams {
+                saved_remote_endpoint: RemoteEndpoint::new(None, IpAddr::from(remote)),
+                ..params([0, 0, 0, 0], t0() + Duration::from_millis(u64::from(i) + 1))
+            });
+        }
+        let entries = states.entries();
+        assert_eq!(entries.len(), 100 + SAVED_PER_PREFIX);
+        for p in &others {
+            assert!(
+                entries
+                    .iter()
+                    .any(|e| e.remote == p.saved_remote_endpoint.remote)
+            );
+        }
+        // The newest of the /64 stay; another /64 and IPv4-mapped addresses are apart.
+        let newest = IpAddr::from(Ipv6Addr::new(0x2001, 0xdb8, 0, 7, 0, 0, 0, 4999));
+        assert!(entries.iter().any(|e| e.remote == newest));
+        assert_eq!(ipv6_prefix(IpAddr::from([10, 0, 0, 1])), None);
+        assert_eq!(
+            ipv6_prefix(IpAddr::from(Ipv4Addr::new(10, 0, 0, 1).to_ipv6_mapped())),
+            None
+        );
     }
 
     #[test]

@@ -18,8 +18,9 @@ use satquic_run::qlog::QlogBuffer;
 use super::admission::{ActiveGuard, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_PEER_SILENT, until_silent};
 use super::events::EventStore;
 use super::perf_streams::serve_perf;
-use super::resume::{save_observation, take_saved};
+use super::resume::{lend_saved, save_observation};
 use super::{ServerOptions, ServerState, lock};
+use crate::persist::saved::Loan;
 use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF};
 
 /// One connection's sender-side state, for in-process callers (emulated runs).
@@ -58,8 +59,7 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
     let accepted_at = Instant::now();
     let events = Arc::new(event_store(&state.options));
     let endpoint = RemoteEndpoint::new(incoming.local_ip(), incoming.remote_address().ip());
-    let resume = take_saved(state, &endpoint);
-    let resumed = resume.is_some();
+    let (resume, loan) = lend_saved(state, endpoint).unzip();
     let (mut transport, probe) = match state.options.transport.build_resuming(
         Some(events.clone() as Arc<dyn EventSink>),
         accepted_at,
@@ -102,9 +102,6 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
         }
     };
     c.accepted.fetch_add(1, Ordering::Relaxed);
-    if resumed {
-        c.resumed.fetch_add(1, Ordering::Relaxed);
-    }
     let info = Arc::new(ConnectionInfo {
         remote,
         accepted_at,
@@ -120,6 +117,7 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
         state: state.clone(),
         info,
         endpoint,
+        loan,
         validated,
         odcid,
         stack_qlog,
@@ -155,6 +153,8 @@ struct ConnectionTask {
     info: Arc<ConnectionInfo>,
     /// The pair of addresses its Careful Resume observation is saved for.
     endpoint: RemoteEndpoint,
+    /// The saved set its controller started from, until its handshake ends.
+    loan: Option<Loan>,
     /// The client proved its address (a token or a Retry): served in 0.5-RTT.
     validated: bool,
     /// The original destination connection ID, in hex: the qlog's name.
@@ -167,13 +167,14 @@ impl ConnectionTask {
     /// Runs the connection: handshake, service until it closes or the peer falls silent,
     /// then what outlives it (Careful Resume's observation, final statistics, the qlog).
     /// `_active` counts it as active until the end.
-    async fn run(self, connecting: Connecting, _active: ActiveGuard) {
+    async fn run(mut self, connecting: Connecting, _active: ActiveGuard) {
+        let loan = self.loan.take();
         let Some((conn, handshake)) = self.open(connecting).await else {
             self.handshake_failed();
             return;
         };
         *lock(&self.info.connection) = Some(conn.clone());
-        self.serve(&conn, handshake).await;
+        self.serve(&conn, handshake, loan).await;
         self.finish(&conn);
     }
 
@@ -197,8 +198,14 @@ impl ConnectionTask {
 
     /// Serves the protocol the handshake chose until the connection closes, or closes it
     /// when the peer stops answering or its handshake (`handshake`, still under way in
-    /// 0.5-RTT) does not complete within `handshake_timeout`.
-    async fn serve(&self, conn: &Connection, handshake: Option<ZeroRttAccepted>) {
+    /// 0.5-RTT) does not complete within `handshake_timeout`. The saved set on `loan` is
+    /// spent when the handshake completes, else given back.
+    async fn serve(
+        &self,
+        conn: &Connection,
+        handshake: Option<ZeroRttAccepted>,
+        loan: Option<Loan>,
+    ) {
         let state = &self.state;
         let alpn = conn
             .handshake_data()
@@ -220,16 +227,21 @@ impl ConnectionTask {
                 state.counters.abandoned.fetch_add(1, Ordering::Relaxed);
                 conn.close(VarInt::from_u32(CLOSE_PEER_SILENT), b"peer stopped answering");
             }
-            () = self.until_handshake_fails(conn, handshake) => {
+            () = self.until_handshake_fails(conn, handshake, loan) => {
                 self.handshake_failed();
                 conn.close(VarInt::from_u32(CLOSE_HANDSHAKE_TIMEOUT), b"handshake timed out");
             }
         }
     }
 
-    /// Returns if the handshake does not complete within `handshake_timeout` (pends for
-    /// ever once it has).
-    async fn until_handshake_fails(&self, conn: &Connection, handshake: Option<ZeroRttAccepted>) {
+    /// Returns if the handshake does not complete within `handshake_timeout`; once it
+    /// has, spends `loan` and pends for ever.
+    async fn until_handshake_fails(
+        &self,
+        conn: &Connection,
+        handshake: Option<ZeroRttAccepted>,
+        loan: Option<Loan>,
+    ) {
         if let Some(handshake) = handshake {
             let timeout = self.state.options.handshake_timeout;
             // On a server it resolves when the handshake completes or the connection ends
@@ -240,6 +252,11 @@ impl ConnectionTask {
             if ended {
                 return;
             }
+        }
+        if let Some(loan) = loan {
+            loan.spend();
+            let c = &self.state.counters;
+            c.resumed.fetch_add(1, Ordering::Relaxed);
         }
         std::future::pending().await
     }

@@ -157,7 +157,7 @@ pub struct ServerStats {
     pub bytes_sent: u64,
     pub bytes_received: u64,
     /// Connections whose congestion controller started from saved parameters (Careful
-    /// Resume, RFC 9959).
+    /// Resume, RFC 9959) and whose handshake completed.
     pub resumed: u64,
     /// Connections closed because the peer stopped answering ([`SILENT_PEER_MIN`]).
     pub abandoned: u64,
@@ -191,7 +191,7 @@ pub(crate) struct ServerState {
     counters: Counters,
     /// Careful Resume (RFC 9959): what each client address's last connection observed
     /// (Sec. 3.1), handed to its next connection (Sec. 3.2).
-    saved: Mutex<SavedStates>,
+    saved: Arc<Mutex<SavedStates>>,
     /// Where `saved` is written, with `--resume-store`.
     store_file: Option<resume::StoreFile>,
     /// Connections per client IP address (entries removed at zero).
@@ -233,7 +233,7 @@ impl Server {
             kept: Mutex::new(VecDeque::new()),
             per_address: Mutex::new(HashMap::new()),
             released_at: Mutex::new(Instant::now()),
-            saved: Mutex::new(saved),
+            saved: Arc::new(Mutex::new(saved)),
             store_file,
             base_config,
             www_root,

@@ -10,7 +10,7 @@
 //!
 //! With a file the store outlives the process: it is read when the server starts (sets
 //! past their Lifetime dropped, at most [`SAVED_STATE_CAPACITY`] kept), written when it
-//! changed (a set saved or taken) at most once a [`STORE_WRITE_INTERVAL`], and when the
+//! changed (a set saved or spent) at most once a [`STORE_WRITE_INTERVAL`], and when the
 //! server shuts down ([`Server::shut_down`](super::Server::shut_down), which `satquic
 //! server` runs on SIGINT and SIGTERM). A kill -9 loses at most the last interval's
 //! changes. The file is a JSON document of [`STORE_FORMAT`], version [`STORE_VERSION`]:
@@ -38,7 +38,7 @@ use serde::Deserialize;
 
 use super::{ServerState, lock};
 use crate::NetError;
-use crate::persist::saved::{SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
+use crate::persist::saved::{Loan, SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
 use crate::persist::{check_header, document, read_private, write_private};
 
 /// Client addresses whose Careful Resume parameters the server keeps (the oldest set
@@ -176,10 +176,13 @@ pub(super) async fn keep_store_written(state: std::sync::Arc<ServerState>) {
     }
 }
 
-/// The parameters saved for `endpoint`, if a set is there and still valid (taken: a set
-/// serves one connection).
-pub(super) fn take_saved(state: &ServerState, endpoint: &RemoteEndpoint) -> Option<ResumeParams> {
-    lock(&state.saved).take(endpoint, SystemTime::now()).ok()
+/// The parameters saved for `endpoint`, if a set is there, still valid and not lent to
+/// another connection, lent to this one until its handshake ends.
+pub(super) fn lend_saved(
+    state: &ServerState,
+    endpoint: RemoteEndpoint,
+) -> Option<(ResumeParams, Loan)> {
+    Loan::lend(&state.saved, endpoint, SystemTime::now())
 }
 
 /// Sec. 3.1 "Updating": the closed connection's observation replaces the saved set.
@@ -200,15 +203,16 @@ mod tests {
     fn full_store(now: SystemTime) -> SavedStates {
         let mut store = empty_store();
         for i in 0..SAVED_STATE_CAPACITY as u16 + 10 {
+            // Each in its own /64 (one /64 keeps only its share).
             let ip = IpAddr::from(Ipv6Addr::new(
                 0xffff,
                 0xfffe,
                 0xfffd,
-                0xfffc,
+                0x8000 + i,
                 0xfffb,
                 0xfffa,
                 0xfff9,
-                0x8000 + i,
+                0xfff8,
             ));
             store.save(SavedCcParams {
                 saved_cwnd: SAVED_CWND_MAX_BYTES,
