@@ -52,7 +52,9 @@ pub struct Args {
     resume_store: Option<PathBuf>,
     /// Keep the key of address-validation tokens in FILE (32 random bytes, mode 0600,
     /// made when missing), so that tokens given before a restart still spare clients
-    /// the Retry. Whoever reads FILE can forge tokens.
+    /// the Retry, and the tokens already used in FILE.used, so that none is accepted
+    /// twice across restarts (after a kill, older tokens cost one Retry). Whoever reads
+    /// FILE can forge tokens.
     #[arg(long, value_name = "FILE")]
     token_key: Option<PathBuf>,
     /// How long a handshake may take (seconds, or `500ms`, `2min`).

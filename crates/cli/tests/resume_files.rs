@@ -282,6 +282,25 @@ fn a_fifo_for_any_file_flag_is_refused_at_once() {
         let err = usage_error_at_once(&args, &fifo);
         assert!(err.contains("FIFO"), "{args:?}: {err}");
     }
+    // The record of used tokens beside a good key.
+    let key = dir.join("token.key");
+    private_file(&key, &[7u8; 32]);
+    let used = dir.join("token.key.used");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&used)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let args = [
+        "server",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-key",
+        text(&key),
+    ];
+    assert!(usage_error_at_once(&args, &used).contains("FIFO"));
 }
 
 /// Lines a child prints, read on a thread.

@@ -124,6 +124,15 @@ impl Serving {
         panic!("a connection stayed active");
     }
 
+    /// Stops as a killed server stops: without the last write of its files (the port is
+    /// freed all the same).
+    async fn kill(self) {
+        self.task.abort();
+        let endpoint = self.server.endpoint();
+        endpoint.close(quinn::VarInt::from_u32(0), b"killed");
+        let _ = tokio::time::timeout(Duration::from_secs(5), endpoint.wait_idle()).await;
+    }
+
     /// Shuts down as `satquic server` does on SIGTERM (the store written), and lets the
     /// closed connections drain so that the port is free again.
     async fn stop(self) {
@@ -440,5 +449,54 @@ fn spoofed_initials_do_not_spend_a_saved_path() {
         assert_eq!(result.status, "completed", "{:?}", result.error);
         assert_eq!(server.stats().resumed, 1, "the client resumed from its set");
         task.abort();
+    });
+}
+
+/// A token captured once it was used (here: a copy of the client's state file, whose
+/// token the client then presented) is refused by the server's successor on the same key
+/// file, stopped cleanly or killed; a token never used is still accepted after a clean
+/// stop. Before, the record of used tokens lived in memory: a captured token was accepted
+/// once more after every restart, for the whole hour it is valid.
+#[test]
+fn a_token_replayed_after_a_restart_is_refused() {
+    let dir = TempDir::new("replay");
+    let (key, state, copy) = (
+        dir.join("key"),
+        dir.join("client.json"),
+        dir.join("captured.json"),
+    );
+    runtime().block_on(async {
+        let first = Serving::start(0, None, Some(&key)).await;
+        let port = first.port();
+        let server = loopback(port);
+        client_process(server, &state, false).await;
+        // The state now holds a fresh token: captured, then used by the client.
+        std::fs::copy(&state, &copy).unwrap();
+        client_process(server, &state, false).await;
+        first.idle().await;
+        assert_eq!(first.stats().tokens_accepted, 1);
+        first.stop().await;
+
+        let second = Serving::start(port, None, Some(&key)).await;
+        // The client's own next token, never used: accepted after a clean stop.
+        client_process(server, &state, false).await;
+        // The captured one: refused, so the replayer is sent a Retry.
+        client_process(server, &copy, false).await;
+        second.idle().await;
+        let stats = second.stats();
+        assert_eq!(
+            (stats.tokens_accepted, stats.retries_sent),
+            (1, 1),
+            "{stats:?}"
+        );
+        // A server killed (no clean stop) leaves a record that may miss its last
+        // tokens: its successor refuses every older token, used or not.
+        std::fs::copy(&state, &copy).unwrap();
+        second.kill().await;
+        let third = Serving::start(port, None, Some(&key)).await;
+        client_process(server, &copy, false).await;
+        third.idle().await;
+        assert_eq!(third.stats().tokens_accepted, 0);
+        third.stop().await;
     });
 }

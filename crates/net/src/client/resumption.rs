@@ -212,6 +212,7 @@ fn state_document(tokens: &[TokenEntry], saved: &[SavedEntry]) -> Vec<u8> {
     document(
         STATE_FORMAT,
         STATE_VERSION,
+        &[],
         &[("tokens", token_lines), ("careful_resume", saved_lines)],
     )
 }

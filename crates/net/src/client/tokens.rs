@@ -29,9 +29,10 @@ pub const TOKEN_SERVERS: usize = 256;
 pub const TOKEN_MAX_BYTES: usize = 512;
 /// The longest server name kept (a DNS name has at most 253 characters).
 pub const SERVER_NAME_MAX_BYTES: usize = 253;
-/// How long a token is kept. A server's own validity is its business (`satquic server`:
-/// one hour); an expired token costs what no token costs, a Retry.
-pub const TOKEN_KEEP: Duration = Duration::from_secs(24 * 3600);
+/// How long a token is kept: as long as `satquic server` accepts one
+/// ([`TOKEN_LIFETIME`](crate::server::TOKEN_LIFETIME), one hour). Presented later, it would
+/// cost what no token costs, a Retry, and leave one fewer fresh token to present.
+pub const TOKEN_KEEP: Duration = crate::server::TOKEN_LIFETIME;
 /// The longest line of a token in the client's file: a server name of 253 bytes, an IPv6
 /// socket address with a scope, a token of [`TOKEN_MAX_BYTES`] in hex and two times.
 pub const TOKEN_ENTRY_MAX_BYTES: u64 = 1536;
@@ -291,6 +292,14 @@ mod tests {
         );
         let later = t0() + TOKEN_KEEP + Duration::from_secs(3600);
         assert!(saved.entries(later).is_empty());
+        // Kept exactly as long as satquic server accepts one (before: 24 h against 1 h).
+        assert_eq!(TOKEN_KEEP, crate::server::TOKEN_LIFETIME);
+        let old = t0() + TOKEN_KEEP;
+        saved.insert(key("s", 1), received(Bytes::from_static(b"t"), t0()));
+        assert!(
+            saved.take(&key("s", 1), old).is_none(),
+            "as old as the server's limit"
+        );
         assert!(saved.take(&key("s", 200), later).is_none(), "expired");
     }
 

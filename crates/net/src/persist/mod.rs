@@ -81,9 +81,18 @@ pub(crate) fn check_header(bytes: &[u8], format: &str, version: u32) -> Result<(
     Ok(())
 }
 
-/// `{"format":F,"version":V,` then each list as `"NAME":[` one entry per line `]`, `}`.
-pub(crate) fn document(format: &str, version: u32, lists: &[(&str, Vec<String>)]) -> Vec<u8> {
+/// `{"format":F,"version":V`, each field as `,"NAME":VALUE` (VALUE is JSON) on the same
+/// line, then each list as `"NAME":[` one entry per line `]`, `}`.
+pub(crate) fn document(
+    format: &str,
+    version: u32,
+    fields: &[(&str, &str)],
+    lists: &[(&str, Vec<String>)],
+) -> Vec<u8> {
     let mut out = format!("{{\"format\":\"{format}\",\"version\":{version}");
+    for (name, value) in fields {
+        out.push_str(&format!(",\"{name}\":{value}"));
+    }
     for (name, entries) in lists {
         out.push_str(&format!(",\n\"{name}\":["));
         for (i, entry) in entries.iter().enumerate() {
@@ -115,9 +124,11 @@ mod tests {
         let doc = document(
             "x",
             1,
+            &[("g", "true")],
             &[("e", vec!["1".into(), "2".into()]), ("f", vec![])],
         );
         let v: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+        assert_eq!(v["g"], serde_json::json!(true));
         assert_eq!(v["e"], serde_json::json!([1, 2]));
         assert_eq!(v["f"], serde_json::json!([]));
     }

@@ -10,7 +10,8 @@
 //!
 //! With a file the store outlives the process: it is read when the server starts (sets
 //! past their Lifetime dropped, at most [`SAVED_STATE_CAPACITY`] kept), written when it
-//! changed (a set saved or spent) at most once a [`STORE_WRITE_INTERVAL`], and when the
+//! changed (a set saved or spent) at most once a
+//! [`FILE_WRITE_INTERVAL`](super::FILE_WRITE_INTERVAL), and when the
 //! server shuts down ([`Server::shut_down`](super::Server::shut_down), which `satquic
 //! server` runs on SIGINT and SIGTERM). A kill -9 loses at most the last interval's
 //! changes. The file is a JSON document of [`STORE_FORMAT`], version [`STORE_VERSION`]:
@@ -28,8 +29,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use quinn::Connection;
 use satquic_cc::{RemoteEndpoint, ResumeParams};
@@ -45,8 +45,6 @@ use crate::persist::{check_header, document, read_private, write_private};
 /// makes room); a set is a few dozen bytes in memory, at most
 /// [`SAVED_ENTRY_MAX_BYTES`] on disk.
 pub const SAVED_STATE_CAPACITY: usize = 4096;
-/// The store file is written at most this often while it changes.
-pub const STORE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 /// The `format` of the store file.
 pub const STORE_FORMAT: &str = "satquic-careful-resume-store";
 /// The version of the store file this server reads and writes.
@@ -69,8 +67,6 @@ pub(super) struct StoreFile {
     /// The store's change count at the last write; held while writing, so writes follow
     /// one another.
     written: Mutex<u64>,
-    /// The last write failed (said once on stderr until one succeeds).
-    failing: AtomicBool,
 }
 
 /// An empty store of [`SAVED_STATE_CAPACITY`] sets, each valid for at most Careful
@@ -101,7 +97,6 @@ pub(super) fn open_store(
         // Written at once (expired sets dropped, mode 0600), which also proves the path
         // writable before the server listens.
         written: Mutex::new(u64::MAX),
-        failing: AtomicBool::new(false),
     };
     Ok((store, Some(file)))
 }
@@ -122,7 +117,7 @@ pub(crate) fn parse_store(bytes: &[u8], now: SystemTime) -> Result<SavedStates, 
 /// The store file's contents for `entries`.
 fn store_document(entries: &[SavedEntry]) -> Vec<u8> {
     let lines = entries.iter().map(SavedEntry::to_line).collect();
-    document(STORE_FORMAT, STORE_VERSION, &[("entries", lines)])
+    document(STORE_FORMAT, STORE_VERSION, &[], &[("entries", lines)])
 }
 
 /// Writes the store to its file if it changed since the last write (nothing without a
@@ -149,33 +144,6 @@ pub(super) fn write_store(state: &ServerState) -> Result<(), NetError> {
     Ok(())
 }
 
-/// Writes the store whenever it changed, at most once a [`STORE_WRITE_INTERVAL`], for as
-/// long as the server serves (pends for ever without a file). A write that fails is said
-/// on stderr once, and tried again at the next interval.
-pub(super) async fn keep_store_written(state: std::sync::Arc<ServerState>) {
-    if state.store_file.is_none() {
-        return std::future::pending().await;
-    }
-    let mut tick = tokio::time::interval(STORE_WRITE_INTERVAL);
-    loop {
-        tick.tick().await;
-        let writer = state.clone();
-        let result = tokio::task::spawn_blocking(move || write_store(&writer)).await;
-        let Some(file) = &state.store_file else {
-            return;
-        };
-        match result {
-            Ok(Ok(())) => file.failing.store(false, Ordering::Relaxed),
-            Ok(Err(e)) => {
-                if !file.failing.swap(true, Ordering::Relaxed) {
-                    eprintln!("satquic server: {e}; trying again every second");
-                }
-            }
-            Err(_) => {}
-        }
-    }
-}
-
 /// The parameters saved for `endpoint`, if a set is there, still valid and not lent to
 /// another connection, lent to this one until its handshake ends.
 pub(super) fn lend_saved(
@@ -198,6 +166,7 @@ mod tests {
     use crate::persist::saved::{SAVED_CWND_MAX_BYTES, SAVED_RTT_MAX_US};
     use satquic_cc::SavedCcParams;
     use std::net::{IpAddr, Ipv6Addr};
+    use std::time::Duration;
 
     /// The store at its bound, every entry as long as an entry can be.
     fn full_store(now: SystemTime) -> SavedStates {

@@ -25,19 +25,20 @@ use crate::persist::{create_private, read_private};
 /// Length of the key file: a 256-bit secret.
 pub const TOKEN_KEY_BYTES: usize = 32;
 
-/// The token key in `path`, made (random, mode 0600) if the file does not exist. A file of
-/// another length, or one others may read or write, is a usage error.
+/// The token key in `path`, made (random, mode 0600) if the file does not exist, and
+/// whether it was made now (no token was given with it before). A file of another length,
+/// or one others may read or write, is a usage error.
 pub(super) fn load_or_create(
     path: &Path,
-) -> Result<Arc<dyn quinn_proto::crypto::HandshakeTokenKey>, NetError> {
+) -> Result<(Arc<dyn quinn_proto::crypto::HandshakeTokenKey>, bool), NetError> {
     let bad = |why: String| NetError::Usage(format!("--token-key {}: {why}", path.display()));
     crate::persist::prepare(path).map_err(bad)?;
-    let secret = match read_key(path).map_err(bad)? {
-        Some(secret) => secret,
+    let (secret, made) = match read_key(path).map_err(bad)? {
+        Some(secret) => (secret, false),
         None => create(path).map_err(bad)?,
     };
     let key = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&secret);
-    Ok(Arc::new(key))
+    Ok((Arc::new(key), made))
 }
 
 /// The key in `path`, if there is a file: exactly [`TOKEN_KEY_BYTES`], private to its
@@ -57,17 +58,19 @@ fn read_key(path: &Path) -> Result<Option<[u8; TOKEN_KEY_BYTES]>, String> {
 }
 
 /// A new random key, made `path` whole or not at all (a crash leaves no key or the whole
-/// one, never an empty file that would stop every later start). When two servers start at
-/// once, one makes it and the other reads that one's key.
-fn create(path: &Path) -> Result<[u8; TOKEN_KEY_BYTES], String> {
+/// one, never an empty file that would stop every later start), and whether this call
+/// made it: when two servers start at once, one makes it and the other reads that one's
+/// key.
+fn create(path: &Path) -> Result<([u8; TOKEN_KEY_BYTES], bool), String> {
     let mut secret = [0u8; TOKEN_KEY_BYTES];
     ring::rand::SystemRandom::new()
         .fill(&mut secret)
         .map_err(|_| "no random bytes from the system".to_string())?;
     if create_private(path, &secret).map_err(|e| format!("cannot create it: {e}"))? {
-        return Ok(secret);
+        return Ok((secret, true));
     }
-    read_key(path)?.ok_or_else(|| "vanished as it was made".to_string())
+    let theirs = read_key(path)?.ok_or_else(|| "vanished as it was made".to_string())?;
+    Ok((theirs, false))
 }
 
 #[cfg(test)]
@@ -133,7 +136,7 @@ mod tests {
                             barrier.wait();
                             match read_key(path) {
                                 Ok(Some(key)) => Ok(key),
-                                Ok(None) => create(path),
+                                Ok(None) => create(path).map(|(key, _)| key),
                                 Err(e) => Err(e),
                             }
                         })
