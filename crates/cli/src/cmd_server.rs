@@ -23,7 +23,7 @@ pub struct Args {
     www: Option<PathBuf>,
     /// Write each connection's qlog into DIR when it ends, `<odcid>_server.sqlog`: quinn's
     /// packet events merged with satquic's (the QUIC interop runner's QLOGDIR environment
-    /// variable sets it too).
+    /// variable sets it too; DIR is created if missing, its parent must exist).
     #[arg(long, value_name = "DIR", env = "QLOGDIR")]
     qlog: Option<PathBuf>,
     /// PEM certificate chain (default: a fresh self-signed certificate).
