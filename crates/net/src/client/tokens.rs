@@ -197,7 +197,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    // Digits only: from_str_radix would also take a sign ("+f").
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len())
@@ -314,7 +315,7 @@ mod tests {
         assert_eq!(entries[0].token, "0001feff");
         let back = SavedTokens::from_entries(&entries, t0()).unwrap();
         assert_eq!(back.entries(t0()), entries);
-        for token in ["0g", "abc", ""] {
+        for token in ["0g", "abc", "", "+f"] {
             let bad = TokenEntry {
                 token: token.into(),
                 ..entries[0].clone()

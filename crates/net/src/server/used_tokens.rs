@@ -161,7 +161,8 @@ fn parse(bytes: &[u8], now: SystemTime) -> Result<SingleUseTokenLog, String> {
     let mut used = Vec::with_capacity(doc.used.len());
     for (i, token) in doc.used.iter().enumerate() {
         let bad = |why: &str| format!("token {} has {why}", i + 1);
-        let nonce = (token.nonce.len() == 32)
+        let hex = token.nonce.len() == 32 && token.nonce.bytes().all(|b| b.is_ascii_hexdigit());
+        let nonce = hex
             .then(|| u128::from_str_radix(&token.nonce, 16).ok())
             .flatten()
             .ok_or_else(|| bad("a nonce that is not 32 hex digits"))?;
@@ -262,6 +263,10 @@ mod tests {
             ),
             (
                 b"{\"format\":\"satquic-used-tokens\",\"version\":1,\"stopped\":true,\"used\":[{\"nonce\":\"xyz\",\"expires_at_unix_ms\":1}]}",
+                "token 1 has a nonce",
+            ),
+            (
+                b"{\"format\":\"satquic-used-tokens\",\"version\":1,\"stopped\":true,\"used\":[{\"nonce\":\"+0000000000000000000000000000001\",\"expires_at_unix_ms\":1}]}",
                 "token 1 has a nonce",
             ),
         ] {
