@@ -7,7 +7,11 @@ Every `satquic CMD ...` quoted in the given Markdown files (default: README.md, 
 and BENCHMARKS.md; code blocks and inline code, `cargo run ... -p satquic -- CMD` too) must
 name a subcommand that exists, and each of its flags must appear in `satquic CMD --help`.
 Every repository path the files name (a relative link, or inline code starting with
-crates/, scripts/, peers/, vendor/, docs/ or examples/) must exist. Problems are printed
+crates/, scripts/, peers/, vendor/, docs/ or examples/) must exist. Every congestion-control
+spec of four parts or more quoted in README.md or docs/ (code blocks and inline code) is the
+`satellite` profile's and must be `SATELLITE_CC` as crates/cc/src/profile.rs defines it, so
+that a change of the profile fails here until the documents follow (shorter specs are
+examples; BENCHMARKS.md quotes variants of the profile on purpose). Problems are printed
 one per line (FILE:LINE: what); the exit code is 1 when there is any, 0 otherwise, and 2
 for bad arguments or a missing binary (build it: `cargo build --release -p satquic`).
 docs/history/ is a record of the past and is not checked.
@@ -27,6 +31,11 @@ NESTED = {"campaign"}
 # Tokens that end a command on a line of shell.
 SEPARATORS = {";", "|", "||", "&&", "&", "#", "/"}
 PATH_PREFIXES = ("crates/", "scripts/", "peers/", "vendor/", "docs/", "examples/")
+PROFILE_SOURCE = ROOT / "crates/cc/src/profile.rs"
+SATELLITE_CC = re.compile(r'pub const SATELLITE_CC: &str\s*=\s*"([^"]+)";')
+# A spec: AVOIDANCE, then +PART[:OPTIONS] parts; one of this many parts or more is the profile.
+SPEC = re.compile(r"(?<![\w/.+-])[a-z][a-z0-9]*(?:\+[a-z][a-z0-9-]*(?::[^\s`+'\"()|]*)?)+")
+PROFILE_MIN_PARTS = 4
 INLINE_CODE = re.compile(r"`([^`]+)`")
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
 
@@ -122,6 +131,37 @@ def code_paths(line):
             yield word.rstrip(".,:;")
 
 
+def satellite_cc(source=PROFILE_SOURCE):
+    """The profile's spec string as the source defines it (never a copy kept here)."""
+    m = SATELLITE_CC.search(source.read_text())
+    if not m:
+        raise ValueError(f"no `pub const SATELLITE_CC: &str = \"...\";` in {source}")
+    return m.group(1)
+
+
+def profile_specs(code):
+    """The specs of PROFILE_MIN_PARTS parts or more in one line of code."""
+    for m in SPEC.finditer(code):
+        spec = m.group(0).rstrip(".,:;")
+        if spec.count("+") + 1 >= PROFILE_MIN_PARTS:
+            yield spec
+
+
+def quotes_the_profile(rel):
+    """README.md and docs/ quote the profile; BENCHMARKS.md quotes variants of it."""
+    return rel.as_posix() == "README.md" or rel.as_posix().startswith("docs/")
+
+
+def check_profile(path, rel, profile):
+    problems = []
+    for number, code in code_lines(path.read_text()):
+        for spec in profile_specs(code):
+            if spec != profile:
+                problems.append(f"{rel}:{number}: `{spec}` is not the satellite profile's spec "
+                                f"SATELLITE_CC (crates/cc/src/profile.rs): `{profile}`")
+    return problems
+
+
 def check_file(path, binary):
     problems = []
     text = path.read_text()
@@ -135,6 +175,8 @@ def check_file(path, binary):
             for flag in flags:
                 if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", usage):
                     problems.append(f"{rel}:{number}: `satquic {' '.join(sub)}` has no flag {flag}")
+    if quotes_the_profile(rel):
+        problems += check_profile(path, rel, satellite_cc())
     for number, line in enumerate(text.splitlines(), 1):
         for target in code_paths(line):
             if not (ROOT / target).exists():

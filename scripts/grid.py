@@ -27,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -61,9 +62,32 @@ def usage(msg):
     sys.exit(2)
 
 
+def output_dir(flag, path):
+    """`path` as a directory to write into, resolved: an existing directory, or one to make
+    whose parent exists (only the last component is made, as satquic's --qlog does). A
+    file, a device, or a missing parent is one line and exit 2; nothing is made here."""
+    out = pathlib.Path(path).resolve()
+    if out.exists() and not out.is_dir():
+        usage(f"{flag} {path}: not a directory")
+    if not out.exists() and not out.parent.is_dir():
+        usage(f"{flag} {path}: its parent {out.parent} does not exist")
+    return out
+
+
+def make_dir(flag, out, *subdirs):
+    """Makes `out` (its parent exists: output_dir) and `subdirs` in it; one line and exit 2
+    if it cannot (no permission, a read-only file system)."""
+    try:
+        out.mkdir(exist_ok=True)
+        for sub in subdirs:
+            (out / sub).mkdir(exist_ok=True)
+    except OSError as e:
+        usage(f"{flag} {out}: cannot create it: {e.strerror or e}")
+
+
 def cmd_generate(args):
-    out = pathlib.Path(args.out)
-    (out / "links").mkdir(parents=True, exist_ok=True)
+    out = output_dir("--out", args.out)
+    make_dir("--out", out, "links")
     points = grid_points.generate(args.seed)
     for old in (out / "links").glob("*.toml"):
         old.unlink()
@@ -179,10 +203,8 @@ def plan_tasks(args, points, variants, out):
             toml.write_text(campaign_toml(p, direction, variants))
             cost = len(variants) * (p.bytes + 2e6)
             tasks.append((cost, toml.stem, satquic_task(args.satquic, toml, out / "satquic" / toml.stem)))
-    if args.picoquic:
-        if not pathlib.Path(args.picoquic).is_file():
-            usage(f"--picoquic {args.picoquic}: no such file")
-        pq = grid_picoquic.Runner(args.picoquic, args.picoquic_src, args.picoquic_cache)
+    if args.pq:
+        pq = args.pq
         for p in points:
             if p.loss > 0:
                 continue
@@ -194,20 +216,47 @@ def plan_tasks(args, points, variants, out):
     return tasks
 
 
-def check_campaign(satquic, toml):
+def check_campaign(satquic, p, direction, variants):
     """`satquic campaign plan` refuses a bad variant (a cc spec, a key) in one line: say it
-    once here rather than once per campaign."""
-    r = subprocess.run([str(satquic), "campaign", "plan", str(toml)], capture_output=True, text=True)
+    once here, before anything is written into --out, rather than once per campaign."""
+    with tempfile.TemporaryDirectory(prefix="grid-check-") as d:
+        toml = pathlib.Path(d) / f"{p.point}-{direction}.toml"
+        toml.write_text(campaign_toml(p, direction, variants))
+        r = subprocess.run([str(satquic), "campaign", "plan", str(toml)], capture_output=True, text=True)
     if r.returncode != 0:
-        usage(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"satquic campaign plan {toml} failed")
+        why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "satquic campaign plan failed"
+        usage(why.replace(str(toml), f"the campaign of {p.point}-{direction}"))
 
 
-def cmd_run(args):
-    out = pathlib.Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    args.satquic = pathlib.Path(args.satquic).resolve()
-    if not args.satquic.is_file():
-        usage(f"--satquic {args.satquic}: no such file")
+def executable(flag, path):
+    """`path` resolved, if it is a file; else one line and exit 2."""
+    resolved = pathlib.Path(path).resolve()
+    if not resolved.is_file():
+        usage(f"{flag} {path}: no such file")
+    return resolved
+
+
+def picoquic_runner(args):
+    """picoquic's runner for --picoquic (a file), its --picoquic-src and its cache (made if
+    missing: it is kept across result directories); one line and exit 2 if they are not."""
+    binary = executable("--picoquic", args.picoquic)
+    if args.picoquic_src and not pathlib.Path(args.picoquic_src).is_dir():
+        usage(f"--picoquic-src {args.picoquic_src}: not a directory")
+    try:
+        return grid_picoquic.Runner(binary, args.picoquic_src, args.picoquic_cache)
+    except OSError as e:
+        usage(f"--picoquic-cache {args.picoquic_cache}: cannot use it: {e.strerror or e}")
+
+
+def check_run_args(args):
+    """Every argument of `run`, checked before anything is written: the result directory,
+    the binaries, the directions, the workers, the variants and the points. Returns the
+    result directory, the variants and the points."""
+    out = output_dir("--out", args.out)
+    args.satquic = executable("--satquic", args.satquic)
+    args.pq = None
+    if args.picoquic:
+        args.pq = picoquic_runner(args)
     args.directions = [d.strip() for d in args.directions.split(",") if d.strip()]
     if not args.directions or any(d not in DIRECTIONS for d in args.directions):
         usage(f"--directions takes {' and '.join(DIRECTIONS)}")
@@ -220,11 +269,17 @@ def cmd_run(args):
         points = [p for p in points if p.point in wanted]
         if not points:
             usage(f"--points {args.points}: no such point")
+    check_campaign(args.satquic, points[0], args.directions[0], variants)
+    return out, variants, points
+
+
+def cmd_run(args):
+    out, variants, points = check_run_args(args)
+    make_dir("--out", out)
     check_binary(out, args.satquic)
     shutil.copyfile(GRID_DIR / "points.csv", out / "points.csv")
     (out / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
     tasks = plan_tasks(args, points, variants, out)
-    check_campaign(args.satquic, out / "campaigns" / f"{points[0].point}-{args.directions[0]}.toml")
     t0 = time.monotonic()
     print(f"{len(tasks)} tasks on {args.jobs} workers", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -239,11 +294,16 @@ def cmd_run(args):
     grid_report.report(out)
 
 
-def cmd_report(args):
-    out = pathlib.Path(args.dir)
+def run_dir(path):
+    """A grid run's result directory (it holds points.csv); else one line and exit 2."""
+    out = pathlib.Path(path)
     if not (out / "points.csv").is_file():
         usage(f"{out}: no points.csv (not a grid run directory)")
-    grid_report.report(out)
+    return out
+
+
+def cmd_report(args):
+    grid_report.report(run_dir(args.dir))
 
 
 def main():
@@ -274,7 +334,7 @@ def main():
     e.add_argument("dir")
     e.add_argument("point")
     e.add_argument("--variant", default="satellite")
-    e.set_defaults(fn=lambda a: grid_explain.explain(a.dir, a.point, a.variant))
+    e.set_defaults(fn=lambda a: grid_explain.explain(run_dir(a.dir), a.point, a.variant))
     args = ap.parse_args()
     args.fn(args)
 

@@ -51,7 +51,10 @@ def picoquic_series(out, p):
 def explain_direction(out, p, variant, direction, pq):
     upload = direction == "up"
     camp = out / "satquic" / f"{p.point}-{direction}"
-    runs = [r for r in csv.DictReader(open(camp / "runs.csv")) if r["variant"] == variant]
+    if not (camp / "runs.csv").is_file():
+        return [f"{direction}: no run of {p.point} in {out} (grid.py run --points {p.point})"]
+    with open(camp / "runs.csv") as f:
+        runs = [r for r in csv.DictReader(f) if r["variant"] == variant]
     if not runs:
         return [f"{direction}: no {variant} run"]
     r = runs[0]

@@ -3,6 +3,7 @@ python3 -m unittest discover -s scripts -p 'test_*.py' (scripts/test.sh runs the
 
 import io
 import pathlib
+import subprocess
 import sys
 import tempfile
 import tomllib
@@ -111,6 +112,53 @@ class Runner(unittest.TestCase):
             with self.assertRaises(SystemExit) as e, redirect_stderr():
                 grid.parse_variants(names, custom)
             self.assertEqual(e.exception.code, 2)
+
+
+class CommandLine(unittest.TestCase):
+    """Bad paths and arguments: one line on stderr, exit code 2, no traceback, and nothing
+    written into --out before the arguments are known to be good."""
+
+    def grid(self, *args):
+        script = pathlib.Path(__file__).resolve().parent / "grid.py"
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+
+    def assert_usage(self, r, *words):
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        for word in words:
+            self.assertIn(word, r.stderr)
+
+    def test_an_out_that_is_no_directory_or_lacks_its_parent_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            a_file = pathlib.Path(d) / "file"
+            a_file.write_text("x")
+            for out, why in ((a_file, "not a directory"), ("/dev/null", "not a directory"),
+                             (pathlib.Path(d) / "missing/out", "does not exist")):
+                self.assert_usage(self.grid("run", "--out", str(out), "--satquic", sys.executable), why)
+                self.assert_usage(self.grid("generate", "--out", str(out)), why)
+
+    def test_a_bad_picoquic_is_refused_before_anything_is_written(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = pathlib.Path(d) / "out"
+            r = self.grid("run", "--out", str(out), "--satquic", sys.executable,
+                          "--picoquic", str(pathlib.Path(d) / "no-picoquic"))
+            self.assert_usage(r, "--picoquic")
+            self.assertFalse(out.exists())
+            out.mkdir()
+            r = self.grid("run", "--out", str(out), "--satquic", sys.executable,
+                          "--picoquic", str(pathlib.Path(d) / "no-picoquic"))
+            self.assert_usage(r, "--picoquic")
+            self.assertEqual(list(out.iterdir()), [])
+
+    def test_explain_needs_a_run_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assert_usage(self.grid("explain", str(pathlib.Path(d) / "MISSING"), "p01"), "points.csv")
+            (pathlib.Path(d) / "points.csv").write_text((GRID / "points.csv").read_text())
+            self.assert_usage(self.grid("explain", d, "p99"), "no point p99")
+            r = self.grid("explain", d, "p01")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("no run of p01", r.stdout)
 
 
 class PicoquicQlog(unittest.TestCase):

@@ -1028,6 +1028,36 @@ fn expired_saved_state_is_dropped() {
     assert!(store.is_empty());
 }
 
+/// `check` applies `take`'s checks and leaves the set where it is (a sender that lends a
+/// set until a handshake completes removes it itself).
+#[test]
+fn checking_a_saved_set_leaves_it_in_the_store() {
+    let saved = SavedCcParams {
+        saved_cwnd: SAVED_CWND,
+        saved_rtt: RTT,
+        saved_remote_endpoint: endpoint(1),
+        saved_at: epoch(0),
+        lifetime: Duration::from_secs(600),
+    };
+    let mut store = SavedStateStore::new(8, Duration::from_secs(60));
+    store.save(saved);
+    assert_eq!(
+        store.check(&endpoint(1), epoch(10)),
+        Ok(ResumeParams::new(SAVED_CWND, RTT))
+    );
+    assert_eq!(store.len(), 1, "still there");
+    assert_eq!(
+        store.check(&endpoint(2), epoch(10)),
+        Err(ResumeRejected::NotSaved)
+    );
+    assert_eq!(
+        store.check(&endpoint(1), epoch(61)),
+        Err(ResumeRejected::Expired),
+        "the store's maximum Lifetime"
+    );
+    assert_eq!(store.len(), 1, "an expired set is the caller's to remove");
+}
+
 /// Sec. 3.1 "Updating saved CC parameters" (MUST NOT retain more than one set per Remote
 /// Endpoint; SHOULD replace it), Sec. 3.2 (one connection per set): the store replaces,
 /// hands a set out once, and is bounded.

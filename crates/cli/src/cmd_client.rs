@@ -269,7 +269,7 @@ pub struct Args {
     ca: Option<std::path::PathBuf>,
     /// Write a qlog (JSON-SEQ) file into DIR, `<odcid>_client.sqlog`: quinn's packet events
     /// merged with satquic's (the QUIC interop runner's QLOGDIR environment variable sets
-    /// it too).
+    /// it too; DIR is created if missing, its parent must exist).
     #[arg(long, value_name = "DIR", env = "QLOGDIR")]
     qlog: Option<std::path::PathBuf>,
     /// Give up after this long (default: no limit with -n, -t + 30 s with -t).

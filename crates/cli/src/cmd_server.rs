@@ -23,7 +23,7 @@ pub struct Args {
     www: Option<PathBuf>,
     /// Write each connection's qlog into DIR when it ends, `<odcid>_server.sqlog`: quinn's
     /// packet events merged with satquic's (the QUIC interop runner's QLOGDIR environment
-    /// variable sets it too).
+    /// variable sets it too; DIR is created if missing, its parent must exist).
     #[arg(long, value_name = "DIR", env = "QLOGDIR")]
     qlog: Option<PathBuf>,
     /// PEM certificate chain (default: a fresh self-signed certificate).
@@ -52,7 +52,9 @@ pub struct Args {
     resume_store: Option<PathBuf>,
     /// Keep the key of address-validation tokens in FILE (32 random bytes, mode 0600,
     /// made when missing), so that tokens given before a restart still spare clients
-    /// the Retry. Whoever reads FILE can forge tokens.
+    /// the Retry, and the tokens already used in FILE.used, so that none is accepted
+    /// twice across restarts (after a kill, older tokens cost one Retry). Whoever reads
+    /// FILE can forge tokens.
     #[arg(long, value_name = "FILE")]
     token_key: Option<PathBuf>,
     /// How long a handshake may take (seconds, or `500ms`, `2min`).

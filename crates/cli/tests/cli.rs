@@ -1338,6 +1338,25 @@ fn a_qlog_path_that_is_no_directory_and_a_path_under_perf_are_refused_at_start()
     }
     let err = usage_error(&["client", &listen, "-n", "1M", "--qlog", &file, "--insecure"]);
     assert!(err.contains("not a directory"), "{err}");
+    // A directory whose parents are missing (a mistyped path): refused, and no tree of
+    // directories made (before, the server made the whole tree, as root anywhere).
+    let deep = dir.join("a/b/c");
+    let o = ends_within(
+        &["server", "--listen", &listen, "--qlog", &deep],
+        Duration::from_secs(20),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("its parent") && err.contains("does not exist"),
+        "{err}"
+    );
+    let err = usage_error(&["client", &listen, "-n", "1M", "--qlog", &deep, "--insecure"]);
+    assert!(err.contains("its parent"), "{err}");
+    assert!(
+        !std::path::Path::new(&dir.join("a")).exists(),
+        "nothing made"
+    );
     for extra in [&["-t", "1"][..], &[]] {
         let args: Vec<&str> = ["client", &listen, "--path", "/f", "--insecure"]
             .iter()

@@ -182,8 +182,9 @@ fn check(path: &FsPath, limit: FileLimit) -> Result<u64, FileError> {
     Ok(meta.len())
 }
 
-/// What a non-regular file is, for messages.
-fn kind_of(file_type: &std::fs::FileType) -> &'static str {
+/// What a non-regular file is, for messages ("a FIFO", "a directory"): the reason every
+/// reader of a user's file gives when it refuses one.
+pub fn kind_of(file_type: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

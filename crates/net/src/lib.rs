@@ -14,9 +14,11 @@
 //!   writing the simulator's run record;
 //! - [`peers`]: other QUIC implementations run as processes from adapters (data), one
 //!   client x server download through `satquic link` at a time (`satquic matrix`);
-//! - [`persist`]: state that outlives a process (the server's Careful Resume store and
-//!   token key, the client's tokens and saved path state), bounded, private, written
-//!   atomically;
+//! - [`persist`]: state that outlives a process (the server's Careful Resume store, token
+//!   key and record of used tokens, the client's tokens and saved path state), bounded,
+//!   private, written atomically;
+//! - [`realtime`]: the lock that keeps one wall-clock measurement from running beside
+//!   another;
 //! - [`perf`], [`http`], [`tls`], [`transport`], [`qlog`]: the pieces.
 //!
 //! Scenarios, the quinn transport builder, the run record, units and link resolution are
@@ -33,6 +35,7 @@ pub mod peers;
 pub mod perf;
 pub mod persist;
 pub mod qlog;
+pub mod realtime;
 pub mod record;
 pub mod relay;
 pub mod server;

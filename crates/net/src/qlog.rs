@@ -171,10 +171,11 @@ fn cc_events(events: &[CcEvent]) -> Vec<(f64, Value)> {
         .collect()
 }
 
-/// Checks at start that `dir` (`--qlog DIR`) can take qlogs: creates it if missing,
-/// refuses a path that is not a directory or where no file can be created, so that a
-/// server does not serve for hours and write nothing (its qlogs are written when each
-/// connection ends, where a failure can only be logged).
+/// Checks at start that `dir` (`--qlog DIR`) can take qlogs: creates it if missing (the
+/// last component only: its parent must exist, so a mistyped path makes no tree of
+/// directories), refuses a path that is not a directory or where no file can be created,
+/// so that a server does not serve for hours and write nothing (its qlogs are written when
+/// each connection ends, where a failure can only be logged).
 pub fn prepare_qlog_dir(dir: &Path) -> Result<(), NetError> {
     let usage = |what: String| NetError::Usage(format!("--qlog {}: {what}", dir.display()));
     if dir.exists() && !dir.is_dir() {
@@ -183,11 +184,33 @@ pub fn prepare_qlog_dir(dir: &Path) -> Result<(), NetError> {
                 .into(),
         ));
     }
-    std::fs::create_dir_all(dir).map_err(|e| usage(format!("cannot create it: {e}")))?;
+    create_last_component(dir).map_err(usage)?;
     let probe = dir.join(format!(".satquic-qlog-probe-{}", std::process::id()));
     std::fs::File::create(&probe).map_err(|e| usage(format!("cannot write in it: {e}")))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
+}
+
+/// Makes the directory `dir` if it is missing, only it: a missing parent is an error.
+fn create_last_component(dir: &Path) -> Result<(), String> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "its parent {} does not exist (satquic creates only the last directory)",
+            parent.display()
+        ));
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(format!("cannot create it: {e}")),
+    }
 }
 
 /// Writes `header`, then `events` and quinn's own (`stack`, JSON-SEQ) in time order
@@ -199,7 +222,7 @@ fn write_qlog(
     mut events: Vec<(f64, Value)>,
     stack: &[u8],
 ) -> Result<PathBuf, NetError> {
-    std::fs::create_dir_all(dir)
+    create_last_component(dir)
         .map_err(|e| NetError::Usage(format!("qlog directory {}: {e}", dir.display())))?;
     events.extend(satquic_run::qlog::json_seq_events(stack));
     events.sort_by(|a, b| a.0.total_cmp(&b.0));

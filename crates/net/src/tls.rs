@@ -19,6 +19,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
+use satquic_link::file::FileLimit;
+
 use crate::NetError;
 
 /// satquic's own perf protocol (see [`crate::perf`]).
@@ -58,20 +60,20 @@ impl Identity {
 
     /// Reads a PEM certificate chain and a PEM private key.
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, NetError> {
-        let chain = CertificateDer::pem_file_iter(cert)
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| {
-                NetError::Usage(format!("cannot read certificate {}: {e}", cert.display()))
-            })?;
+        let chain = certificates_in(cert).map_err(|e| {
+            NetError::Usage(format!("cannot read certificate {}: {e}", cert.display()))
+        })?;
         if chain.is_empty() {
             return Err(NetError::Usage(format!(
                 "no certificate found in {}",
                 cert.display()
             )));
         }
-        let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-            NetError::Usage(format!("cannot read private key {}: {e}", key.display()))
-        })?;
+        let key = read_pem(key)
+            .and_then(|pem| PrivateKeyDer::from_pem_slice(&pem).map_err(|e| e.to_string()))
+            .map_err(|e| {
+                NetError::Usage(format!("cannot read private key {}: {e}", key.display()))
+            })?;
         Ok(Identity { chain, key })
     }
 
@@ -156,10 +158,30 @@ pub const SYSTEM_CA_FILES: &[&str] = &[
     "/etc/ssl/cert.pem",
 ];
 
+/// The most satquic reads of a PEM file (a certificate, a key, a CA bundle: Debian's
+/// holds about 150 CAs in 220 kB).
+const PEM_FILE: FileLimit = FileLimit {
+    what: "PEM file",
+    max_bytes: 16 << 20,
+};
+
+/// The bytes of a PEM file: a regular file (a FIFO or a device is refused, not waited on
+/// or read for ever) of at most [`PEM_FILE`].
+fn read_pem(path: &Path) -> Result<Vec<u8>, String> {
+    satquic_link::file::read(path, PEM_FILE).map_err(|e| e.reason)
+}
+
+/// The certificates of a PEM file, in order.
+fn certificates_in(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = read_pem(path)?;
+    CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())
+}
+
 /// The CA certificates of a PEM file (`--ca`).
 pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, NetError> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let certs = certificates_in(path)
         .map_err(|e| NetError::Usage(format!("--ca {}: {e}", path.display())))?;
     if certs.is_empty() {
         return Err(NetError::Usage(format!(
@@ -187,8 +209,7 @@ pub fn system_roots() -> Result<Vec<CertificateDer<'static>>, NetError> {
         ))
     };
     let file = file.ok_or_else(|| no_roots("no system CA certificates found".into()))?;
-    let certs = CertificateDer::pem_file_iter(&file)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let certs = certificates_in(&file)
         .map_err(|e| no_roots(format!("system CA certificates {}: {e}", file.display())))?;
     if certs.is_empty() {
         return Err(no_roots(format!(
@@ -375,5 +396,32 @@ mod tests {
         assert_eq!(parse_pin(&fp.to_uppercase()).unwrap(), fp);
         assert!(parse_pin("abc").is_err());
         assert!(parse_pin(&"zz".repeat(32)).is_err());
+    }
+
+    /// A FIFO in place of the key (or the certificate) is refused in one line at once,
+    /// not waited on.
+    #[test]
+    fn pem_files_that_are_fifos_are_refused() {
+        let dir = std::env::temp_dir().join(format!("satquic-tls-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(Identity::from_pem_files(&dir.join("cert.pem"), &dir.join("key.pem")).is_ok());
+        for (cert, key) in [("cert.pem", "fifo"), ("fifo", "key.pem")] {
+            let e = Identity::from_pem_files(&dir.join(cert), &dir.join(key))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(e.contains("a FIFO, not a regular file"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!(read_ca_file(&fifo).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

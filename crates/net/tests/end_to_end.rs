@@ -363,6 +363,63 @@ fn hq_interop_h3_uploads_and_files() {
     std::fs::remove_dir_all(&www).unwrap();
 }
 
+/// An HTTP/3 request whose end (its FIN) reaches the server after the whole response, as
+/// when the client's task is slow to run under load: the server answers in full, then
+/// stops reading the request with H3_NO_ERROR (RFC 9114 Sec. 4.1.2), and the client keeps
+/// the response. Before, the server's stop carried code 0 and `h3_download` failed the
+/// request whenever its FIN came late: `hq_interop_h3_uploads_and_files` failed now and
+/// then with "h3 request: Remote reset: 0x0".
+#[test]
+fn an_h3_request_that_ends_after_its_response_is_answered_in_full() {
+    use bytes::Buf;
+    use satquic_net::tls::{ALPN_H3, ServerVerifier, Verify, client_crypto};
+    let rt = runtime();
+    rt.block_on(async {
+        let server = Server::bind(ServerOptions {
+            listen: loopback(),
+            ..ServerOptions::default()
+        })
+        .unwrap();
+        let addr = server.local_addr();
+        let serve = tokio::spawn(async move { server.serve().await });
+        let crypto = client_crypto(ServerVerifier::new(Verify::Any).unwrap(), ALPN_H3).unwrap();
+        let config = quinn::ClientConfig::new(std::sync::Arc::new(
+            quinn::crypto::rustls::QuicClientConfig::try_from(crypto).unwrap(),
+        ));
+        let endpoint = quinn::Endpoint::client(loopback()).unwrap();
+        let conn = endpoint
+            .connect_with(config, addr, "localhost")
+            .unwrap()
+            .await
+            .unwrap();
+        let (mut driver, mut sender) = h3::client::new(h3_quinn::Connection::new(conn))
+            .await
+            .unwrap();
+        let drive = tokio::spawn(async move {
+            let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
+        });
+        let request = http::Request::get("https://localhost/2M").body(()).unwrap();
+        let mut stream = sender.send_request(request).await.unwrap();
+        assert_eq!(stream.recv_response().await.unwrap().status(), 200);
+        let mut received = 0;
+        while let Some(mut chunk) = stream.recv_data().await.unwrap() {
+            received += chunk.remaining();
+            chunk.advance(chunk.remaining());
+        }
+        assert_eq!(received, 2_000_000, "the whole response");
+        // The server's stop follows its last data; give it time to arrive.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        match stream.finish().await {
+            Err(h3::error::StreamError::RemoteTerminate { code, .. }) => {
+                assert_eq!(code, h3::error::Code::H3_NO_ERROR);
+            }
+            other => panic!("the request's end should find it stopped: {other:?}"),
+        }
+        drive.abort();
+        serve.abort();
+    });
+}
+
 #[test]
 fn pinning_accepts_the_right_certificate_only() {
     let rt = runtime();

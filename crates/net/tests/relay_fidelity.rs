@@ -1,7 +1,9 @@
 //! Relay fidelity: delay, rate and drops of `satquic link` against its configuration.
 //!
 //! A sender thread sends numbered, timestamped datagrams to the relay; a sink socket
-//! behind it (the "server") records when each arrives. All on loopback, one clock.
+//! behind it (the "server") records when each arrives. All on loopback, one clock. Each
+//! run holds the real-time lock ([`RealTimeLock`]): the runs of this file follow one
+//! another, and none overlaps other real-time work that takes the lock.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::thread;
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 use satquic_link::{DirectionSpec, DropReason, LinkSpec, LossSpec, Path, QueueLimit};
+use satquic_net::realtime::RealTimeLock;
 use satquic_net::relay::{Relay, RelayOptions, RelaySnapshot};
 
 const PAYLOAD: usize = 1000;
@@ -34,6 +37,7 @@ struct Outcome {
 /// Sends `count` datagrams, one every `gap` (busy-waiting for precision), through a relay
 /// applying `spec` to a sink; waits `settle` for the last ones.
 fn run(spec: LinkSpec, count: u64, gap: Duration, settle: Duration) -> Outcome {
+    let _realtime = RealTimeLock::acquire().unwrap();
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     sink.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();

@@ -7,10 +7,11 @@
 //! is worth saving (above the four initial windows Careful Resume asks for, RFC 9959
 //! Sec. 3.1), with transfers short enough to keep the tests fast.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use satquic_link::{DirectionSpec, LinkSpec, QueueLimit};
@@ -121,6 +122,15 @@ impl Serving {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         panic!("a connection stayed active");
+    }
+
+    /// Stops as a killed server stops: without the last write of its files (the port is
+    /// freed all the same).
+    async fn kill(self) {
+        self.task.abort();
+        let endpoint = self.server.endpoint();
+        endpoint.close(quinn::VarInt::from_u32(0), b"killed");
+        let _ = tokio::time::timeout(Duration::from_secs(5), endpoint.wait_idle()).await;
     }
 
     /// Shuts down as `satquic server` does on SIGTERM (the store written), and lets the
@@ -318,6 +328,7 @@ fn store_with_entry(path: &Path, age: Duration, lifetime: Duration) {
         entry("null")
     );
     std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// A set past its Lifetime (RFC 9959 Sec. 3.2) is dropped when the store is read and
@@ -347,5 +358,145 @@ fn expired_entries_are_not_used() {
         store_with_entry(&store, 2 * hour, hour);
         Serving::start(0, Some(&store), None).await.stop().await;
         assert_eq!(read_json(&store)["entries"], serde_json::json!([]));
+    });
+}
+
+/// A UDP forwarder that passes on to `server` whatever is sent to it and drops every
+/// answer: as the Initials of someone who spoofs a client's address reach a server (the
+/// answers go to the client, who did not ask, and are lost).
+struct OneWay {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl OneWay {
+    fn start(server: SocketAddr) -> Self {
+        let front = UdpSocket::bind(loopback(0)).unwrap();
+        front
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let upstream = UdpSocket::bind(loopback(0)).unwrap();
+        upstream.connect(server).unwrap();
+        let addr = front.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            while !stopped.load(Ordering::Relaxed) {
+                if let Ok((n, _)) = front.recv_from(&mut buf) {
+                    let _ = upstream.send(&buf[..n]);
+                }
+            }
+        });
+        OneWay { addr, stop }
+    }
+}
+
+impl Drop for OneWay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// With `--no-retry`, Initials spoofed from a client's address reach the server, which
+/// starts a connection for them with the client's saved set; their handshakes never
+/// complete, and the set stays the client's: its own next connection resumes from it.
+/// Before, the set was spent at the first Initial, and the client started afresh.
+#[test]
+fn spoofed_initials_do_not_spend_a_saved_path() {
+    let dir = TempDir::new("spoofed");
+    let store = dir.join("store.json");
+    store_with_entry(&store, Duration::from_secs(60), Duration::from_secs(3600));
+    runtime().block_on(async {
+        let mut options = ServerOptions {
+            listen: loopback(0),
+            retry: false,
+            handshake_timeout: Duration::from_millis(300),
+            resume_store: Some(store.clone()),
+            ..ServerOptions::default()
+        };
+        options.transport.spec = TransportSpec::with_cc("cubic");
+        let server = Arc::new(Server::bind(options).unwrap());
+        let serving = server.clone();
+        let task = tokio::spawn(async move { serving.serve().await });
+        let addr = loopback(server.local_addr().port());
+        assert_eq!(
+            server.stats().saved_paths,
+            2,
+            "with and without the local address"
+        );
+
+        let spoofer = OneWay::start(addr);
+        for _ in 0..3 {
+            let mut spoofed = ClientOptions::download(spoofer.addr, 100_000);
+            spoofed.time_cap = Some(Duration::from_millis(500));
+            assert!(run_client(spoofed, None).await.is_err());
+        }
+        for _ in 0..250 {
+            let s = server.stats();
+            if s.handshake_failures >= 3 && s.active_connections == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let s = server.stats();
+        assert_eq!((s.accepted, s.handshake_failures), (3, 3), "{s:?}");
+        assert_eq!((s.saved_paths, s.resumed), (2, 0), "{s:?}");
+
+        let mut own = ClientOptions::download(addr, 100_000);
+        own.transport.spec = TransportSpec::with_cc("cubic");
+        let result = run_client(own, None).await.unwrap();
+        assert_eq!(result.status, "completed", "{:?}", result.error);
+        assert_eq!(server.stats().resumed, 1, "the client resumed from its set");
+        task.abort();
+    });
+}
+
+/// A token captured once it was used (here: a copy of the client's state file, whose
+/// token the client then presented) is refused by the server's successor on the same key
+/// file, stopped cleanly or killed; a token never used is still accepted after a clean
+/// stop. Before, the record of used tokens lived in memory: a captured token was accepted
+/// once more after every restart, for the whole hour it is valid.
+#[test]
+fn a_token_replayed_after_a_restart_is_refused() {
+    let dir = TempDir::new("replay");
+    let (key, state, copy) = (
+        dir.join("key"),
+        dir.join("client.json"),
+        dir.join("captured.json"),
+    );
+    runtime().block_on(async {
+        let first = Serving::start(0, None, Some(&key)).await;
+        let port = first.port();
+        let server = loopback(port);
+        client_process(server, &state, false).await;
+        // The state now holds a fresh token: captured, then used by the client.
+        std::fs::copy(&state, &copy).unwrap();
+        client_process(server, &state, false).await;
+        first.idle().await;
+        assert_eq!(first.stats().tokens_accepted, 1);
+        first.stop().await;
+
+        let second = Serving::start(port, None, Some(&key)).await;
+        // The client's own next token, never used: accepted after a clean stop.
+        client_process(server, &state, false).await;
+        // The captured one: refused, so the replayer is sent a Retry.
+        client_process(server, &copy, false).await;
+        second.idle().await;
+        let stats = second.stats();
+        assert_eq!(
+            (stats.tokens_accepted, stats.retries_sent),
+            (1, 1),
+            "{stats:?}"
+        );
+        // A server killed (no clean stop) leaves a record that may miss its last
+        // tokens: its successor refuses every older token, used or not.
+        std::fs::copy(&state, &copy).unwrap();
+        second.kill().await;
+        let third = Serving::start(port, None, Some(&key)).await;
+        client_process(server, &copy, false).await;
+        third.idle().await;
+        assert_eq!(third.stats().tokens_accepted, 0);
+        third.stop().await;
     });
 }

@@ -28,7 +28,8 @@ fn loopback() -> SocketAddr {
 }
 
 /// A UDP tap between one client and the server that keeps a copy of every datagram the
-/// client sent.
+/// client sent; a stalling one stops forwarding the client's datagrams once the server
+/// has answered with more than a Retry (a client that stops mid-handshake).
 struct Tap {
     addr: SocketAddr,
     captured: Arc<Mutex<Vec<Vec<u8>>>>,
@@ -36,8 +37,24 @@ struct Tap {
     stop: Arc<AtomicBool>,
 }
 
+/// Whether a datagram opens with a long-header packet that is not a Retry (RFC 9000 Sec.
+/// 17.2: the form bit, then the type in bits 4-5; 3 is Retry).
+fn handshake_answer(datagram: &[u8]) -> bool {
+    datagram
+        .first()
+        .is_some_and(|b| b & 0x80 != 0 && (b >> 4) & 0x03 != 0x03)
+}
+
 impl Tap {
     fn start(server: SocketAddr) -> Tap {
+        Tap::with_stall(server, false)
+    }
+
+    fn stalling(server: SocketAddr) -> Tap {
+        Tap::with_stall(server, true)
+    }
+
+    fn with_stall(server: SocketAddr, stall: bool) -> Tap {
         let front = UdpSocket::bind("127.0.0.1:0").unwrap();
         front
             .set_read_timeout(Some(Duration::from_millis(20)))
@@ -51,14 +68,16 @@ impl Tap {
         let front = Arc::new(front);
         let captured = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
+        let answered = Arc::new(AtomicBool::new(false));
         let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
         {
-            let (front, upstream, captured, stop, client) = (
+            let (front, upstream, captured, stop, client, answered) = (
                 front.clone(),
                 upstream.clone(),
                 captured.clone(),
                 stop.clone(),
                 client.clone(),
+                answered.clone(),
             );
             thread::spawn(move || {
                 let mut buf = [0u8; 65536];
@@ -66,7 +85,9 @@ impl Tap {
                     if let Ok((n, from)) = front.recv_from(&mut buf) {
                         *client.lock().unwrap() = Some(from);
                         captured.lock().unwrap().push(buf[..n].to_vec());
-                        let _ = upstream.send(&buf[..n]);
+                        if !(stall && answered.load(Ordering::Relaxed)) {
+                            let _ = upstream.send(&buf[..n]);
+                        }
                     }
                 }
             });
@@ -79,6 +100,9 @@ impl Tap {
                     if let Ok(n) = upstream.recv(&mut buf)
                         && let Some(c) = *client.lock().unwrap()
                     {
+                        if handshake_answer(&buf[..n]) {
+                            answered.store(true, Ordering::Relaxed);
+                        }
                         let _ = front.send_to(&buf[..n], c);
                     }
                 }
@@ -430,6 +454,44 @@ fn serve(options: ServerOptions) -> (Arc<Server>, SocketAddr) {
     let s = server.clone();
     tokio::spawn(async move { s.serve().await });
     (server, addr)
+}
+
+/// A client whose address a Retry validated, and that then stops mid-handshake (nothing
+/// of it reaches the server after the server's first answer), is given up after the
+/// handshake timeout and counted as a failed handshake. Before, every validated client was
+/// served in 0.5-RTT with no handshake timeout, and such a client held its slot until the
+/// silent-peer check abandoned it (3 s at the least).
+#[test]
+fn a_validated_client_that_stalls_is_held_to_the_handshake_timeout() {
+    runtime().block_on(async {
+        let (server, addr) = serve(ServerOptions {
+            listen: loopback(),
+            handshake_timeout: Duration::from_millis(500),
+            ..ServerOptions::default()
+        });
+        let tap = Tap::stalling(addr);
+        let mut options = ClientOptions::download(tap.addr, 1000);
+        options.time_cap = Some(Duration::from_secs(4));
+        let client = tokio::spawn(run_client(options, None));
+        let deadline = Instant::now() + Duration::from_millis(2500);
+        loop {
+            let s = server.stats();
+            if s.handshake_failures == 1 && s.active_connections == 0 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "not given up in time: {s:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let s = server.stats();
+        assert_eq!(
+            (s.retries_sent, s.accepted, s.abandoned),
+            (1, 1, 0),
+            "{s:?}"
+        );
+        // The client finished its side of the handshake, but none of it reached the server.
+        let result = client.await.unwrap();
+        assert!(result.is_err() || result.unwrap().status != "completed");
+    });
 }
 
 /// Clients killed mid-download (they vanish: no CONNECTION_CLOSE, no further packet) fill

@@ -64,6 +64,20 @@ impl SavedStateStore {
         saved.check(endpoint, now)
     }
 
+    /// The set for `endpoint` checked as [`take`](Self::take) checks it, but left in the
+    /// store: for a caller that lends it to a connection and removes it only once that
+    /// connection's handshake completes (an expired set is still rejected, and left for
+    /// the caller to remove).
+    pub fn check(
+        &self,
+        endpoint: &RemoteEndpoint,
+        now: SystemTime,
+    ) -> Result<ResumeParams, ResumeRejected> {
+        let saved = self.entries.get(endpoint).ok_or(ResumeRejected::NotSaved)?;
+        saved.check_lifetime(now, saved.lifetime.min(self.max_lifetime))?;
+        saved.check(endpoint, now)
+    }
+
     /// The set for `endpoint`, if any (expired or not).
     pub fn get(&self, endpoint: &RemoteEndpoint) -> Option<&SavedCcParams> {
         self.entries.get(endpoint)

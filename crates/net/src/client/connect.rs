@@ -19,6 +19,7 @@ use satquic_run::qlog::QlogBuffer;
 use super::{CLOSE_GRACE, ClientOptions, ClientResult, interrupted, lock};
 use crate::NetError;
 use crate::perf;
+use crate::persist::saved::Loan;
 use crate::server::EventStore;
 use crate::tls::ServerVerifier;
 
@@ -44,6 +45,8 @@ pub(super) struct ClientSetup {
     /// The path the client's own Careful Resume observation is saved for: uploads with a
     /// [`Resumption`](super::Resumption) only.
     pub(super) resume_path: Option<RemoteEndpoint>,
+    /// The saved set the client's controller started from, until the connection is up.
+    pub(super) resume_loan: Option<Loan>,
 }
 
 impl ClientSetup {
@@ -66,11 +69,12 @@ impl ClientSetup {
             .as_ref()
             .filter(|_| options.upload)
             .map(|_| super::resumption::path_to(options.server));
-        let resume = options
+        let (resume, resume_loan) = options
             .resumption
             .as_ref()
-            .zip(resume_path.as_ref())
-            .and_then(|(r, path)| r.take_saved(path));
+            .zip(resume_path)
+            .and_then(|(r, path)| r.lend_saved(path))
+            .unzip();
         let (mut transport, probe) = options.transport.build_resuming(
             Some(events.clone() as Arc<dyn EventSink>),
             start,
@@ -107,6 +111,7 @@ impl ClientSetup {
             stack_qlog,
             odcid,
             resume_path,
+            resume_loan,
         };
         Ok((config, setup))
     }

@@ -272,10 +272,15 @@ pub async fn run_client(
 ) -> Result<ClientResult, NetError> {
     validate(&options)?;
     let start = Instant::now();
-    let (config, setup) = ClientSetup::new(&options, start)?;
+    let (config, mut setup) = ClientSetup::new(&options, start)?;
     let cap = options.time_cap.unwrap_or(NO_TIME_CAP);
     let mut connected = connect(&options, config, &setup.verifier, cap).await?;
     let connected_at = start.elapsed();
+    // Connected: the saved set the controller started from is used up (a connection that
+    // failed returned it when `setup` was dropped).
+    if let Some(loan) = setup.resume_loan.take() {
+        loan.spend();
+    }
 
     let progress = Arc::new(Progress::new(start, options.progress.clone()));
     let conn = &connected.conn;

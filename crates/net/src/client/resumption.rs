@@ -42,8 +42,8 @@ use super::tokens::{
     SavedTokens, TOKEN_ENTRY_MAX_BYTES, TOKEN_SERVERS, TOKENS_PER_SERVER, TokenEntry,
 };
 use crate::NetError;
-use crate::persist::saved::{SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
-use crate::persist::{check_header, document, read_bounded, write_private};
+use crate::persist::saved::{Loan, SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
+use crate::persist::{check_header, document, read_private, write_private};
 use crate::tls::ServerVerifier;
 
 /// The `format` of the client's state file.
@@ -78,7 +78,7 @@ pub struct Resumption {
     pub(super) tls: Mutex<Option<(Arc<rustls::ClientConfig>, Arc<ServerVerifier>)>>,
     tokens: Arc<SavedTokens>,
     /// The client's Careful Resume parameters per path, for its uploads.
-    saved: Mutex<SavedStates>,
+    saved: Arc<Mutex<SavedStates>>,
     /// Where the tokens and parameters are kept, if anywhere.
     file: Option<PathBuf>,
 }
@@ -89,7 +89,7 @@ impl Resumption {
         Resumption {
             tls: Mutex::new(None),
             tokens: Arc::new(SavedTokens::default()),
-            saved: Mutex::new(empty_saved()),
+            saved: Arc::new(Mutex::new(empty_saved())),
             file: None,
         }
     }
@@ -99,12 +99,12 @@ impl Resumption {
     /// not parse, or a path that cannot be written, is a usage error naming it.
     pub fn load(path: &Path) -> Result<Self, NetError> {
         let bad = |why: String| NetError::Usage(format!("--state {}: {why}", path.display()));
-        crate::persist::check_directory(path).map_err(bad)?;
+        crate::persist::prepare(path).map_err(bad)?;
         let mut resumption = Resumption::new();
-        if let Some(bytes) = read_bounded(path, STATE_FILE_MAX_BYTES).map_err(bad)? {
+        if let Some(bytes) = read_private(path, STATE_FILE_MAX_BYTES).map_err(bad)? {
             let (tokens, saved) = parse_state(&bytes, SystemTime::now()).map_err(bad)?;
             resumption.tokens = Arc::new(tokens);
-            resumption.saved = Mutex::new(saved);
+            resumption.saved = Arc::new(Mutex::new(saved));
         }
         resumption.file = Some(path.to_path_buf());
         // Written back at once (expired entries dropped, mode 0600): a path that cannot
@@ -147,10 +147,11 @@ impl Resumption {
         Arc::new(self.tokens.for_server(server))
     }
 
-    /// The parameters saved for `endpoint`, if a set is there and still valid (taken: a
-    /// set serves one connection, RFC 9959 Sec. 3.2).
-    pub(super) fn take_saved(&self, endpoint: &RemoteEndpoint) -> Option<ResumeParams> {
-        lock(&self.saved).take(endpoint, SystemTime::now()).ok()
+    /// The parameters saved for `endpoint`, if a set is there, still valid and not lent
+    /// to another connection, lent to this one until it is connected (RFC 9959 Sec. 3.2:
+    /// a set serves one connection; one that fails to connect gives it back).
+    pub(super) fn lend_saved(&self, endpoint: RemoteEndpoint) -> Option<(ResumeParams, Loan)> {
+        Loan::lend(&self.saved, endpoint, SystemTime::now())
     }
 
     /// Sec. 3.1 "Updating": what the connection's controller observed replaces the set
@@ -211,6 +212,7 @@ fn state_document(tokens: &[TokenEntry], saved: &[SavedEntry]) -> Vec<u8> {
     document(
         STATE_FORMAT,
         STATE_VERSION,
+        &[],
         &[("tokens", token_lines), ("careful_resume", saved_lines)],
     )
 }
@@ -234,6 +236,7 @@ pub(super) fn path_to(server: SocketAddr) -> RemoteEndpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persist::saved::{SAVED_CWND_MAX_BYTES, SAVED_RTT_MAX_US};
     use bytes::Bytes;
     use satquic_cc::SavedCcParams;
     use std::net::Ipv6Addr;
@@ -259,19 +262,20 @@ mod tests {
             }
         }
         for i in 0..CLIENT_SAVED_CAPACITY as u16 {
+            // Each in its own /64 (one /64 keeps only its share).
             let ip = IpAddr::from(Ipv6Addr::new(
                 0xffff,
                 0xfffe,
                 0xfffd,
-                0xfffc,
+                0x8000 + i,
                 0xfffb,
                 0xfffa,
                 0xfff9,
-                0x8000 + i,
+                0xfff8,
             ));
             lock(&resumption.saved).save(SavedCcParams {
-                saved_cwnd: u64::MAX,
-                saved_rtt: Duration::from_micros(u64::MAX),
+                saved_cwnd: SAVED_CWND_MAX_BYTES,
+                saved_rtt: Duration::from_micros(SAVED_RTT_MAX_US),
                 saved_remote_endpoint: RemoteEndpoint::new(Some(ip), ip).with_dscp(63),
                 saved_at: now,
                 lifetime: Duration::from_secs(3600),

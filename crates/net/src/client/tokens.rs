@@ -29,9 +29,10 @@ pub const TOKEN_SERVERS: usize = 256;
 pub const TOKEN_MAX_BYTES: usize = 512;
 /// The longest server name kept (a DNS name has at most 253 characters).
 pub const SERVER_NAME_MAX_BYTES: usize = 253;
-/// How long a token is kept. A server's own validity is its business (`satquic server`:
-/// one hour); an expired token costs what no token costs, a Retry.
-pub const TOKEN_KEEP: Duration = Duration::from_secs(24 * 3600);
+/// How long a token is kept: as long as `satquic server` accepts one
+/// ([`TOKEN_LIFETIME`](crate::server::TOKEN_LIFETIME), one hour). Presented later, it would
+/// cost what no token costs, a Retry, and leave one fewer fresh token to present.
+pub const TOKEN_KEEP: Duration = crate::server::TOKEN_LIFETIME;
 /// The longest line of a token in the client's file: a server name of 253 bytes, an IPv6
 /// socket address with a scope, a token of [`TOKEN_MAX_BYTES`] in hex and two times.
 pub const TOKEN_ENTRY_MAX_BYTES: u64 = 1536;
@@ -196,7 +197,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    // Digits only: from_str_radix would also take a sign ("+f").
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len())
@@ -291,6 +293,14 @@ mod tests {
         );
         let later = t0() + TOKEN_KEEP + Duration::from_secs(3600);
         assert!(saved.entries(later).is_empty());
+        // Kept exactly as long as satquic server accepts one (before: 24 h against 1 h).
+        assert_eq!(TOKEN_KEEP, crate::server::TOKEN_LIFETIME);
+        let old = t0() + TOKEN_KEEP;
+        saved.insert(key("s", 1), received(Bytes::from_static(b"t"), t0()));
+        assert!(
+            saved.take(&key("s", 1), old).is_none(),
+            "as old as the server's limit"
+        );
         assert!(saved.take(&key("s", 200), later).is_none(), "expired");
     }
 
@@ -305,7 +315,7 @@ mod tests {
         assert_eq!(entries[0].token, "0001feff");
         let back = SavedTokens::from_entries(&entries, t0()).unwrap();
         assert_eq!(back.entries(t0()), entries);
-        for token in ["0g", "abc", ""] {
+        for token in ["0g", "abc", "", "+f"] {
             let bad = TokenEntry {
                 token: token.into(),
                 ..entries[0].clone()

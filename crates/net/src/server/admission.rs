@@ -27,6 +27,9 @@ pub const SILENT_PEER_RTTS: u32 = 8;
 pub const SILENCE_CHECK_INTERVAL: Duration = Duration::from_millis(250);
 /// Application close code of an abandoned connection.
 pub const CLOSE_PEER_SILENT: u32 = 0x110;
+/// Application close code of a connection served in 0.5-RTT whose handshake did not
+/// complete within the handshake timeout.
+pub const CLOSE_HANDSHAKE_TIMEOUT: u32 = 0x111;
 /// After a connection ends the server gives freed heap memory back to the system, at most
 /// this often, and whenever the last one ends ([`release_memory`]).
 pub const MEMORY_RELEASE_INTERVAL: Duration = Duration::from_secs(1);

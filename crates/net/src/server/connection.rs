@@ -10,16 +10,17 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use quinn::{Connecting, Connection, Incoming, VarInt};
+use quinn::{Connecting, Connection, Incoming, VarInt, ZeroRttAccepted};
 use satquic_cc::{EventSink, RemoteEndpoint};
 use satquic_run::probe::ProbeHandle;
 use satquic_run::qlog::QlogBuffer;
 
-use super::admission::{ActiveGuard, CLOSE_PEER_SILENT, until_silent};
+use super::admission::{ActiveGuard, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_PEER_SILENT, until_silent};
 use super::events::EventStore;
 use super::perf_streams::serve_perf;
-use super::resume::{save_observation, take_saved};
+use super::resume::{lend_saved, save_observation};
 use super::{ServerOptions, ServerState, lock};
+use crate::persist::saved::Loan;
 use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF};
 
 /// One connection's sender-side state, for in-process callers (emulated runs).
@@ -58,8 +59,7 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
     let accepted_at = Instant::now();
     let events = Arc::new(event_store(&state.options));
     let endpoint = RemoteEndpoint::new(incoming.local_ip(), incoming.remote_address().ip());
-    let resume = take_saved(state, &endpoint);
-    let resumed = resume.is_some();
+    let (resume, loan) = lend_saved(state, endpoint).unzip();
     let (mut transport, probe) = match state.options.transport.build_resuming(
         Some(events.clone() as Arc<dyn EventSink>),
         accepted_at,
@@ -88,10 +88,11 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
     let mut config = state.base_config.clone();
     config.transport_config(Arc::new(transport));
     let remote = incoming.remote_address();
-    // A client that presented an address-validation token from an earlier connection
-    // is answered in 0.5-RTT (RFC 9000 Sec. 8.1.3: no amplification limit): with its
-    // request in 0-RTT, the response starts one round trip earlier.
-    let returning = incoming.remote_address_validated();
+    // A client whose address is validated (by a token from an earlier connection, RFC
+    // 9000 Sec. 8.1.3, or by a Retry) is answered in 0.5-RTT, since no amplification
+    // limit applies: with its request in 0-RTT, the response starts one round trip
+    // earlier. Its handshake must still complete within the timeout.
+    let validated = incoming.remote_address_validated();
     let c = &state.counters;
     let connecting = match incoming.accept_with(Arc::new(config)) {
         Ok(c) => c,
@@ -101,9 +102,6 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
         }
     };
     c.accepted.fetch_add(1, Ordering::Relaxed);
-    if resumed {
-        c.resumed.fetch_add(1, Ordering::Relaxed);
-    }
     let info = Arc::new(ConnectionInfo {
         remote,
         accepted_at,
@@ -119,7 +117,8 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
         state: state.clone(),
         info,
         endpoint,
-        returning,
+        loan,
+        validated,
         odcid,
         stack_qlog,
     };
@@ -154,8 +153,10 @@ struct ConnectionTask {
     info: Arc<ConnectionInfo>,
     /// The pair of addresses its Careful Resume observation is saved for.
     endpoint: RemoteEndpoint,
-    /// The client proved its address with a token from an earlier connection: 0.5-RTT.
-    returning: bool,
+    /// The saved set its controller started from, until its handshake ends.
+    loan: Option<Loan>,
+    /// The client proved its address (a token or a Retry): served in 0.5-RTT.
+    validated: bool,
     /// The original destination connection ID, in hex: the qlog's name.
     odcid: String,
     /// quinn-proto's own qlog, with `--qlog`.
@@ -166,43 +167,45 @@ impl ConnectionTask {
     /// Runs the connection: handshake, service until it closes or the peer falls silent,
     /// then what outlives it (Careful Resume's observation, final statistics, the qlog).
     /// `_active` counts it as active until the end.
-    async fn run(self, connecting: Connecting, _active: ActiveGuard) {
-        let Some(conn) = self.handshake(connecting).await else {
-            let c = &self.state.counters;
-            c.handshake_failures.fetch_add(1, Ordering::Relaxed);
+    async fn run(mut self, connecting: Connecting, _active: ActiveGuard) {
+        let loan = self.loan.take();
+        let Some((conn, handshake)) = self.open(connecting).await else {
+            self.handshake_failed();
             return;
         };
         *lock(&self.info.connection) = Some(conn.clone());
-        self.serve(&conn).await;
+        self.serve(&conn, handshake, loan).await;
         self.finish(&conn);
     }
 
-    /// The handshake, within `handshake_timeout` (a returning client's 0.5-RTT connection
-    /// is usable at once).
-    async fn handshake(&self, connecting: Connecting) -> Option<Connection> {
-        let connecting = if self.returning {
+    /// The connection once it can be served, and what resolves when its handshake
+    /// completes: a validated client's at once (0.5-RTT; the handshake goes on), `None`
+    /// then; anyone else's after the handshake, within `handshake_timeout`.
+    async fn open(&self, connecting: Connecting) -> Option<(Connection, Option<ZeroRttAccepted>)> {
+        let connecting = if self.validated {
             match connecting.into_0rtt() {
-                Ok((conn, _)) => Ok(conn),
-                Err(connecting) => Err(connecting),
+                Ok((conn, handshake)) => return Some((conn, Some(handshake))),
+                Err(connecting) => connecting,
             }
         } else {
-            Err(connecting)
+            connecting
         };
-        let handshake = match connecting {
-            Ok(conn) => Ok(Ok(conn)),
-            Err(connecting) => {
-                tokio::time::timeout(self.state.options.handshake_timeout, connecting).await
-            }
-        };
-        match handshake {
-            Ok(Ok(conn)) => Some(conn),
+        match tokio::time::timeout(self.state.options.handshake_timeout, connecting).await {
+            Ok(Ok(conn)) => Some((conn, None)),
             _ => None,
         }
     }
 
     /// Serves the protocol the handshake chose until the connection closes, or closes it
-    /// when the peer stops answering.
-    async fn serve(&self, conn: &Connection) {
+    /// when the peer stops answering or its handshake (`handshake`, still under way in
+    /// 0.5-RTT) does not complete within `handshake_timeout`. The saved set on `loan` is
+    /// spent when the handshake completes, else given back.
+    async fn serve(
+        &self,
+        conn: &Connection,
+        handshake: Option<ZeroRttAccepted>,
+        loan: Option<Loan>,
+    ) {
         let state = &self.state;
         let alpn = conn
             .handshake_data()
@@ -224,7 +227,43 @@ impl ConnectionTask {
                 state.counters.abandoned.fetch_add(1, Ordering::Relaxed);
                 conn.close(VarInt::from_u32(CLOSE_PEER_SILENT), b"peer stopped answering");
             }
+            () = self.until_handshake_fails(conn, handshake, loan) => {
+                self.handshake_failed();
+                conn.close(VarInt::from_u32(CLOSE_HANDSHAKE_TIMEOUT), b"handshake timed out");
+            }
         }
+    }
+
+    /// Returns if the handshake does not complete within `handshake_timeout`; once it
+    /// has, spends `loan` and pends for ever.
+    async fn until_handshake_fails(
+        &self,
+        conn: &Connection,
+        handshake: Option<ZeroRttAccepted>,
+        loan: Option<Loan>,
+    ) {
+        if let Some(handshake) = handshake {
+            let timeout = self.state.options.handshake_timeout;
+            // On a server it resolves when the handshake completes or the connection ends
+            // (its value is whether 0-RTT was accepted, false here either way); an ended
+            // connection has its reason set before it resolves.
+            let ended = tokio::time::timeout(timeout, handshake).await.is_err()
+                || conn.close_reason().is_some();
+            if ended {
+                return;
+            }
+        }
+        if let Some(loan) = loan {
+            loan.spend();
+            let c = &self.state.counters;
+            c.resumed.fetch_add(1, Ordering::Relaxed);
+        }
+        std::future::pending().await
+    }
+
+    fn handshake_failed(&self) {
+        let c = &self.state.counters;
+        c.handshake_failures.fetch_add(1, Ordering::Relaxed);
     }
 
     /// What outlives a closed connection: its Careful Resume observation, its final

@@ -45,27 +45,33 @@
 //! connections it takes and enforces the limits above, `connection.rs` runs each one,
 //! `perf_streams.rs` serves the perf protocol (`crate::http` the others), `events.rs` is a
 //! connection's bounded event log, `report.rs` the sender's report, `resume.rs` the
-//! Careful Resume store (in memory, and on disk with `--resume-store`), and
-//! `token_key.rs` the address-validation key that outlives a restart (`--token-key`).
+//! Careful Resume store (in memory, and on disk with `--resume-store`),
+//! `token_key.rs` the address-validation key that outlives a restart (`--token-key`),
+//! `used_tokens.rs` the record of the tokens used (beside the key), and `files.rs` when
+//! those files are written.
 
 mod admission;
 mod connection;
 mod events;
+mod files;
 mod perf_streams;
 mod report;
 mod resume;
 mod token_key;
+mod used_tokens;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use quinn::crypto::rustls::QuicServerConfig;
 use quinn::{Endpoint, Incoming, ServerConfig, VarInt};
+use quinn_proto::crypto::HandshakeTokenKey;
 use satquic_run::token_log::SingleUseTokenLog;
+use used_tokens::UsedTokens;
 
 use crate::NetError;
 use crate::persist::saved::SavedStates;
@@ -73,20 +79,24 @@ use crate::tls::{ALPN_H3, ALPN_HQ, ALPN_PERF, Identity};
 use crate::transport::NetTransport;
 
 pub use admission::{
-    CLOSE_PEER_SILENT, MEMORY_RELEASE_INTERVAL, SILENCE_CHECK_INTERVAL, SILENT_PEER_MIN,
-    SILENT_PEER_RTTS, memory_releases, release_memory,
+    CLOSE_HANDSHAKE_TIMEOUT, CLOSE_PEER_SILENT, MEMORY_RELEASE_INTERVAL, SILENCE_CHECK_INTERVAL,
+    SILENT_PEER_MIN, SILENT_PEER_RTTS, memory_releases, release_memory,
 };
 pub use connection::ConnectionInfo;
 pub use events::{EventStore, MAX_EVENTS_PER_CONNECTION, SAMPLE_STEP};
+pub use files::FILE_WRITE_INTERVAL;
 pub(crate) use report::sender_report;
 pub use report::server_report;
-pub use resume::{
-    SAVED_STATE_CAPACITY, STORE_FILE_MAX_BYTES, STORE_FORMAT, STORE_VERSION, STORE_WRITE_INTERVAL,
-};
+pub use resume::{SAVED_STATE_CAPACITY, STORE_FILE_MAX_BYTES, STORE_FORMAT, STORE_VERSION};
 pub use token_key::TOKEN_KEY_BYTES;
+pub use used_tokens::{USED_TOKENS_FILE_MAX_BYTES, USED_TOKENS_FORMAT, USED_TOKENS_VERSION};
 
 /// A request's header must arrive within this long.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an address-validation token the server gives (NEW_TOKEN) is accepted: as long
+/// as Careful Resume's saved parameters, so a client that returns within it is answered
+/// at once and resumed. The client keeps tokens as long ([`crate::client::TOKEN_KEEP`]).
+pub const TOKEN_LIFETIME: Duration = satquic_cc::careful_resume::DEFAULT_LIFETIME;
 /// Default of [`ServerOptions::max_connections_per_address`].
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
 /// On shutdown, how long the server waits for its connections' tasks to end (their
@@ -157,7 +167,7 @@ pub struct ServerStats {
     pub bytes_sent: u64,
     pub bytes_received: u64,
     /// Connections whose congestion controller started from saved parameters (Careful
-    /// Resume, RFC 9959).
+    /// Resume, RFC 9959) and whose handshake completed.
     pub resumed: u64,
     /// Connections closed because the peer stopped answering ([`SILENT_PEER_MIN`]).
     pub abandoned: u64,
@@ -191,9 +201,12 @@ pub(crate) struct ServerState {
     counters: Counters,
     /// Careful Resume (RFC 9959): what each client address's last connection observed
     /// (Sec. 3.1), handed to its next connection (Sec. 3.2).
-    saved: Mutex<SavedStates>,
+    saved: Arc<Mutex<SavedStates>>,
     /// Where `saved` is written, with `--resume-store`.
     store_file: Option<resume::StoreFile>,
+    /// The address-validation tokens used so far (single use, RFC 9000 Sec. 8.1.4), kept
+    /// beside the key with `--token-key`.
+    used_tokens: UsedTokens,
     /// Connections per client IP address (entries removed at zero).
     per_address: Mutex<HashMap<IpAddr, usize>>,
     /// When freed memory was last given back ([`release_memory`]).
@@ -221,26 +234,28 @@ impl Server {
             crate::qlog::prepare_qlog_dir(dir)?;
         }
         let (saved, store_file) = resume::open_store(options.resume_store.as_deref())?;
+        let (token_key, used_tokens) = address_validation(&options)?;
         let identity = match &options.cert {
             Some((cert, key)) => Identity::from_pem_files(cert, key)?,
             None => Identity::self_signed(&[])?,
         };
         let fingerprint = identity.fingerprint();
-        let base_config = quic_config(&options, &identity)?;
+        let base_config = quic_config(&options, &identity, token_key, used_tokens.log.clone())?;
         let state = Arc::new(ServerState {
             options,
             counters: Counters::default(),
             kept: Mutex::new(VecDeque::new()),
             per_address: Mutex::new(HashMap::new()),
             released_at: Mutex::new(Instant::now()),
-            saved: Mutex::new(saved),
+            saved: Arc::new(Mutex::new(saved)),
             store_file,
+            used_tokens,
             base_config,
             www_root,
         });
-        // The store is written at once: expired sets dropped, mode 0600, the path proved
-        // writable before the server listens.
-        resume::write_store(&state).map_err(|e| NetError::Usage(e.to_string()))?;
+        // The files are written at once (expired entries dropped, mode 0600), which also
+        // proves them writable before the server listens.
+        files::write_all(&state, false).map_err(|e| NetError::Usage(e.to_string()))?;
         let listen = state.options.listen;
         let endpoint = Endpoint::server(state.base_config.clone(), listen)
             .map_err(|e| NetError::Setup(format!("cannot listen on {listen}: {e}")))?;
@@ -293,9 +308,9 @@ impl Server {
         self.endpoint.clone()
     }
 
-    /// Serves until the endpoint is closed ([`Server::close`]); with a Careful Resume
-    /// store file, writes it whenever it changed, at most once a
-    /// [`STORE_WRITE_INTERVAL`].
+    /// Serves until the endpoint is closed ([`Server::close`]); writes the files it keeps
+    /// (the Careful Resume store, the record of used tokens) whenever they changed, at
+    /// most once a [`FILE_WRITE_INTERVAL`].
     pub async fn serve(&self) {
         let accept = async {
             while let Some(incoming) = self.endpoint.accept().await {
@@ -304,7 +319,7 @@ impl Server {
         };
         tokio::select! {
             () = accept => {}
-            () = resume::keep_store_written(self.state.clone()) => {}
+            () = files::keep_written(self.state.clone()) => {}
         }
     }
 
@@ -315,15 +330,15 @@ impl Server {
     }
 
     /// Closes every connection, waits (at most [`SHUTDOWN_GRACE`]) for their tasks to
-    /// save what they observed, then writes the Careful Resume store file, if any: what
-    /// `satquic server` does on SIGINT and SIGTERM.
+    /// save what they observed, then writes the files it keeps, the record of used tokens
+    /// marked complete: what `satquic server` does on SIGINT and SIGTERM.
     pub async fn shut_down(&self) -> Result<(), NetError> {
         self.close();
         let deadline = Instant::now() + SHUTDOWN_GRACE;
         while self.state.counters.active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        resume::write_store(&self.state)
+        files::write_all(&self.state, true)
     }
 
     /// A new connection: admitted (or refused, or sent a Retry), then accepted.
@@ -349,6 +364,11 @@ impl ServerState {
 
     pub(crate) fn www_root(&self) -> Option<&std::path::Path> {
         self.www_root.as_deref()
+    }
+
+    /// Whether the server keeps files (`--resume-store`, `--token-key`).
+    fn keeps_files(&self) -> bool {
+        self.store_file.is_some() || self.options.token_key.is_some()
     }
 }
 
@@ -385,9 +405,28 @@ fn www_root(options: &ServerOptions) -> Result<Option<PathBuf>, NetError> {
     Ok(Some(root))
 }
 
+/// The address-validation token key (`--token-key`, made when missing; `None`: quinn's
+/// random one) and the record of used tokens (kept beside the key file).
+fn address_validation(
+    options: &ServerOptions,
+) -> Result<(Option<Arc<dyn HandshakeTokenKey>>, UsedTokens), NetError> {
+    let Some(path) = options.token_key.as_deref() else {
+        return Ok((None, UsedTokens::in_memory()));
+    };
+    let (key, made) = token_key::load_or_create(path)?;
+    let used = UsedTokens::open(path, made, SystemTime::now())?;
+    Ok((Some(key), used))
+}
+
 /// The QUIC configuration every connection starts from: TLS with the server's
-/// `identity`, the transport, the incoming-connection bound, and address validation.
-fn quic_config(options: &ServerOptions, identity: &Identity) -> Result<ServerConfig, NetError> {
+/// `identity`, the transport, the incoming-connection bound, and address validation with
+/// `token_key` (quinn's random one without) and the record of used tokens `used`.
+fn quic_config(
+    options: &ServerOptions,
+    identity: &Identity,
+    token_key: Option<Arc<dyn HandshakeTokenKey>>,
+    used: Arc<SingleUseTokenLog>,
+) -> Result<ServerConfig, NetError> {
     let crypto = crate::tls::server_crypto(identity, &[ALPN_PERF, ALPN_HQ, ALPN_H3])?;
     let quic_crypto = QuicServerConfig::try_from(crypto)
         .map_err(|e| NetError::Setup(format!("TLS configuration: {e}")))?;
@@ -396,18 +435,15 @@ fn quic_config(options: &ServerOptions, identity: &Identity) -> Result<ServerCon
     config.transport_config(Arc::new(transport));
     config.max_incoming(options.max_connections.saturating_mul(4).max(16));
     // Address-validation tokens (NEW_TOKEN, RFC 9000 Sec. 8.1.3), one per connection,
-    // valid as long as Careful Resume's saved parameters: a returning client is
-    // answered at once, in 0.5-RTT when it resumes with 0-RTT.
+    // each accepted once: a returning client is answered at once, in 0.5-RTT when it
+    // resumes with 0-RTT.
     let mut tokens = quinn_proto::ValidationTokenConfig::default();
-    tokens
-        .log(Arc::new(SingleUseTokenLog::default()))
-        .sent(1)
-        .lifetime(satquic_cc::careful_resume::DEFAULT_LIFETIME);
+    tokens.log(used).sent(1).lifetime(TOKEN_LIFETIME);
     config.validation_token_config(tokens);
     // Without a key file quinn's random key dies with the process, and every token
     // given before a restart with it.
-    if let Some(path) = &options.token_key {
-        config.token_key(token_key::load_or_create(path)?);
+    if let Some(key) = token_key {
+        config.token_key(key);
     }
     config.migration(false);
     Ok(config)

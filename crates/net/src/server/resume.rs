@@ -10,7 +10,8 @@
 //!
 //! With a file the store outlives the process: it is read when the server starts (sets
 //! past their Lifetime dropped, at most [`SAVED_STATE_CAPACITY`] kept), written when it
-//! changed (a set saved or taken) at most once a [`STORE_WRITE_INTERVAL`], and when the
+//! changed (a set saved or spent) at most once a
+//! [`FILE_WRITE_INTERVAL`](super::FILE_WRITE_INTERVAL), and when the
 //! server shuts down ([`Server::shut_down`](super::Server::shut_down), which `satquic
 //! server` runs on SIGINT and SIGTERM). A kill -9 loses at most the last interval's
 //! changes. The file is a JSON document of [`STORE_FORMAT`], version [`STORE_VERSION`]:
@@ -28,8 +29,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use quinn::Connection;
 use satquic_cc::{RemoteEndpoint, ResumeParams};
@@ -38,15 +38,13 @@ use serde::Deserialize;
 
 use super::{ServerState, lock};
 use crate::NetError;
-use crate::persist::saved::{SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
-use crate::persist::{check_header, document, read_bounded, write_private};
+use crate::persist::saved::{Loan, SAVED_ENTRY_MAX_BYTES, SavedEntry, SavedStates};
+use crate::persist::{check_header, document, read_private, write_private};
 
 /// Client addresses whose Careful Resume parameters the server keeps (the oldest set
 /// makes room); a set is a few dozen bytes in memory, at most
 /// [`SAVED_ENTRY_MAX_BYTES`] on disk.
 pub const SAVED_STATE_CAPACITY: usize = 4096;
-/// The store file is written at most this often while it changes.
-pub const STORE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 /// The `format` of the store file.
 pub const STORE_FORMAT: &str = "satquic-careful-resume-store";
 /// The version of the store file this server reads and writes.
@@ -69,8 +67,6 @@ pub(super) struct StoreFile {
     /// The store's change count at the last write; held while writing, so writes follow
     /// one another.
     written: Mutex<u64>,
-    /// The last write failed (said once on stderr until one succeeds).
-    failing: AtomicBool,
 }
 
 /// An empty store of [`SAVED_STATE_CAPACITY`] sets, each valid for at most Careful
@@ -91,8 +87,8 @@ pub(super) fn open_store(
         return Ok((empty_store(), None));
     };
     let bad = |why: String| NetError::Usage(format!("--resume-store {}: {why}", path.display()));
-    crate::persist::check_directory(path).map_err(bad)?;
-    let store = match read_bounded(path, STORE_FILE_MAX_BYTES).map_err(bad)? {
+    crate::persist::prepare(path).map_err(bad)?;
+    let store = match read_private(path, STORE_FILE_MAX_BYTES).map_err(bad)? {
         Some(bytes) => parse_store(&bytes, SystemTime::now()).map_err(bad)?,
         None => empty_store(),
     };
@@ -101,7 +97,6 @@ pub(super) fn open_store(
         // Written at once (expired sets dropped, mode 0600), which also proves the path
         // writable before the server listens.
         written: Mutex::new(u64::MAX),
-        failing: AtomicBool::new(false),
     };
     Ok((store, Some(file)))
 }
@@ -122,7 +117,7 @@ pub(crate) fn parse_store(bytes: &[u8], now: SystemTime) -> Result<SavedStates, 
 /// The store file's contents for `entries`.
 fn store_document(entries: &[SavedEntry]) -> Vec<u8> {
     let lines = entries.iter().map(SavedEntry::to_line).collect();
-    document(STORE_FORMAT, STORE_VERSION, &[("entries", lines)])
+    document(STORE_FORMAT, STORE_VERSION, &[], &[("entries", lines)])
 }
 
 /// Writes the store to its file if it changed since the last write (nothing without a
@@ -149,37 +144,13 @@ pub(super) fn write_store(state: &ServerState) -> Result<(), NetError> {
     Ok(())
 }
 
-/// Writes the store whenever it changed, at most once a [`STORE_WRITE_INTERVAL`], for as
-/// long as the server serves (pends for ever without a file). A write that fails is said
-/// on stderr once, and tried again at the next interval.
-pub(super) async fn keep_store_written(state: std::sync::Arc<ServerState>) {
-    if state.store_file.is_none() {
-        return std::future::pending().await;
-    }
-    let mut tick = tokio::time::interval(STORE_WRITE_INTERVAL);
-    loop {
-        tick.tick().await;
-        let writer = state.clone();
-        let result = tokio::task::spawn_blocking(move || write_store(&writer)).await;
-        let Some(file) = &state.store_file else {
-            return;
-        };
-        match result {
-            Ok(Ok(())) => file.failing.store(false, Ordering::Relaxed),
-            Ok(Err(e)) => {
-                if !file.failing.swap(true, Ordering::Relaxed) {
-                    eprintln!("satquic server: {e}; trying again every second");
-                }
-            }
-            Err(_) => {}
-        }
-    }
-}
-
-/// The parameters saved for `endpoint`, if a set is there and still valid (taken: a set
-/// serves one connection).
-pub(super) fn take_saved(state: &ServerState, endpoint: &RemoteEndpoint) -> Option<ResumeParams> {
-    lock(&state.saved).take(endpoint, SystemTime::now()).ok()
+/// The parameters saved for `endpoint`, if a set is there, still valid and not lent to
+/// another connection, lent to this one until its handshake ends.
+pub(super) fn lend_saved(
+    state: &ServerState,
+    endpoint: RemoteEndpoint,
+) -> Option<(ResumeParams, Loan)> {
+    Loan::lend(&state.saved, endpoint, SystemTime::now())
 }
 
 /// Sec. 3.1 "Updating": the closed connection's observation replaces the saved set.
@@ -192,26 +163,29 @@ pub(super) fn save_observation(state: &ServerState, conn: &Connection, endpoint:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persist::saved::{SAVED_CWND_MAX_BYTES, SAVED_RTT_MAX_US};
     use satquic_cc::SavedCcParams;
     use std::net::{IpAddr, Ipv6Addr};
+    use std::time::Duration;
 
     /// The store at its bound, every entry as long as an entry can be.
     fn full_store(now: SystemTime) -> SavedStates {
         let mut store = empty_store();
         for i in 0..SAVED_STATE_CAPACITY as u16 + 10 {
+            // Each in its own /64 (one /64 keeps only its share).
             let ip = IpAddr::from(Ipv6Addr::new(
                 0xffff,
                 0xfffe,
                 0xfffd,
-                0xfffc,
+                0x8000 + i,
                 0xfffb,
                 0xfffa,
                 0xfff9,
-                0x8000 + i,
+                0xfff8,
             ));
             store.save(SavedCcParams {
-                saved_cwnd: u64::MAX,
-                saved_rtt: Duration::from_micros(u64::MAX),
+                saved_cwnd: SAVED_CWND_MAX_BYTES,
+                saved_rtt: Duration::from_micros(SAVED_RTT_MAX_US),
                 saved_remote_endpoint: RemoteEndpoint::new(Some(ip), ip).with_dscp(63),
                 saved_at: now,
                 lifetime: Duration::from_secs(3600),
