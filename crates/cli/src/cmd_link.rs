@@ -179,6 +179,7 @@ fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
                 source: String::new(),
                 down: d.clone(),
                 up: d,
+                slots: None,
             }
         }
     };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{RETURN_BUFFER, bernoulli};
 use crate::error::LinkError;
-use crate::spec::{Discipline, LinkSpec, QueueLimit, QueueSpec, RateSpec};
+use crate::spec::{Discipline, HandoverSpec, LinkSpec, QueueLimit, QueueSpec, RateSpec, SlotPhase};
 
 /// A parameter error of `preset`, from its message.
 fn param_error(preset: &str) -> impl Fn(String) -> LinkError + '_ {
@@ -58,7 +58,7 @@ pub(super) fn no_params(
         Some((k, _)) => Err(LinkError::PresetParameter {
             preset: preset.to_string(),
             message: format!(
-                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat, geo-viasat-bod, leo, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
+                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat, geo-viasat-bod, leo, starlink-*, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
             ),
         }),
     }
@@ -270,6 +270,51 @@ pub(super) fn leo_params(
             other => {
                 return Err(err(format!(
                     "unknown parameter {other:?}; valid parameters: queue, path-extra, cross, cross-up"
+                )));
+            }
+        }
+    }
+    spec.validate().map_err(|e| err(e.to_string()))?;
+    Ok(spec)
+}
+
+/// The `starlink-*` presets' parameters: `phase=DURATION|random` (where the first slot
+/// boundary falls after the start; [`SlotPhase`]), `slot-seed=N` (the schedule's own
+/// seed: the same slots in every run), `queue=SIZE` and `up-queue=SIZE` (the gateway's
+/// and the dish's buffers) and `handover=none` (boundaries bring no spike, outage or loss,
+/// to see what the slots alone do; `handover=on` keeps them).
+pub(super) fn starlink_params(
+    preset: &str,
+    params: &[(String, String)],
+    mut spec: LinkSpec,
+) -> Result<LinkSpec, LinkError> {
+    let err = param_error(preset);
+    let slots = spec.slots.as_mut().expect("a starlink preset has slots");
+    for (k, v) in params {
+        match k.as_str() {
+            "phase" => slots.phase = param_value(preset, k, v, SlotPhase::parse)?,
+            "slot-seed" => {
+                slots.seed = Some(param_value(preset, k, v, |t| {
+                    t.parse::<u64>()
+                        .map_err(|_| format!("a whole number from 0 to {}, got {t:?}", u64::MAX))
+                })?)
+            }
+            "queue" => {
+                let bytes = param_value(preset, k, v, crate::units::parse_size)?;
+                spec.down.queue.limit = QueueLimit::Bytes(bytes);
+            }
+            "up-queue" => {
+                let bytes = param_value(preset, k, v, crate::units::parse_size)?;
+                spec.up.queue.limit = QueueLimit::Bytes(bytes);
+            }
+            "handover" => match v.as_str() {
+                "none" => slots.handover = HandoverSpec::default(),
+                "on" => {}
+                _ => return Err(err(format!("handover is none or on, got {v:?}"))),
+            },
+            other => {
+                return Err(err(format!(
+                    "unknown parameter {other:?}; valid parameters: phase, slot-seed, queue, up-queue, handover, cross, cross-up"
                 )));
             }
         }
