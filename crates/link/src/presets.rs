@@ -32,7 +32,8 @@
 //! and random loss, `plr=P`. `leo` takes `queue=SIZE` (down) and `path-extra=DURATION`.
 //! The `starlink-*` presets take `phase=DURATION|random` (where the first slot boundary
 //! falls; random by default), `slot-seed=N` (the same slots whatever the run's seed),
-//! `queue=SIZE`, `up-queue=SIZE` and `handover=none` (no spikes, outages or loss bursts).
+//! `queue=SIZE`, `up-queue=SIZE`, `handover=none` (no spikes, outages or loss bursts),
+//! `rate-scale=F` (every slot rate times F) and `rtt-add=DURATION` (a farther server).
 //! Every preset takes cross traffic, `cross=[Nx]RATE[:ON:OFF[:exp][:random]]` (N users of
 //! that shape; see [`crate::cross`]), or `cross=none` to remove a preset's own.
 //!

@@ -526,6 +526,24 @@ fn the_starlink_presets_build_probe_and_take_their_parameters() {
     );
     let calm = presets::lookup("starlink-moving:handover=none").unwrap();
     assert!(calm.slots.unwrap().handover.is_none());
+    // A busier cell and a server 20 ms beyond the PoP: every rate and RTT moves, the
+    // floor included, and the slots drawn keep their order.
+    let plain = presets::lookup("starlink-busy:slot-seed=4").unwrap();
+    let moved = presets::lookup("starlink-busy:slot-seed=4,rate-scale=0.5,rtt-add=20ms").unwrap();
+    assert_eq!(moved.base_rtt(), plain.base_rtt() + ms(20));
+    assert_eq!(
+        moved.down.rate.nominal_rate_bps(),
+        plain.down.rate.nominal_rate_bps() / 2
+    );
+    let (a, b) = (
+        schedule(&plain, 1, ms(60_000)),
+        schedule(&moved, 1, ms(60_000)),
+    );
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!(b.base_rtt, a.base_rtt + ms(20));
+        let half = a.down_rate_bps.unwrap() as f64 / 2.0;
+        assert!((b.down_rate_bps.unwrap() as f64 - half).abs() <= 1.0);
+    }
     for (bad, says) in [
         ("starlink-quiet:phase=15s", "below the interval"),
         ("starlink-quiet:phase=soon", "phase"),
@@ -533,6 +551,9 @@ fn the_starlink_presets_build_probe_and_take_their_parameters() {
         ("starlink-busy:handover=maybe", "none or on"),
         ("starlink-moving:queue=big", "queue"),
         ("starlink-moving:rate=10M", "unknown parameter"),
+        ("starlink-moving:rate-scale=0", "rate-scale"),
+        ("starlink-moving:rate-scale=many", "rate-scale"),
+        ("starlink-moving:rtt-add=2s", "at most 500ms"),
     ] {
         let e = presets::lookup(bad).unwrap_err().to_string();
         assert!(e.contains(says) && !e.contains('\n'), "{bad}: {e}");

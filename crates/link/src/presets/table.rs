@@ -305,7 +305,8 @@ pub fn table() -> String {
          (satquic sim -R)\n\
          Parameters (starlink-*): phase=<duration|random> (first slot boundary; random by\n   \
          default), slot-seed=<N> (the same slots in every run), queue=<size>,\n   \
-         up-queue=<size>, handover=none, e.g. starlink-moving:phase=4s,slot-seed=7\n",
+         up-queue=<size>, handover=none, rate-scale=<factor>, rtt-add=<duration>,\n   \
+         e.g. starlink-moving:phase=4s,slot-seed=7\n",
     );
     out
 }
