@@ -11,7 +11,7 @@
 use crate::random::{
     STREAM_JITTER, STREAM_PATH, derive_seed, mix64, stream_rng, uniform_from_hash,
 };
-use crate::slot::{Side, SlotClock, SlotSchedule};
+use crate::slot::{Leg, SlotClock, SlotSchedule};
 use crate::spec::DelaySpec;
 use crate::units::{Nanos, to_nanos};
 use rand::RngExt;
@@ -36,14 +36,14 @@ pub(crate) struct DelayProcess {
     jitter_max_ns: Nanos,
     oscillation: Option<Oscillation>,
     path_changes: Option<PathChanges>,
-    /// The link's slot schedule and which side of it this direction is.
-    slots: Option<(SlotSchedule, Side)>,
+    /// The link's slot schedule and which leg of it this direction is.
+    slots: Option<(SlotSchedule, Leg)>,
     rng: ChaCha8Rng,
     last_arrival: Nanos,
 }
 
 impl DelayProcess {
-    pub(crate) fn new(spec: &DelaySpec, seed: u64, slots: Option<(SlotSchedule, Side)>) -> Self {
+    pub(crate) fn new(spec: &DelaySpec, seed: u64, slots: Option<(SlotSchedule, Leg)>) -> Self {
         DelayProcess {
             base_ns: to_nanos(spec.base),
             jitter_max_ns: spec.jitter.as_ref().map_or(0, |j| to_nanos(j.max)),
@@ -80,8 +80,8 @@ impl DelayProcess {
             let extra = uniform_from_hash(mix64(p.seed ^ mix64(p.clock.index(t))), p.max_extra_ns);
             d = d.saturating_add(extra);
         }
-        if let Some((s, side)) = &self.slots {
-            d = d.saturating_add(s.extra_ns(*side, s.clock().index(t)));
+        if let Some((s, leg)) = &self.slots {
+            d = d.saturating_add(s.extra_ns(*leg, s.clock().index(t)));
         }
         d
     }

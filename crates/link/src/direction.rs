@@ -17,7 +17,7 @@ use crate::error::LinkError;
 use crate::loss::LossProcess;
 use crate::random::{STREAM_AQM, STREAM_BURST_PACKETS, stream_rng};
 use crate::service::{Server, min_opt};
-use crate::slot::{Side, SlotSchedule};
+use crate::slot::{Leg, SlotSchedule};
 use crate::spec::{DirectionSpec, Discipline, QueueLimit, RateSpec};
 use crate::truth::{DropReason, GroundTruth, GroundTruthConfig};
 use crate::units::{Nanos, from_nanos, to_nanos};
@@ -207,13 +207,13 @@ impl<T> Direction<T> {
         Self::build(spec, seed, config, None)
     }
 
-    /// A direction of a path: with the link's slot schedule, if it has one, and the side
+    /// A direction of a path: with the link's slot schedule, if it has one, and the leg
     /// of it this direction is.
     pub(crate) fn build(
         spec: &DirectionSpec,
         seed: u64,
         config: GroundTruthConfig,
-        slots: Option<(SlotSchedule, Side)>,
+        slots: Option<(SlotSchedule, Leg)>,
     ) -> Result<Self, LinkError> {
         spec.validate()?;
         if matches!(spec.queue.limit, QueueLimit::Bdp(_)) {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::direction::Direction;
 use crate::error::LinkError;
 use crate::random::{STREAM_DOWN, STREAM_UP, derive_seed};
-use crate::slot::{Quantiles, Side, SlotRecord, SlotSchedule};
+use crate::slot::{Leg, Quantiles, SlotRecord, SlotSchedule};
 use crate::spec::{LinkSpec, RateSpec};
 use crate::truth::GroundTruthConfig;
 
@@ -25,8 +25,9 @@ pub struct Path<T> {
 #[derive(Debug, Clone)]
 struct PathSlots {
     schedule: SlotSchedule,
-    down_rate: Option<Quantiles>,
-    up_rate: Option<Quantiles>,
+    /// Each direction's leg and slotted rate.
+    down: (Leg, Option<Quantiles>),
+    up: (Leg, Option<Quantiles>),
 }
 
 impl<T> Path<T> {
@@ -46,26 +47,30 @@ impl<T> Path<T> {
         spec.validate()?;
         let resolved = spec.resolved();
         let schedule = SlotSchedule::of_link(&resolved, seed);
-        let side = |side| schedule.clone().map(|s| (s, side));
+        let leg = |leg| schedule.clone().map(|s| (s, leg));
+        let (down_leg, up_leg) = Leg::of_rates(
+            resolved.down.rate.nominal_rate_bps(),
+            resolved.up.rate.nominal_rate_bps(),
+        );
         Ok(Path {
             down: Direction::build(
                 &resolved.down,
                 derive_seed(seed, STREAM_DOWN),
                 config.clone(),
-                side(Side::Down),
+                leg(down_leg),
             )
             .map_err(|e| e.within("down"))?,
             up: Direction::build(
                 &resolved.up,
                 derive_seed(seed, STREAM_UP),
                 config,
-                side(Side::Up),
+                leg(up_leg),
             )
             .map_err(|e| e.within("up"))?,
             slots: schedule.map(|schedule| PathSlots {
                 schedule,
-                down_rate: slotted(&resolved.down.rate),
-                up_rate: slotted(&resolved.up.rate),
+                down: (down_leg, slotted(&resolved.down.rate)),
+                up: (up_leg, slotted(&resolved.up.rate)),
             }),
         })
     }
@@ -88,11 +93,11 @@ impl<T> Path<T> {
         (0..=last)
             .map(|k| {
                 let mut record = p.schedule.record(k);
-                let rate = |side, q: &Option<Quantiles>| {
-                    q.as_ref().map(|q| p.schedule.rate_bps(side, q, k))
+                let rate = |(leg, q): &(Leg, Option<Quantiles>)| {
+                    q.as_ref().map(|q| p.schedule.rate_bps(*leg, q, k))
                 };
-                record.down_rate_bps = rate(Side::Down, &p.down_rate);
-                record.up_rate_bps = rate(Side::Up, &p.up_rate);
+                record.down_rate_bps = rate(&p.down);
+                record.up_rate_bps = rate(&p.up);
                 record
             })
             .filter(|r| r.end > r.start)

@@ -40,8 +40,8 @@ pub(crate) const STREAM_SLOTS: u64 = 7;
 /// The slot schedule's draws, each keyed by slot index under its own stream.
 pub(crate) const STREAM_SLOT_PHASE: u64 = 0x51;
 pub(crate) const STREAM_SLOT_RTT: u64 = 0x52;
-pub(crate) const STREAM_SLOT_RATE_DOWN: u64 = 0x53;
-pub(crate) const STREAM_SLOT_RATE_UP: u64 = 0x54;
+pub(crate) const STREAM_SLOT_RATE_FORWARD: u64 = 0x53;
+pub(crate) const STREAM_SLOT_RATE_RETURN: u64 = 0x54;
 pub(crate) const STREAM_SLOT_SPIKE: u64 = 0x55;
 pub(crate) const STREAM_SLOT_SPIKE_LEN: u64 = 0x56;
 pub(crate) const STREAM_SLOT_OUTAGE: u64 = 0x57;

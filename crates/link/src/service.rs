@@ -11,7 +11,7 @@
 //! - *trace* (mahimahi): discrete delivery opportunities (see [`crate::trace`]).
 
 use crate::bod::Bod;
-use crate::slot::{Quantiles, Side, SlotSchedule};
+use crate::slot::{Leg, Quantiles, SlotSchedule};
 use crate::spec::{BodSpec, RateSpec};
 use crate::units::{NANOS_PER_SEC, Nanos};
 use std::collections::VecDeque;
@@ -32,7 +32,7 @@ pub(crate) enum RateFn {
     /// A rate drawn per slot of the link's schedule.
     Slotted {
         schedule: Box<SlotSchedule>,
-        side: Side,
+        leg: Leg,
         quantiles: Quantiles,
     },
 }
@@ -40,7 +40,7 @@ pub(crate) enum RateFn {
 impl RateFn {
     /// The rate function of `spec`; a slotted rate takes the link's schedule (validation
     /// makes sure it has one).
-    fn new(spec: &RateSpec, slots: Option<&(SlotSchedule, Side)>) -> Self {
+    fn new(spec: &RateSpec, slots: Option<&(SlotSchedule, Leg)>) -> Self {
         match spec {
             RateSpec::Constant { rate_bps } => RateFn::Constant(*rate_bps),
             RateSpec::Schedule {
@@ -55,10 +55,10 @@ impl RateFn {
                 repeat_ns: repeat_every.map(crate::units::to_nanos),
             },
             RateSpec::Slotted { quantiles } => {
-                let (schedule, side) = slots.expect("a slotted rate is built with its schedule");
+                let (schedule, leg) = slots.expect("a slotted rate is built with its schedule");
                 RateFn::Slotted {
                     schedule: Box::new(schedule.clone()),
-                    side: *side,
+                    leg: *leg,
                     quantiles: Quantiles::of_rates(quantiles),
                 }
             }
@@ -91,9 +91,9 @@ impl RateFn {
             }
             RateFn::Slotted {
                 schedule,
-                side,
+                leg,
                 quantiles,
-            } => schedule.rate_bps(*side, quantiles, schedule.clock().index(t)),
+            } => schedule.rate_bps(*leg, quantiles, schedule.clock().index(t)),
         }
     }
 
@@ -123,7 +123,7 @@ pub(crate) struct Outages(Box<SlotSchedule>);
 
 impl Outages {
     /// The outages of `slots`, if its schedule has any.
-    fn of(slots: Option<&(SlotSchedule, Side)>) -> Option<Self> {
+    fn of(slots: Option<&(SlotSchedule, Leg)>) -> Option<Self> {
         slots
             .filter(|(s, _)| s.has_outages())
             .map(|(s, _)| Outages(Box::new(s.clone())))
@@ -336,7 +336,7 @@ impl Server {
         spec: &RateSpec,
         bod: Option<&BodSpec>,
         seed: u64,
-        slots: Option<&(SlotSchedule, Side)>,
+        slots: Option<&(SlotSchedule, Leg)>,
     ) -> Self {
         match spec {
             RateSpec::MahimahiTrace {

@@ -12,7 +12,7 @@
 
 use crate::random::{
     STREAM_SLOT_LOSS, STREAM_SLOT_LOSS_LEN, STREAM_SLOT_OUTAGE, STREAM_SLOT_OUTAGE_LEN,
-    STREAM_SLOT_PHASE, STREAM_SLOT_RATE_DOWN, STREAM_SLOT_RATE_UP, STREAM_SLOT_RTT,
+    STREAM_SLOT_PHASE, STREAM_SLOT_RATE_FORWARD, STREAM_SLOT_RATE_RETURN, STREAM_SLOT_RTT,
     STREAM_SLOT_SPIKE, STREAM_SLOT_SPIKE_LEN, STREAM_SLOTS, derive_seed, mix64,
 };
 use crate::spec::{HandoverEvent, LinkSpec, RateQuantile, RttQuantile, SlotPhase, SlotSpec};
@@ -54,11 +54,25 @@ impl SlotClock {
     }
 }
 
-/// Which direction asks: the rate streams and the split of the slot RTT differ.
+/// Which leg of the path a direction is: the forward leg is the faster direction (down
+/// where both are as fast), the return leg the other. The rate streams and the split of
+/// the slot RTT go by leg, not by name, so that a link and its mirror (down and up
+/// swapped, `LinkSpec::mirrored`) draw the same slots for the same physical direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Side {
-    Down,
-    Up,
+pub(crate) enum Leg {
+    Forward,
+    Return,
+}
+
+impl Leg {
+    /// The legs of (down, up) for directions of these nominal rates.
+    pub(crate) fn of_rates(down_bps: u64, up_bps: u64) -> (Leg, Leg) {
+        if up_bps > down_bps {
+            (Leg::Return, Leg::Forward)
+        } else {
+            (Leg::Forward, Leg::Return)
+        }
+    }
 }
 
 /// A distribution given by quantile points, drawn by linear interpolation of its inverse.
@@ -190,21 +204,21 @@ impl SlotSchedule {
         }
     }
 
-    /// What slot `k` adds to `side`'s base delay: half the slot RTT above the floor
-    /// (down takes the smaller half of an odd nanosecond).
-    pub(crate) fn extra_ns(&self, side: Side, k: u64) -> Nanos {
+    /// What slot `k` adds to `leg`'s base delay: half the slot RTT above the floor (the
+    /// forward leg takes the smaller half of an odd nanosecond).
+    pub(crate) fn extra_ns(&self, leg: Leg, k: u64) -> Nanos {
         let extra = self.rtt_ns(k) - self.floor_down_ns - self.floor_up_ns;
-        match side {
-            Side::Down => extra / 2,
-            Side::Up => extra - extra / 2,
+        match leg {
+            Leg::Forward => extra / 2,
+            Leg::Return => extra - extra / 2,
         }
     }
 
-    /// Slot `k`'s rate for `side`, drawn from `quantiles`.
-    pub(crate) fn rate_bps(&self, side: Side, quantiles: &Quantiles, k: u64) -> u64 {
-        let stream = match side {
-            Side::Down => STREAM_SLOT_RATE_DOWN,
-            Side::Up => STREAM_SLOT_RATE_UP,
+    /// Slot `k`'s rate for `leg`, drawn from `quantiles`.
+    pub(crate) fn rate_bps(&self, leg: Leg, quantiles: &Quantiles, k: u64) -> u64 {
+        let stream = match leg {
+            Leg::Forward => STREAM_SLOT_RATE_FORWARD,
+            Leg::Return => STREAM_SLOT_RATE_RETURN,
         };
         quantiles.at(unit(self.seed, stream, k)).round() as u64
     }
@@ -345,8 +359,8 @@ mod tests {
         let mean = (0..n).map(|k| unit(7, STREAM_SLOT_RTT, k)).sum::<f64>() / n as f64;
         assert!((mean - 0.5).abs() < 0.01, "{mean}");
         assert_ne!(
-            unit(7, STREAM_SLOT_RATE_DOWN, 3),
-            unit(7, STREAM_SLOT_RATE_UP, 3)
+            unit(7, STREAM_SLOT_RATE_FORWARD, 3),
+            unit(7, STREAM_SLOT_RATE_RETURN, 3)
         );
         assert_eq!(unit(7, STREAM_SLOT_RTT, 3), unit(7, STREAM_SLOT_RTT, 3));
     }

@@ -156,7 +156,9 @@ pub enum RateSpec {
     },
     /// A new rate in every slot of the link's schedule ([`SlotSpec`], which the link must
     /// have), drawn from these quantiles: a fraction `p` of the slots have a rate of at
-    /// most `rate_bps`, linear in between. Sorted by `p`, from 0 to 1.
+    /// most `rate_bps`, linear in between. Sorted by `p`, from 0 to 1. The faster
+    /// direction and the slower one draw from streams of their own, so that a link and
+    /// its mirror give each physical direction the same rates.
     Slotted {
         /// The distribution of the per-slot rate.
         quantiles: Vec<RateQuantile>,

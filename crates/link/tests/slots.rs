@@ -567,17 +567,35 @@ fn a_mirror_is_an_involution_and_files_round_trip() {
         assert_eq!(spec.mirrored().mirrored(), spec.resolved(), "{}", case.name);
         let text = spec.to_toml_string().unwrap();
         assert_eq!(LinkSpec::from_toml_str(&text).unwrap(), spec, "{text}");
-        // The mirror crosses the same schedule the other way.
-        let a = schedule(&spec, 1, ms(60_000));
-        let b = schedule(&spec.mirrored(), 1, ms(60_000));
+        // The mirror crosses the same schedule the other way: the same slots, each
+        // physical direction with the same rates and delays (whatever the model's seed).
+        let a = Path::<()>::new(&spec, 1).unwrap();
+        let b = Path::<()>::new(&spec.mirrored(), 1).unwrap();
+        let (sa, sb) = (a.slots(ms(60_000)), b.slots(ms(60_000)));
         assert_eq!(
-            a.iter()
-                .map(|s| (s.start, s.base_rtt, s.outage))
+            sa.iter()
+                .map(|s| (
+                    s.start,
+                    s.base_rtt,
+                    s.outage,
+                    s.down_rate_bps,
+                    s.up_rate_bps
+                ))
                 .collect::<Vec<_>>(),
-            b.iter()
-                .map(|s| (s.start, s.base_rtt, s.outage))
+            sb.iter()
+                .map(|s| (
+                    s.start,
+                    s.base_rtt,
+                    s.outage,
+                    s.up_rate_bps,
+                    s.down_rate_bps
+                ))
                 .collect::<Vec<_>>()
         );
+        for t in (0..60).map(|s| ms(s * 1000 + 7)) {
+            assert_eq!(a.down.base_delay_at(t), b.up.base_delay_at(t));
+            assert_eq!(a.down.capacity_bps_at(t), b.up.capacity_bps_at(t));
+        }
     }
 }
 
