@@ -96,19 +96,7 @@ impl RateSpec {
                 }
                 Ok(())
             }
-            RateSpec::Slotted { quantiles } => {
-                check_quantiles("quantiles", quantiles.iter().map(|q| q.p))?;
-                for (i, q) in quantiles.iter().enumerate() {
-                    check_rate(&format!("quantiles[{i}].rate_bps"), q.rate_bps, false)?;
-                    if i > 0 && q.rate_bps < quantiles[i - 1].rate_bps {
-                        return Err(LinkError::invalid(
-                            format!("quantiles[{i}].rate_bps"),
-                            "must not be below the previous quantile's (rates grow with p)",
-                        ));
-                    }
-                }
-                Ok(())
-            }
+            RateSpec::Slotted { quantiles } => validate_slotted(quantiles),
             RateSpec::MahimahiTrace {
                 file,
                 timestamps_ms,
@@ -140,6 +128,21 @@ impl RateSpec {
             }
         }
     }
+}
+
+/// A slotted rate's quantiles: from p = 0 to 1, every rate above 0 and growing with p.
+fn validate_slotted(quantiles: &[super::RateQuantile]) -> Result<(), LinkError> {
+    check_quantiles("quantiles", quantiles.iter().map(|q| q.p))?;
+    for (i, q) in quantiles.iter().enumerate() {
+        check_rate(&format!("quantiles[{i}].rate_bps"), q.rate_bps, false)?;
+        if i > 0 && q.rate_bps < quantiles[i - 1].rate_bps {
+            return Err(LinkError::invalid(
+                format!("quantiles[{i}].rate_bps"),
+                "must not be below the previous quantile's (rates grow with p)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl SlotSpec {
