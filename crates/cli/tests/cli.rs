@@ -245,6 +245,23 @@ fn presets_print_a_slot_schedule_and_a_probe_of_a_starlink_link() {
     .unwrap();
     assert_eq!(probe["down_bps"].as_array().unwrap().len(), 20);
     assert!(probe["pings"].as_array().unwrap().len() > 1000);
+    // The relay takes the file and says what it holds.
+    let relay = ok(&[
+        "link",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "127.0.0.1:9",
+        "--link",
+        &file,
+        "--duration",
+        "200ms",
+        "-q",
+    ]);
+    assert!(
+        relay.contains("per slot") && relay.contains("base RTT from"),
+        "{relay}"
+    );
     usage_error(&["presets", "--slots", "geo-viasat"]);
     usage_error(&["presets", "--slots", "starlink-busy", "--for", "2d"]);
     usage_error(&["presets", "--probe", "starlink-busy:phase=20s"]);
