@@ -262,6 +262,10 @@ fn presets_print_a_slot_schedule_and_a_probe_of_a_starlink_link() {
         relay.contains("per slot") && relay.contains("base RTT from"),
         "{relay}"
     );
+    // And an emulated run crosses it.
+    let run: serde_json::Value =
+        serde_json::from_str(&ok(&["run", "--link", &file, "-n", "200K", "-J"])).unwrap();
+    assert_eq!(run["outcome"], "completed", "{run}");
     usage_error(&["presets", "--slots", "geo-viasat"]);
     usage_error(&["presets", "--slots", "starlink-busy", "--for", "2d"]);
     usage_error(&["presets", "--probe", "starlink-busy:phase=20s"]);
