@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The satellite grid: satquic and picoquic side by side on GEO paths drawn by a seed.
+"""The satellite grids: satquic (and picoquic) on GEO paths drawn by a seed, and satquic
+on Starlink-like LEO paths drawn by another (`--kind leo`).
 
-    scripts/grid.py generate [--seed 30]          # points.csv and link files (committed)
-    scripts/grid.py run --out DIR [--satquic BIN] [--variants satellite,bbr3,cubic]
+    scripts/grid.py generate [--kind geo|leo] [--seed 30|40] [--satquic BIN]   # points.csv and link files (committed)
+    scripts/grid.py run --out DIR [--kind geo|leo] [--satquic BIN] [--variants satellite,bbr3,cubic]
                         [--variant LABEL=CC[;KEY=VALUE...]] [--picoquic PICOQUIC_CT]
                         [--picoquic-cache DIR] [--jobs 2]
     scripts/grid.py explain DIR POINT [--variant satellite]   # where a point's time goes
-    scripts/grid.py report DIR                    # the CSV, tables, summary and heatmaps again
+    scripts/grid.py report DIR                    # the CSV, tables, summary (and heatmaps) again
 
 Every point runs both ways: a download on its link and an upload (`-R`) on its mirror.
 Each (point, direction) is one campaign (DIR/campaigns/pNN-down.toml, run by `satquic
@@ -15,6 +16,12 @@ ANCHOR_* overrides) runs the lossless points as client uploads, with its BBRv3
 (`satellite_basic`) and CUBIC (`satellite_cubic`); its results are cached by point and
 picoquic commit, since they do not change when satquic does. Run it under `nice -n 19`.
 See crates/lab/campaigns/grid/README.md for the definitions and the columns.
+
+The LEO grid (`--kind leo`, crates/lab/campaigns/leo-grid/README.md) has its points in
+grid_leo.py and its report in grid_leo_report.py and reuses the rest: one campaign per
+point and direction, the same variants, the same time cap rule. Its generation asks the
+satquic binary for the presets' tables, the link files and the slots behind each
+point's physical limit.
 """
 
 import argparse
@@ -32,13 +39,17 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import grid_explain  # noqa: E402
+import grid_leo  # noqa: E402
+import grid_leo_report  # noqa: E402
 import grid_picoquic  # noqa: E402
 import grid_points  # noqa: E402
 import grid_report  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 GRID_DIR = REPO / "crates/lab/campaigns/grid"
+LEO_GRID_DIR = REPO / "crates/lab/campaigns/leo-grid"
 DEFAULT_SEED = 30
+LEO_SEED = 40  # issue 40
 # Known variants: label -> the campaign's [[variant]] keys. Every variant runs with path
 # MTU discovery, as the profile and picoquic do, so the physical limit (full-size 1452-byte
 # datagrams) is the same for all and they differ in congestion control (and, for the
@@ -50,6 +61,7 @@ VARIANTS = {
     "bbr": {"cc": "bbr", "mtu_discovery": True},
 }
 DEFAULT_VARIANTS = "satellite,bbr3,cubic"
+LEO_VARIANTS = "satellite,cubic,bbr3,bbr"
 DIRECTIONS = ("down", "up")
 # A run's virtual time cap: this many times its physical limit, at least MIN_TIME_CAP_S.
 TIME_CAP_FACTOR = 4
@@ -85,17 +97,44 @@ def make_dir(flag, out, *subdirs):
         usage(f"{flag} {out}: cannot create it: {e.strerror or e}")
 
 
+class Kind:
+    """What differs between the GEO and the LEO grid: where its points live, how they are
+    read, the variants run by default and the report."""
+
+    def __init__(self, name):
+        leo = name == "leo"
+        self.name = name
+        self.dir = LEO_GRID_DIR if leo else GRID_DIR
+        self.seed = LEO_SEED if leo else DEFAULT_SEED
+        self.read_points = grid_leo.read_points if leo else grid_points.read_points
+        self.variants = LEO_VARIANTS if leo else DEFAULT_VARIANTS
+        self.report = grid_leo_report.report if leo else grid_report.report
+
+
+def run_kind(out):
+    """The kind of a run directory (`kind` file; GEO before the LEO grid existed)."""
+    f = pathlib.Path(out) / "kind"
+    return f.read_text().strip() if f.exists() else "geo"
+
+
 def cmd_generate(args):
-    out = output_dir("--out", args.out)
+    kind = Kind(args.kind)
+    out = output_dir("--out", args.out or kind.dir)
+    seed = kind.seed if args.seed is None else args.seed
+    satquic = executable("--satquic", args.satquic) if args.kind == "leo" else None
     make_dir("--out", out, "links")
-    points = grid_points.generate(args.seed)
     for old in (out / "links").glob("*.toml"):
         old.unlink()
-    for p in points:
-        for mirror in (False, True):
-            name = p.point + ("-mirror" if mirror else "")
-            (out / "links" / f"{name}.toml").write_text(grid_points.link_toml(p, args.seed, mirror))
-    grid_points.write_points(out / "points.csv", points)
+    if args.kind == "leo":
+        points = grid_leo.generate(seed, grid_leo.Satquic(satquic), out / "links")
+        grid_leo.write_points(out / "points.csv", points)
+    else:
+        points = grid_points.generate(seed)
+        for p in points:
+            for mirror in (False, True):
+                name = p.point + ("-mirror" if mirror else "")
+                (out / "links" / f"{name}.toml").write_text(grid_points.link_toml(p, seed, mirror))
+        grid_points.write_points(out / "points.csv", points)
     print(f"{len(points)} points, {2 * len(points)} link files in {out}")
 
 
@@ -133,11 +172,11 @@ def toml_value(v):
     return json.dumps(str(v))
 
 
-def campaign_toml(p, direction, variants):
+def campaign_toml(p, direction, variants, grid_dir=GRID_DIR):
     """The campaign of one point and direction: its link (or mirror), every variant, one
     transfer."""
     upload = direction == "up"
-    link = GRID_DIR / "links" / (p.point + ("-mirror" if upload else "") + ".toml")
+    link = grid_dir / "links" / (p.point + ("-mirror" if upload else "") + ".toml")
     phys = p.phys_up_s if upload else p.phys_down_s
     cap = max(MIN_TIME_CAP_S, int(TIME_CAP_FACTOR * phys) + 1)
     lines = [
@@ -200,7 +239,7 @@ def plan_tasks(args, points, variants, out):
     for p in points:
         for direction in args.directions:
             toml = out / "campaigns" / f"{p.point}-{direction}.toml"
-            toml.write_text(campaign_toml(p, direction, variants))
+            toml.write_text(campaign_toml(p, direction, variants, args.kind.dir))
             cost = len(variants) * (p.bytes + 2e6)
             tasks.append((cost, toml.stem, satquic_task(args.satquic, toml, out / "satquic" / toml.stem)))
     if args.pq:
@@ -216,12 +255,12 @@ def plan_tasks(args, points, variants, out):
     return tasks
 
 
-def check_campaign(satquic, p, direction, variants):
+def check_campaign(satquic, p, direction, variants, grid_dir=GRID_DIR):
     """`satquic campaign plan` refuses a bad variant (a cc spec, a key) in one line: say it
     once here, before anything is written into --out, rather than once per campaign."""
     with tempfile.TemporaryDirectory(prefix="grid-check-") as d:
         toml = pathlib.Path(d) / f"{p.point}-{direction}.toml"
-        toml.write_text(campaign_toml(p, direction, variants))
+        toml.write_text(campaign_toml(p, direction, variants, grid_dir))
         r = subprocess.run([str(satquic), "campaign", "plan", str(toml)], capture_output=True, text=True)
     if r.returncode != 0:
         why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "satquic campaign plan failed"
@@ -253,8 +292,13 @@ def check_run_args(args):
     the binaries, the directions, the workers, the variants and the points. Returns the
     result directory, the variants and the points."""
     out = output_dir("--out", args.out)
+    args.kind = Kind(args.kind)
+    if (out / "points.csv").exists() and run_kind(out) != args.kind.name:
+        usage(f"--out {args.out}: it holds a {run_kind(out)} grid run; give a new --out")
     args.satquic = executable("--satquic", args.satquic)
     args.pq = None
+    if args.picoquic and args.kind.name != "geo":
+        usage("--picoquic runs on the GEO grid only (picoquic's simulator has no LEO link)")
     if args.picoquic:
         args.pq = picoquic_runner(args)
     args.directions = [d.strip() for d in args.directions.split(",") if d.strip()]
@@ -262,14 +306,14 @@ def check_run_args(args):
         usage(f"--directions takes {' and '.join(DIRECTIONS)}")
     if args.jobs < 1:
         usage("--jobs must be at least 1")
-    variants = parse_variants(args.variants, args.variant)
-    points = grid_points.read_points(GRID_DIR / "points.csv")
+    variants = parse_variants(args.kind.variants if args.variants is None else args.variants, args.variant)
+    points = args.kind.read_points(args.kind.dir / "points.csv")
     if args.points:
         wanted = set(args.points.split(","))
         points = [p for p in points if p.point in wanted]
         if not points:
             usage(f"--points {args.points}: no such point")
-    check_campaign(args.satquic, points[0], args.directions[0], variants)
+    check_campaign(args.satquic, points[0], args.directions[0], variants, args.kind.dir)
     return out, variants, points
 
 
@@ -277,7 +321,8 @@ def cmd_run(args):
     out, variants, points = check_run_args(args)
     make_dir("--out", out)
     check_binary(out, args.satquic)
-    shutil.copyfile(GRID_DIR / "points.csv", out / "points.csv")
+    (out / "kind").write_text(args.kind.name + "\n")
+    shutil.copyfile(args.kind.dir / "points.csv", out / "points.csv")
     (out / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
     tasks = plan_tasks(args, points, variants, out)
     t0 = time.monotonic()
@@ -291,7 +336,7 @@ def cmd_run(args):
     cpu = sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_CHILDREN, resource.RUSAGE_SELF)))
     (out / "wall.json").write_text(json.dumps({"wall_s": wall, "cpu_s": cpu, "jobs": args.jobs, "tasks": len(tasks)}) + "\n")
     print(f"grid run: {wall:.0f} s wall, {cpu:.0f} s CPU", file=sys.stderr)
-    grid_report.report(out)
+    args.kind.report(out)
 
 
 def run_dir(path):
@@ -303,20 +348,32 @@ def run_dir(path):
 
 
 def cmd_report(args):
-    grid_report.report(run_dir(args.dir))
+    out = run_dir(args.dir)
+    Kind(run_kind(out)).report(out)
+
+
+def cmd_explain(args):
+    out = run_dir(args.dir)
+    if run_kind(out) != "geo":
+        usage(f"{args.dir}: explain reads GEO grid runs (its window analysis assumes a constant path)")
+    grid_explain.explain(out, args.point, args.variant)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    kinds = ("geo", "leo")
     g = sub.add_parser("generate", help="draw the points and write their link files")
-    g.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    g.add_argument("--out", default=str(GRID_DIR))
+    g.add_argument("--kind", choices=kinds, default="geo")
+    g.add_argument("--seed", type=int, help=f"default {DEFAULT_SEED} (geo), {LEO_SEED} (leo)")
+    g.add_argument("--out", help="default: the kind's folder under crates/lab/campaigns")
+    g.add_argument("--satquic", default=str(REPO / "target/release/satquic"), help="leo: the binary asked for tables and slots")
     r = sub.add_parser("run", help="run the grid and write the report")
+    r.add_argument("--kind", choices=kinds, default="geo")
     r.add_argument("--out", required=True, help="result directory (one per satquic build)")
     r.add_argument("--satquic", default=str(REPO / "target/release/satquic"))
-    r.add_argument("--variants", default=DEFAULT_VARIANTS,
-                   help=f"comma-separated, of {', '.join(VARIANTS)} (default {DEFAULT_VARIANTS}; '' for none)")
+    r.add_argument("--variants",
+                   help=f"comma-separated, of {', '.join(VARIANTS)} (default {DEFAULT_VARIANTS}, leo {LEO_VARIANTS}; '' for none)")
     r.add_argument("--variant", action="append", default=[], metavar="LABEL=CC[;KEY=VALUE...]",
                    help="another variant: a cc spec and campaign [[variant]] keys (repeatable)")
     r.add_argument("--directions", default="down,up")
@@ -334,7 +391,7 @@ def main():
     e.add_argument("dir")
     e.add_argument("point")
     e.add_argument("--variant", default="satellite")
-    e.set_defaults(fn=lambda a: grid_explain.explain(run_dir(a.dir), a.point, a.variant))
+    e.set_defaults(fn=cmd_explain)
     args = ap.parse_args()
     args.fn(args)
 

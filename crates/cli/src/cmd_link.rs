@@ -179,6 +179,7 @@ fn link_spec(args: &Args) -> Result<Option<LinkSpec>, Failure> {
                 source: String::new(),
                 down: d.clone(),
                 up: d,
+                slots: None,
             }
         }
     };
@@ -417,11 +418,25 @@ fn write_summary<T>(
 }
 
 fn link_text(l: &LinkSpec) -> String {
+    let rate = |r: &satquic_link::RateSpec| match r {
+        // A slotted rate changes every slot: its range, not its largest value.
+        satquic_link::RateSpec::Slotted { quantiles } => format!(
+            "{}-{} per slot",
+            satquic_link::units::format_rate_bps(quantiles.first().map_or(0, |q| q.rate_bps)),
+            satquic_link::units::format_rate_bps(r.nominal_rate_bps())
+        ),
+        other => satquic_link::units::format_rate_bps(other.nominal_rate_bps()),
+    };
+    let rtt = if l.slots.as_ref().is_some_and(|s| !s.rtt.is_empty()) {
+        "base RTT from"
+    } else {
+        "base RTT"
+    };
     format!(
-        "{} (down {}, up {}; base RTT {})",
+        "{} (down {}, up {}; {rtt} {})",
         l.name,
-        satquic_link::units::format_rate_bps(l.down.rate.nominal_rate_bps()),
-        satquic_link::units::format_rate_bps(l.up.rate.nominal_rate_bps()),
+        rate(&l.down.rate),
+        rate(&l.up.rate),
         satquic_link::units::format_duration(l.base_rtt()),
     )
 }

@@ -1,15 +1,51 @@
-//! `satquic presets`: the link presets as a table, or one preset as TOML.
+//! `satquic presets`: the link presets as a table, one preset as TOML, a link's slot
+//! schedule as CSV (`--slots`), or how a link looks to pings and a saturating sender as
+//! JSON (`--probe`; logic in satquic-link's `probe`).
+
+use std::time::Duration;
+
+use satquic_link::probe::{ProbeConfig, probe};
+use satquic_link::{LinkSpec, Path, SlotRecord};
+use satquic_run::resolve_link;
 
 use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Print this preset as a TOML link file (a starting point for custom links).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["slots", "probe"])]
     toml: Option<String>,
+    /// Print the slot schedule of a link (preset or TOML file) as CSV, one row per slot:
+    /// its span, base RTT, slotted rates and what its boundary brings.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with = "probe")]
+    slots: Option<String>,
+    /// Probe a link (preset or TOML file) as a measurement would and print JSON: idle
+    /// pings (send time, RTT or null if lost), the capacity each way per second, and its
+    /// slots.
+    #[arg(long, value_name = "PRESET|FILE")]
+    probe: Option<String>,
+    /// With --slots or --probe: how long (seconds, or `10min`, `1h`).
+    #[arg(long = "for", value_name = "DURATION", default_value = "10min")]
+    span: String,
+    /// With --slots or --probe: the seed the link model is built with (a link whose
+    /// `[slots]` has a `seed` draws the same slots whatever this is).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// With --probe: time between pings (the Starlink-on-the-Autobahn traces': 14.5ms).
+    #[arg(long, value_name = "DURATION", default_value = "14.5ms")]
+    ping_interval: String,
 }
 
+/// Longest span of `--slots` and `--probe`: a day (a probe's pings take memory).
+const LONGEST_SPAN: Duration = Duration::from_secs(24 * 3600);
+
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(link) = &args.slots {
+        return print_slots(&resolve(link)?, &args);
+    }
+    if let Some(link) = &args.probe {
+        return print_probe(&resolve(link)?, &args);
+    }
     match args.toml {
         None => out!("{}", satquic_link::presets::table())?,
         Some(name) => {
@@ -21,5 +57,92 @@ pub fn run(args: Args) -> Result<(), Failure> {
             out!("{text}")?;
         }
     }
+    Ok(())
+}
+
+fn resolve(link: &str) -> Result<LinkSpec, Failure> {
+    resolve_link(link).map_err(Failure::Usage)
+}
+
+fn span(args: &Args) -> Result<Duration, Failure> {
+    crate::seconds::duration("--for", &args.span, crate::seconds::SHORTEST..=LONGEST_SPAN)
+}
+
+/// The columns of a slot row ([`slot_row`]).
+const SLOT_COLUMNS: &str =
+    "slot,start_s,end_s,base_rtt_ms,down_rate_bps,up_rate_bps,spike_ms,outage_ms,loss_ms,loss_plr";
+
+/// Milliseconds with microsecond precision, or empty.
+fn ms(d: Option<Duration>) -> String {
+    d.map_or(String::new(), |d| format!("{:.3}", d.as_secs_f64() * 1e3))
+}
+
+fn slot_row(s: &SlotRecord) -> String {
+    let rate = |r: Option<u64>| r.map_or(String::new(), |r| r.to_string());
+    format!(
+        "{},{:.6},{:.6},{},{},{},{},{},{},{}",
+        s.index,
+        s.start.as_secs_f64(),
+        s.end.as_secs_f64(),
+        ms(Some(s.base_rtt)),
+        rate(s.down_rate_bps),
+        rate(s.up_rate_bps),
+        ms(s.spike),
+        ms(s.outage),
+        ms(s.loss),
+        s.loss_plr
+    )
+}
+
+fn print_slots(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {
+    if spec.slots.is_none() {
+        return Err(Failure::Usage(format!(
+            "--slots {}: the link has no slot schedule ([slots])",
+            spec.name
+        )));
+    }
+    let until = span(args)?;
+    let path: Path<()> = Path::new(spec, args.seed).map_err(|e| Failure::Usage(e.to_string()))?;
+    outln!("{SLOT_COLUMNS}")?;
+    for s in path.slots(until) {
+        outln!("{}", slot_row(&s))?;
+    }
+    Ok(())
+}
+
+fn print_probe(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {
+    let config = ProbeConfig {
+        duration: span(args)?,
+        ping_interval: crate::seconds::duration(
+            "--ping-interval",
+            &args.ping_interval,
+            crate::seconds::SHORTEST..=crate::seconds::HOUR,
+        )?,
+        seed: args.seed,
+        ..ProbeConfig::default()
+    };
+    let report = probe(spec, &config).map_err(|e| Failure::Usage(e.to_string()))?;
+    let pings: Vec<serde_json::Value> = report
+        .pings
+        .iter()
+        .map(|p| {
+            serde_json::json!([
+                p.sent.as_secs_f64(),
+                p.rtt.map(|r| (r.as_secs_f64() * 1e6).round() / 1e3)
+            ])
+        })
+        .collect();
+    let slots: Vec<String> = report.slots.iter().map(slot_row).collect();
+    let json = serde_json::json!({
+        "link": spec.name,
+        "seed": args.seed,
+        "ping_interval_s": config.ping_interval.as_secs_f64(),
+        "pings": pings,
+        "down_bps": report.down_bps,
+        "up_bps": report.up_bps,
+        "slot_columns": SLOT_COLUMNS,
+        "slots": slots,
+    });
+    outln!("{json}")?;
     Ok(())
 }

@@ -207,6 +207,78 @@ fn presets_lists_every_preset_and_prints_toml() {
 }
 
 #[test]
+fn presets_print_a_slot_schedule_and_a_probe_of_a_starlink_link() {
+    let slots = ok(&[
+        "presets",
+        "--slots",
+        "starlink-moving:phase=5s,slot-seed=3",
+        "--for",
+        "50s",
+    ]);
+    let rows: Vec<&str> = slots.lines().collect();
+    assert!(
+        rows[0].starts_with("slot,start_s,end_s,base_rtt_ms,down_rate_bps"),
+        "{slots}"
+    );
+    // Slot 0 up to the first boundary at 5 s, then every 15 s: 0-5, 5-20, 20-35, 35-50.
+    assert_eq!(rows.len(), 5, "{slots}");
+    assert!(rows[2].starts_with("1,5.000000,20.000000,"), "{slots}");
+    // The same file as TOML runs in the simulator, and its schedule is its own.
+    let dir = TempDir::new("slots");
+    let file = dir.join("moving.toml");
+    let toml = ok(&["presets", "--toml", "starlink-moving:phase=5s,slot-seed=3"]);
+    std::fs::write(&file, toml).unwrap();
+    assert_eq!(
+        ok(&["presets", "--slots", &file, "--for", "50s", "--seed", "9"]),
+        slots
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["sim", "--link", &file, "-n", "1M", "-J"])).unwrap();
+    assert_eq!(v["variants"][0]["completed"], 1);
+    let probe: serde_json::Value = serde_json::from_str(&ok(&[
+        "presets",
+        "--probe",
+        "starlink-quiet",
+        "--for",
+        "20s",
+    ]))
+    .unwrap();
+    assert_eq!(probe["down_bps"].as_array().unwrap().len(), 20);
+    assert!(probe["pings"].as_array().unwrap().len() > 1000);
+    // The relay takes the file and says what it holds.
+    let relay = ok(&[
+        "link",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "127.0.0.1:9",
+        "--link",
+        &file,
+        "--duration",
+        "200ms",
+        "-q",
+    ]);
+    assert!(
+        relay.contains("per slot") && relay.contains("base RTT from"),
+        "{relay}"
+    );
+    // And an emulated run crosses it.
+    let run: serde_json::Value =
+        serde_json::from_str(&ok(&["run", "--link", &file, "-n", "200K", "-J"])).unwrap();
+    assert_eq!(run["outcome"], "completed", "{run}");
+    usage_error(&["presets", "--slots", "geo-viasat"]);
+    usage_error(&["presets", "--slots", "starlink-busy", "--for", "2d"]);
+    usage_error(&["presets", "--probe", "starlink-busy:phase=20s"]);
+    usage_error(&[
+        "presets",
+        "--probe",
+        "starlink-busy",
+        "--ping-interval",
+        "0s",
+    ]);
+}
+
+#[test]
 fn campaign_plans_runs_collects_and_report_draws_it() {
     help("campaign");
     help("report");

@@ -15,9 +15,10 @@ use crate::cross::CrossSource;
 use crate::delay::DelayProcess;
 use crate::error::LinkError;
 use crate::loss::LossProcess;
-use crate::random::{STREAM_AQM, stream_rng};
+use crate::random::{STREAM_AQM, STREAM_BURST_PACKETS, stream_rng};
 use crate::service::{Server, min_opt};
-use crate::spec::{DirectionSpec, Discipline, QueueLimit};
+use crate::slot::{Leg, SlotSchedule};
+use crate::spec::{DirectionSpec, Discipline, QueueLimit, RateSpec};
 use crate::truth::{DropReason, GroundTruth, GroundTruthConfig};
 use crate::units::{Nanos, from_nanos, to_nanos};
 use rand::RngExt;
@@ -160,6 +161,9 @@ pub struct Direction<T> {
     discipline: Discipline,
     aqm_rng: ChaCha8Rng,
     loss: LossProcess,
+    /// The link's slot schedule, for its loss bursts, with the stream of the per-packet
+    /// draws of a partial burst.
+    bursts: Option<(SlotSchedule, ChaCha8Rng)>,
     server: Server,
     delay: DelayProcess,
     /// Departed packets on their way to the far end, in arrival order.
@@ -194,6 +198,23 @@ impl<T> Direction<T> {
         seed: u64,
         config: GroundTruthConfig,
     ) -> Result<Self, LinkError> {
+        if matches!(spec.rate, RateSpec::Slotted { .. }) {
+            return Err(LinkError::invalid(
+                "rate",
+                "kind \"slotted\" needs the link's [slots] schedule; build a Path",
+            ));
+        }
+        Self::build(spec, seed, config, None)
+    }
+
+    /// A direction of a path: with the link's slot schedule, if it has one, and the leg
+    /// of it this direction is.
+    pub(crate) fn build(
+        spec: &DirectionSpec,
+        seed: u64,
+        config: GroundTruthConfig,
+        slots: Option<(SlotSchedule, Leg)>,
+    ) -> Result<Self, LinkError> {
         spec.validate()?;
         if matches!(spec.queue.limit, QueueLimit::Bdp(_)) {
             return Err(LinkError::invalid(
@@ -201,7 +222,7 @@ impl<T> Direction<T> {
                 "needs the path's base RTT; build a Path or resolve the LinkSpec first",
             ));
         }
-        let server = Server::new(&spec.rate, spec.bod.as_ref(), seed);
+        let server = Server::new(&spec.rate, spec.bod.as_ref(), seed, slots.as_ref());
         let truth = GroundTruth::new(
             config,
             server.initial_allocation(),
@@ -214,8 +235,11 @@ impl<T> Direction<T> {
             discipline: spec.queue.discipline,
             aqm_rng: stream_rng(seed, STREAM_AQM),
             loss: LossProcess::new(&spec.loss, seed),
+            bursts: slots
+                .as_ref()
+                .map(|(s, _)| (s.clone(), stream_rng(seed, STREAM_BURST_PACKETS))),
             server,
-            delay: DelayProcess::new(&spec.delay, seed),
+            delay: DelayProcess::new(&spec.delay, seed, slots),
             pipe: VecDeque::new(),
             now: 0,
             next_id: 0,
@@ -279,8 +303,12 @@ impl<T> Direction<T> {
     }
 
     /// Why a packet is dropped on arrival, if it is. Cross traffic skips the random loss
-    /// process, whose draws belong to the caller's packets.
+    /// processes (a handover's burst and the direction's own), whose draws belong to the
+    /// caller's packets.
     fn admission_drop(&mut self, now: Nanos, size_bytes: u32, cross: bool) -> Option<DropReason> {
+        if !cross && self.lost_in_burst(now) {
+            return Some(DropReason::BurstLoss);
+        }
         if !cross && let Some(reason) = self.loss.draw() {
             return Some(reason);
         }
@@ -311,6 +339,19 @@ impl<T> Direction<T> {
             return Some(DropReason::QueueFull);
         }
         None
+    }
+
+    /// True if a packet offered at `now` falls in a handover's loss burst and is lost
+    /// (always in a burst with `plr = 1`; a draw from the direction's stream below that).
+    fn lost_in_burst(&mut self, now: Nanos) -> bool {
+        let Some((schedule, rng)) = self.bursts.as_mut() else {
+            return false;
+        };
+        match schedule.loss_at(now) {
+            p if p >= 1.0 => true,
+            p if p > 0.0 => rng.random_bool(p),
+            _ => false,
+        }
     }
 
     /// Earliest time at which [`Self::poll_deliver`] may return a packet: the next arrival
@@ -389,6 +430,32 @@ impl<T> Direction<T> {
     /// Service rate at the latest time given, bit/s (`None` for a mahimahi trace).
     pub fn current_rate_bps(&self) -> Option<u64> {
         self.server.current_rate_bps(self.now)
+    }
+
+    /// The link's capacity at `t`, bit/s: its rate (constant, scheduled or the slot's),
+    /// 0 during a handover outage, before any BoD allocation. `None` for a mahimahi
+    /// trace, whose capacity is a sequence of opportunities, not a rate. A pure function
+    /// of `t`: it does not move the clock.
+    pub fn capacity_bps_at(&self, t: Duration) -> Option<u64> {
+        self.server.link_rate_bps(to_nanos(t))
+    }
+
+    /// Bytes the link can carry from `from` to `to` at [`Self::capacity_bps_at`]: what a
+    /// sender that kept the queue busy would get through (the physical limit of a
+    /// transfer integrates this). `None` for a mahimahi trace.
+    pub fn capacity_bytes_between(&self, from: Duration, to: Duration) -> Option<u64> {
+        self.server
+            .bits_between(to_nanos(from), to_nanos(to))
+            .map(|bits| u64::try_from(bits / 8).unwrap_or(u64::MAX))
+    }
+
+    /// The base (propagation) delay of a packet that leaves the bottleneck at `t`: the
+    /// base delay plus the path change's and the slot's extras, without oscillation,
+    /// jitter or a handover's hold. A packet's delay is at least this (FIFO order can
+    /// only add to it); [`Path::base_rtt_at`](crate::Path::base_rtt_at) sums the two
+    /// directions'.
+    pub fn base_delay_at(&self, t: Duration) -> Duration {
+        from_nanos(self.delay.base_delay(to_nanos(t)))
     }
 
     /// The queue limit (bytes or packets).

@@ -31,6 +31,12 @@
 //! - **Propagation** ([`DelaySpec`]): a base one-way delay plus optional per-packet jitter,
 //!   a sinusoidal oscillation and random steps at path changes. Delay variation never
 //!   reorders: `arrival = max(previous arrival, departure + delay)`.
+//! - **Slots** ([`SlotSpec`], LEO): a schedule both directions share. Each slot draws a
+//!   base RTT (added to the directions' delays) and, where a direction's rate is
+//!   `slotted`, its rate; each boundary may bring an RTT spike (a hold), an outage (no
+//!   service) and a loss burst. Every draw is a hash of (seed, slot), so
+//!   [`Path::base_rtt_at`], [`Direction::capacity_bps_at`] and [`Path::slots`] say what
+//!   any time holds without running the link.
 //!
 //! # Driving it
 //!
@@ -69,8 +75,10 @@
 //! - Packet sizes are what the caller passes; include header overhead there if wanted.
 //! - No corruption, duplication or reordering. Loss is at the link input only.
 //! - The BoD process is a stylised allocator calibrated to the RTT oscillation the seeds
-//!   report, not a model of Viasat's real scheduler; LEO and LTE presets are statistical
-//!   stand-ins (sinusoid + jitter + steps), not traces of those networks.
+//!   report, not a model of Viasat's real scheduler; the `leo` and `lte` presets are
+//!   statistical stand-ins (sinusoid + jitter + steps), not traces of those networks, and
+//!   the `starlink-*` presets draw slots from distributions fitted to public measurements
+//!   (capacity is constant within a slot; slots are independent of each other).
 //! - Time is kept in nanoseconds in a `u64`: about 584 years; later times are clamped.
 //!
 //! # Presets
@@ -89,8 +97,10 @@ pub mod file;
 mod loss;
 mod path;
 pub mod presets;
+pub mod probe;
 mod random;
 mod service;
+mod slot;
 mod spec;
 mod trace;
 mod truth;
@@ -105,11 +115,13 @@ pub use cross::{CrossTrafficSpec, DEFAULT_CROSS_PACKET_BYTES};
 pub use direction::{Admission, Counter, Delivered, Direction, DirectionStats};
 pub use error::LinkError;
 pub use path::Path;
+pub use slot::SlotRecord;
 pub use spec::{
     BdpRateOf, BodSpec, DEFAULT_OPPORTUNITY_BYTES, DelaySpec, DirectionSpec, Discipline,
-    JitterSpec, LinkSpec, LossSpec, MAX_DELAY, MAX_QUEUE_BDP, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS,
-    MAX_RATE_BPS, MIN_PERIOD, OscillationSpec, PathChangeSpec, QueueLimit, QueueSpec, RateSpec,
-    RateStep,
+    HandoverEvent, HandoverSpec, JitterSpec, LinkSpec, LossBurstSpec, LossSpec, MAX_DELAY,
+    MAX_QUEUE_BDP, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_RATE_BPS, MAX_SLOT, MIN_PERIOD,
+    OscillationSpec, PathChangeSpec, QueueLimit, QueueSpec, RateQuantile, RateSpec, RateStep,
+    RttQuantile, STARLINK_SLOT, SlotPhase, SlotSpec,
 };
 pub use trace::MahimahiTrace;
 pub use truth::{

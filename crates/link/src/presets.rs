@@ -12,6 +12,9 @@
 //! | `thesis-asym-<pct>` | 004 Table 6.3 | 20 Mbit/s down, 10/5/2/1/0.5/0.2 Mbit/s up, 300 ms |
 //! | `leo` | 003 Sec IV-A, Tables II-III | ~100 Mbit/s, min RTT 30 ms, 10 Hz RTT noise, path changes every 15 s |
 //! | `lte` | 003 Sec IV-A, Table II | min RTT 60 ms, 6 Hz RTT noise, varying capacity |
+//! | `starlink-quiet` | Laniewski et al. 2025; Mohan et al. 2024; Huston 2024 | 15 s slots, median 292 Mbit/s down, RTT ~21 ms, handover spikes and loss |
+//! | `starlink-busy` | Michel et al. 2022; Mohan et al. 2024; Starlink 2024 | 15 s slots, median 100 Mbit/s down, RTT ~50 ms, deep queues |
+//! | `starlink-moving` | Laniewski et al. 2025 (calibrated) | 15 s slots, median 219 Mbit/s down, RTT ~28 ms, handover outages and loss |
 //! | `sat-250-3` | picoquic `satellite_test.c` | 250 Mbit/s client to server, 3 Mbit/s back, 300 ms each way, no drops |
 //! | `sat-50-10` | picoquic `satellite_test.c` | 50 / 10 Mbit/s, otherwise as `sat-250-3` |
 //! | `sat-10-2` | picoquic `satellite_test.c` | 10 / 2 Mbit/s (and 20/2 as `sat-20-2`) |
@@ -27,6 +30,10 @@
 //! the same. The GEO presets take their down rate and gateway queue's shape: `rate=RATE`,
 //! `queue=SIZE`, `aqm-at=F`, `aqm-drop=P`, a thin return link: `up=RATE`, `up-queue=SIZE`,
 //! and random loss, `plr=P`. `leo` takes `queue=SIZE` (down) and `path-extra=DURATION`.
+//! The `starlink-*` presets take `phase=DURATION|random` (where the first slot boundary
+//! falls; random by default), `slot-seed=N` (the same slots whatever the run's seed),
+//! `queue=SIZE`, `up-queue=SIZE`, `handover=none` (no spikes, outages or loss bursts),
+//! `rate-scale=F` (every slot rate times F) and `rtt-add=DURATION` (a farther server).
 //! Every preset takes cross traffic, `cross=[Nx]RATE[:ON:OFF[:exp][:random]]` (N users of
 //! that shape; see [`crate::cross`]), or `cross=none` to remove a preset's own.
 //!
@@ -43,9 +50,13 @@ use crate::units::{format_duration, format_rate_bps, trim_float};
 use std::time::Duration;
 
 mod params;
+mod starlink;
 mod table;
 
-use params::{geo_params, leo_params, no_params, parse_params, sat_params, thesis_params};
+use params::{
+    geo_params, leo_params, no_params, parse_params, sat_params, starlink_params, thesis_params,
+};
+pub use starlink::{CASES as STARLINK_CASES, STARLINK_FLOOR_ONE_WAY, StarlinkCase};
 #[cfg(test)]
 use table::extra_text;
 pub use table::{TABLE_WIDTH, table};
@@ -88,6 +99,7 @@ pub fn names() -> Vec<String> {
     );
     v.push("leo".into());
     v.push("lte".into());
+    v.extend(starlink::CASES.iter().map(|c| c.name.to_string()));
     v.extend(PICOQUIC_SATELLITE.iter().map(|(n, ..)| n.to_string()));
     v
 }
@@ -162,6 +174,10 @@ pub fn lookup(name: &str) -> Result<LinkSpec, LinkError> {
         "qir-satloss" => no_params(base, &params, qir_satloss())?,
         "leo" => leo_params(base, &params, leo())?,
         "lte" => no_params(base, &params, lte())?,
+        other if starlink::case(other).is_some() => {
+            let case = starlink::case(other).expect("checked");
+            starlink_params(base, &params, case.link())?
+        }
         "thesis-sat" => thesis(thesis_sat)?,
         "thesis-terr" => thesis(thesis_terr)?,
         other if PICOQUIC_SATELLITE.iter().any(|(n, ..)| *n == other) => {
@@ -231,6 +247,7 @@ pub fn picoquic_satellite(
         source: "picoquic picoquictest/satellite_test.c".into(),
         down: dir(ret),
         up: dir(fwd),
+        slots: None,
     })
 }
 
@@ -281,6 +298,7 @@ pub fn geo_viasat() -> LinkSpec {
         source: "seed 000 Sec 4.2 + 4.5, seed 001 Sec III-IV".into(),
         down: direction(150 * MBPS, ms(300), viasat_queue(), LossSpec::None),
         up: direction(150 * MBPS, ms(300), viasat_queue(), LossSpec::None),
+        slots: None,
     }
 }
 
@@ -388,6 +406,7 @@ pub fn qir_terrestrial() -> LinkSpec {
         source: "seed 002 Sec III".into(),
         down: direction(20 * MBPS, ms(15), q(), LossSpec::None),
         up: direction(20 * MBPS, ms(15), q(), LossSpec::None),
+        slots: None,
     }
 }
 
@@ -404,6 +423,7 @@ pub fn qir_sat() -> LinkSpec {
         source: "seed 002 Sec III".into(),
         down: direction(20 * MBPS, ms(300), q(), LossSpec::None),
         up: direction(2 * MBPS, ms(300), q(), LossSpec::None),
+        slots: None,
     }
 }
 
@@ -453,6 +473,7 @@ fn thesis(
         source: "seed 004 Sec 5.3.1, Tables 6.1 + 6.3".into(),
         down: direction(down_bps, delay, q(), bernoulli(plr)),
         up: direction(up_bps, delay, q(), bernoulli(plr)),
+        slots: None,
     }
 }
 
@@ -554,6 +575,7 @@ pub fn leo() -> LinkSpec {
             bod: None,
             cross_traffic: None,
         },
+        slots: None,
     }
 }
 
@@ -608,6 +630,7 @@ pub fn lte() -> LinkSpec {
             bod: None,
             cross_traffic: None,
         },
+        slots: None,
     }
 }
 

@@ -35,5 +35,20 @@ pub(crate) const STREAM_JITTER: u64 = 3;
 pub(crate) const STREAM_PATH: u64 = 4;
 pub(crate) const STREAM_CROSS: u64 = 5;
 pub(crate) const STREAM_BOD: u64 = 6;
+/// The slot schedule's seed, where the link does not fix one.
+pub(crate) const STREAM_SLOTS: u64 = 7;
+/// The slot schedule's draws, each keyed by slot index under its own stream.
+pub(crate) const STREAM_SLOT_PHASE: u64 = 0x51;
+pub(crate) const STREAM_SLOT_RTT: u64 = 0x52;
+pub(crate) const STREAM_SLOT_RATE_FORWARD: u64 = 0x53;
+pub(crate) const STREAM_SLOT_RATE_RETURN: u64 = 0x54;
+pub(crate) const STREAM_SLOT_SPIKE: u64 = 0x55;
+pub(crate) const STREAM_SLOT_SPIKE_LEN: u64 = 0x56;
+pub(crate) const STREAM_SLOT_OUTAGE: u64 = 0x57;
+pub(crate) const STREAM_SLOT_OUTAGE_LEN: u64 = 0x58;
+pub(crate) const STREAM_SLOT_LOSS: u64 = 0x59;
+pub(crate) const STREAM_SLOT_LOSS_LEN: u64 = 0x5A;
+/// A direction's per-packet draws inside a partial loss burst.
+pub(crate) const STREAM_BURST_PACKETS: u64 = 0x5B;
 pub(crate) const STREAM_DOWN: u64 = 0xD0;
 pub(crate) const STREAM_UP: u64 = 0x0B;

@@ -1,7 +1,8 @@
 //! The bottleneck's server: how fast the head-of-line packet is transmitted.
 //!
 //! Two kinds:
-//! - *fluid* (constant or scheduled rate, optionally capped by a BoD allocation): the link
+//! - *fluid* (constant, scheduled or slotted rate, stopped during a slot schedule's
+//!   outages, optionally capped by a BoD allocation): the link
 //!   transmits `rate_bps` bits per second; a rate change in the middle of a packet applies
 //!   to the bits not yet sent. Arithmetic is exact: work is counted in bit-nanoseconds
 //!   per second (bits x 10^9), the departure is the first nanosecond at which the packet's
@@ -10,6 +11,7 @@
 //! - *trace* (mahimahi): discrete delivery opportunities (see [`crate::trace`]).
 
 use crate::bod::Bod;
+use crate::slot::{Leg, Quantiles, SlotSchedule};
 use crate::spec::{BodSpec, RateSpec};
 use crate::units::{NANOS_PER_SEC, Nanos};
 use std::collections::VecDeque;
@@ -27,10 +29,18 @@ pub(crate) enum RateFn {
         rates_bps: Vec<u64>,
         repeat_ns: Option<Nanos>,
     },
+    /// A rate drawn per slot of the link's schedule.
+    Slotted {
+        schedule: Box<SlotSchedule>,
+        leg: Leg,
+        quantiles: Quantiles,
+    },
 }
 
 impl RateFn {
-    fn new(spec: &RateSpec) -> Self {
+    /// The rate function of `spec`; a slotted rate takes the link's schedule (validation
+    /// makes sure it has one).
+    fn new(spec: &RateSpec, slots: Option<&(SlotSchedule, Leg)>) -> Self {
         match spec {
             RateSpec::Constant { rate_bps } => RateFn::Constant(*rate_bps),
             RateSpec::Schedule {
@@ -44,6 +54,14 @@ impl RateFn {
                 rates_bps: steps.iter().map(|s| s.rate_bps).collect(),
                 repeat_ns: repeat_every.map(crate::units::to_nanos),
             },
+            RateSpec::Slotted { quantiles } => {
+                let (schedule, leg) = slots.expect("a slotted rate is built with its schedule");
+                RateFn::Slotted {
+                    schedule: Box::new(schedule.clone()),
+                    leg: *leg,
+                    quantiles: Quantiles::of_rates(quantiles),
+                }
+            }
             RateSpec::MahimahiTrace { .. } => unreachable!("traces use TraceServer"),
         }
     }
@@ -71,6 +89,11 @@ impl RateFn {
                 let i = from_ns.partition_point(|&f| f <= local);
                 rates_bps[i.saturating_sub(1)]
             }
+            RateFn::Slotted {
+                schedule,
+                leg,
+                quantiles,
+            } => schedule.rate_bps(*leg, quantiles, schedule.clock().index(t)),
         }
     }
 
@@ -89,7 +112,32 @@ impl RateFn {
                     repeat_ns.map(|p| cycle_start.saturating_add(p))
                 }
             }
+            RateFn::Slotted { schedule, .. } => Some(schedule.next_boundary_after(t)),
         }
+    }
+}
+
+/// The outages of a link's slot schedule, which stop a fluid server whatever its rate.
+#[derive(Debug, Clone)]
+pub(crate) struct Outages(Box<SlotSchedule>);
+
+impl Outages {
+    /// The outages of `slots`, if its schedule has any.
+    fn of(slots: Option<&(SlotSchedule, Leg)>) -> Option<Self> {
+        slots
+            .filter(|(s, _)| s.has_outages())
+            .map(|(s, _)| Outages(Box::new(s.clone())))
+    }
+
+    /// The end of the outage `t` falls in, if any.
+    fn end(&self, t: Nanos) -> Option<Nanos> {
+        self.0.outage_end(t)
+    }
+
+    /// The next time the outage state may change after `t`: the end of the current
+    /// outage, else the next boundary (which may start one).
+    fn next_change_after(&self, t: Nanos) -> Nanos {
+        self.end(t).unwrap_or_else(|| self.0.next_boundary_after(t))
     }
 }
 
@@ -103,6 +151,8 @@ pub(crate) struct ChangeOutcome {
 #[derive(Debug, Clone)]
 pub(crate) struct FluidServer {
     rate: RateFn,
+    /// The slot schedule's outages, if it has any: no service during them.
+    outages: Option<Outages>,
     bod: Option<Bod>,
     /// Time up to which the head packet's service has been accounted.
     clock: Nanos,
@@ -115,8 +165,37 @@ pub(crate) struct FluidServer {
 }
 
 impl FluidServer {
+    /// The link's rate at `t` before any BoD allocation: 0 during an outage.
+    fn link_rate(&self, t: Nanos) -> u64 {
+        if self.outages.as_ref().is_some_and(|o| o.end(t).is_some()) {
+            0
+        } else {
+            self.rate.at(t)
+        }
+    }
+
+    /// The first time after `t` at which [`Self::link_rate`] may change.
+    fn next_link_change_after(&self, t: Nanos) -> Option<Nanos> {
+        min_opt(
+            self.rate.next_change_after(t),
+            self.outages.as_ref().map(|o| o.next_change_after(t)),
+        )
+    }
+
+    /// Bits the link can serve in `[from, to)` at [`Self::link_rate`].
+    fn bits_between(&self, from: Nanos, to: Nanos) -> u128 {
+        let mut bits = 0u128;
+        let mut t = from;
+        while t < to {
+            let end = self.next_link_change_after(t).unwrap_or(to).min(to);
+            bits += u128::from(self.link_rate(t)) * u128::from(end - t) / NANOS_PER_SEC as u128;
+            t = end;
+        }
+        bits
+    }
+
     fn effective_rate(&self, t: Nanos) -> u64 {
-        let base = self.rate.at(t);
+        let base = self.link_rate(t);
         match &self.bod {
             Some(b) => base.min(b.allocation_bps()),
             None => base,
@@ -173,7 +252,7 @@ impl FluidServer {
 
     fn refresh(&mut self, t: Nanos) {
         self.current_rate_bps = self.effective_rate(t);
-        self.next_step = self.rate.next_change_after(t);
+        self.next_step = self.next_link_change_after(t);
     }
 }
 
@@ -253,7 +332,12 @@ pub(crate) enum Server {
 }
 
 impl Server {
-    pub(crate) fn new(spec: &RateSpec, bod: Option<&BodSpec>, seed: u64) -> Self {
+    pub(crate) fn new(
+        spec: &RateSpec,
+        bod: Option<&BodSpec>,
+        seed: u64,
+        slots: Option<&(SlotSchedule, Leg)>,
+    ) -> Self {
         match spec {
             RateSpec::MahimahiTrace {
                 timestamps_ms,
@@ -270,7 +354,8 @@ impl Server {
             }),
             _ => {
                 let mut s = FluidServer {
-                    rate: RateFn::new(spec),
+                    rate: RateFn::new(spec, slots),
+                    outages: Outages::of(slots),
                     bod: bod.map(|b| Bod::new(b, spec.nominal_rate_bps(), seed)),
                     clock: 0,
                     head_remaining: 0,
@@ -379,6 +464,22 @@ impl Server {
         }
     }
 
+    /// The link's rate at `t` before any BoD allocation (trace: None).
+    pub(crate) fn link_rate_bps(&self, t: Nanos) -> Option<u64> {
+        match self {
+            Server::Fluid(f) => Some(f.link_rate(t)),
+            Server::Trace(_) => None,
+        }
+    }
+
+    /// Bits the link can serve in `[from, to)` before any BoD allocation (trace: None).
+    pub(crate) fn bits_between(&self, from: Nanos, to: Nanos) -> Option<u128> {
+        match self {
+            Server::Fluid(f) => Some(f.bits_between(from, to)),
+            Server::Trace(_) => None,
+        }
+    }
+
     /// Current BoD allocation.
     pub(crate) fn allocation_bps(&self) -> Option<u64> {
         match self {
@@ -426,7 +527,7 @@ mod tests {
             ],
             repeat_every: Some(Duration::from_nanos(300)),
         };
-        let r = RateFn::new(&spec);
+        let r = RateFn::new(&spec, None);
         assert_eq!(r.at(0), 10);
         assert_eq!(r.at(99), 10);
         assert_eq!(r.at(100), 20);
@@ -441,7 +542,8 @@ mod tests {
     #[test]
     fn fluid_head_finish_is_the_128_bit_quotient_rounded_up() {
         let server = |head_remaining: u128, rate_bps: u64| FluidServer {
-            rate: RateFn::new(&RateSpec::Constant { rate_bps }),
+            rate: RateFn::new(&RateSpec::Constant { rate_bps }, None),
+            outages: None,
             bod: None,
             clock: 1_000,
             head_remaining,

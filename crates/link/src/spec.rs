@@ -26,6 +26,10 @@
 //! `cross_traffic = { rate_bps = 50000000, on = "5s", off = "5s", exponential = true }`
 //! under `[down]` (`packet_bytes` defaults to 1500; without `on`/`off`, constant).
 //!
+//! A LEO link has a slot schedule, `[slots]` (`slots`): per-slot base RTT, a per-slot
+//! rate (`rate = { kind = "slotted", quantiles = [...] }`) and a handover at each
+//! boundary (an RTT spike, a short outage, a loss burst).
+//!
 //! Unknown fields are errors, durations are strings with a unit, rates are integers in
 //! bit/s, probabilities are fractions in `[0, 1]` (`plr = 0.01` is 1 %). The checks
 //! behind that, with their limits ([`MAX_RATE_BPS`] and the rest), are in `validate`.
@@ -37,7 +41,13 @@ use serde::{Deserialize, Serialize};
 use std::path::Path as FsPath;
 use std::time::Duration;
 
+mod slots;
 mod validate;
+
+pub use slots::{
+    HandoverEvent, HandoverSpec, LossBurstSpec, MAX_SLOT, RateQuantile, RttQuantile, STARLINK_SLOT,
+    SlotPhase, SlotSpec,
+};
 
 /// Largest accepted rate: 1 Tbit/s. Anything above is taken for a typo.
 pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
@@ -80,6 +90,10 @@ pub struct LinkSpec {
     pub down: DirectionSpec,
     /// Client -> server (ACKs of a download).
     pub up: DirectionSpec,
+    /// A slot schedule shared by both directions: per-slot base RTT and capacity and a
+    /// handover at each boundary (LEO; see [`SlotSpec`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<SlotSpec>,
 }
 
 /// One direction of a path.
@@ -139,6 +153,15 @@ pub enum RateSpec {
         /// Bytes one opportunity can carry (mahimahi: one MTU).
         #[serde(default = "default_opportunity_bytes")]
         opportunity_bytes: u32,
+    },
+    /// A new rate in every slot of the link's schedule ([`SlotSpec`], which the link must
+    /// have), drawn from these quantiles: a fraction `p` of the slots have a rate of at
+    /// most `rate_bps`, linear in between. Sorted by `p`, from 0 to 1. The faster
+    /// direction and the slower one draw from streams of their own, so that a link and
+    /// its mirror give each physical direction the same rates.
+    Slotted {
+        /// The distribution of the per-slot rate.
+        quantiles: Vec<RateQuantile>,
     },
 }
 
@@ -206,6 +229,8 @@ pub struct OscillationSpec {
 
 /// Path changes: at `first_at`, `first_at + interval`, ... the extra delay jumps to a new
 /// value drawn uniformly from `[0, max_extra]` (from the period before `first_at` on, too).
+/// A direction's own slot clock, on the same mechanism as the link's [`SlotSpec`] (which
+/// also draws rates and handovers, for both directions at once).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathChangeSpec {
@@ -462,12 +487,15 @@ impl RateSpec {
     }
 
     /// The rate used for BDP and as the BoD plan rate: the constant rate, the largest step
-    /// of a schedule, or the mean rate of a trace over one repetition. 0 for a trace that
-    /// has not been loaded yet.
+    /// of a schedule or of a slotted rate, or the mean rate of a trace over one
+    /// repetition. 0 for a trace that has not been loaded yet.
     pub fn nominal_rate_bps(&self) -> u64 {
         match self {
             RateSpec::Constant { rate_bps } => *rate_bps,
             RateSpec::Schedule { steps, .. } => steps.iter().map(|s| s.rate_bps).max().unwrap_or(0),
+            RateSpec::Slotted { quantiles } => {
+                quantiles.iter().map(|q| q.rate_bps).max().unwrap_or(0)
+            }
             RateSpec::MahimahiTrace {
                 timestamps_ms,
                 opportunity_bytes,
@@ -599,9 +627,15 @@ impl LinkSpec {
         })
     }
 
-    /// Minimum round-trip propagation delay: down base delay + up base delay.
+    /// Minimum round-trip propagation delay: down base delay + up base delay, or the
+    /// smallest slot RTT where the slot schedule draws one (it includes them).
     pub fn base_rtt(&self) -> Duration {
-        self.down.delay.base + self.up.delay.base
+        let floor = self.down.delay.base + self.up.delay.base;
+        let slot_min = self
+            .slots
+            .as_ref()
+            .and_then(|s| s.rtt.iter().map(|q| q.rtt).min());
+        slot_min.map_or(floor, |m| m.max(floor))
     }
 
     /// BDP in bytes for a rate: `rate_bps x base RTT / 8`.
@@ -672,6 +706,7 @@ mod tests {
             source: String::new(),
             down: d.clone(),
             up: d,
+            slots: None,
         };
         assert_eq!(
             spec.resolved_limit(&spec.down),

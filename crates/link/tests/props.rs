@@ -122,7 +122,7 @@ proptest! {
 
     #[test]
     fn no_input_sequence_panics_and_invariants_hold(
-        spec_index in 0usize..19,
+        spec_index in 0usize..64,
         seed in any::<u64>(),
         ops in prop::collection::vec(op(), 1..300),
     ) {
@@ -215,7 +215,7 @@ proptest! {
     ) {
         let mut d = DirectionSpec::simple(rate, Duration::from_nanos(delay_ns), QueueLimit::Bytes(limit));
         d.loss = LossSpec::Bernoulli { plr };
-        let spec = LinkSpec { name: "p".into(), description: String::new(), source: String::new(), down: d.clone(), up: d };
+        let spec = LinkSpec { name: "p".into(), description: String::new(), source: String::new(), down: d.clone(), up: d, slots: None };
         let back = LinkSpec::from_toml_str(&spec.to_toml_string().unwrap()).unwrap();
         prop_assert_eq!(back, spec);
     }

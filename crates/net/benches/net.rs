@@ -153,6 +153,7 @@ fn delay_error(rate_bps: u64) -> (u64, [Duration; 4], u64) {
         source: String::new(),
         down: d.clone(),
         up: d,
+        slots: None,
     };
     let relay = Relay::start(RelayOptions::new(
         loopback(),

@@ -21,6 +21,7 @@ fn scaled_link() -> LinkSpec {
         source: "test".into(),
         down: d.clone(),
         up: d,
+        slots: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn link(rate_bps: u64, delay: Duration, limit: QueueLimit, loss: LossSpec) -> Li
         source: String::new(),
         down: d.clone(),
         up: d,
+        slots: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn link() -> LinkSpec {
         source: "test".into(),
         down: d.clone(),
         up: d,
+        slots: None,
     }
 }
 

@@ -22,6 +22,7 @@ fn link(queue_bytes: u64) -> LinkSpec {
         source: String::new(),
         down: dir.clone(),
         up: dir,
+        slots: None,
     }
 }
 

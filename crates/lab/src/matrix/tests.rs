@@ -39,6 +39,35 @@ fn plans_every_pair_per_preset_cc_and_repetition() {
 }
 
 #[test]
+fn leo_presets_and_leo_grid_link_files_plan_like_any_link() {
+    let grid = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/campaigns/leo-grid/links/p07.toml"
+    );
+    let mut s = spec();
+    s.presets = vec![
+        "starlink-moving".into(),
+        "starlink-busy:phase=3s,slot-seed=7".into(),
+        grid.into(),
+    ];
+    let runs = plan(&s, &AdapterFile::builtin()).unwrap();
+    // Per link: 4 pairs, 2 repetitions.
+    assert_eq!(runs.len(), 3 * 4 * 2);
+    assert!(
+        runs[8].run_id.starts_with("starlink-busy"),
+        "{}",
+        runs[8].run_id
+    );
+    // A row reads its link's rates like any other: the largest slot rate is the nominal.
+    let link = satquic_run::resolve_link(grid).unwrap();
+    let r = row(&s, &runs[16], &link);
+    assert_eq!(r.down_rate_bps, link.down.rate.nominal_rate_bps());
+    s.presets = vec!["starlink-moving:phase=16s".into()];
+    let e = plan(&s, &AdapterFile::builtin()).unwrap_err().to_string();
+    assert!(e.contains("phase") && !e.contains('\n'), "{e}");
+}
+
+#[test]
 fn tcp_variants_run_once_per_preset_and_repetition_whatever_the_ccs() {
     let mut s = spec();
     s.impls = vec![

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{RETURN_BUFFER, bernoulli};
 use crate::error::LinkError;
-use crate::spec::{Discipline, LinkSpec, QueueLimit, QueueSpec, RateSpec};
+use crate::spec::{Discipline, HandoverSpec, LinkSpec, QueueLimit, QueueSpec, RateSpec, SlotPhase};
 
 /// A parameter error of `preset`, from its message.
 fn param_error(preset: &str) -> impl Fn(String) -> LinkError + '_ {
@@ -58,7 +58,7 @@ pub(super) fn no_params(
         Some((k, _)) => Err(LinkError::PresetParameter {
             preset: preset.to_string(),
             message: format!(
-                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat, geo-viasat-bod, leo, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
+                "takes no parameters but cross and cross-up (got {k:?}); parameterised presets: geo-viasat, geo-viasat-bod, leo, starlink-*, thesis-sat, thesis-terr, thesis-asym-<pct>, sat-*"
             ),
         }),
     }
@@ -270,6 +270,94 @@ pub(super) fn leo_params(
             other => {
                 return Err(err(format!(
                     "unknown parameter {other:?}; valid parameters: queue, path-extra, cross, cross-up"
+                )));
+            }
+        }
+    }
+    spec.validate().map_err(|e| err(e.to_string()))?;
+    Ok(spec)
+}
+
+/// The factors `rate-scale=` takes: a cell ten times busier or emptier is as far as a
+/// factor means anything (the rates' own spread is about that).
+pub const RATE_SCALE: std::ops::RangeInclusive<f64> = 0.1..=10.0;
+
+/// The most `rtt-add=` adds: a server on another continent (half a second of RTT).
+pub const MAX_RTT_ADD: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The `starlink-*` presets' parameters: `phase=DURATION|random` (where the first slot
+/// boundary falls after the start; [`SlotPhase`]), `slot-seed=N` (the schedule's own
+/// seed: the same slots in every run), `queue=SIZE` and `up-queue=SIZE` (the gateway's
+/// and the dish's buffers), `handover=none` (boundaries bring no spike, outage or loss,
+/// to see what the slots alone do; `handover=on` keeps them), `rate-scale=F` (every slot
+/// rate of both directions times F, a busier or emptier cell; [`RATE_SCALE`]) and
+/// `rtt-add=DURATION` (a server that far beyond the PoP: every slot RTT and the floor
+/// grow by it, half each way; at most [`MAX_RTT_ADD`]).
+pub(super) fn starlink_params(
+    preset: &str,
+    params: &[(String, String)],
+    mut spec: LinkSpec,
+) -> Result<LinkSpec, LinkError> {
+    let err = param_error(preset);
+    fn slots(spec: &mut LinkSpec) -> &mut crate::spec::SlotSpec {
+        spec.slots.as_mut().expect("a starlink preset has slots")
+    }
+    for (k, v) in params {
+        match k.as_str() {
+            "phase" => slots(&mut spec).phase = param_value(preset, k, v, SlotPhase::parse)?,
+            "slot-seed" => {
+                slots(&mut spec).seed = Some(param_value(preset, k, v, |t| {
+                    t.parse::<u64>()
+                        .map_err(|_| format!("a whole number from 0 to {}, got {t:?}", u64::MAX))
+                })?)
+            }
+            "queue" => {
+                let bytes = param_value(preset, k, v, crate::units::parse_size)?;
+                spec.down.queue.limit = QueueLimit::Bytes(bytes);
+            }
+            "up-queue" => {
+                let bytes = param_value(preset, k, v, crate::units::parse_size)?;
+                spec.up.queue.limit = QueueLimit::Bytes(bytes);
+            }
+            "rate-scale" => {
+                let f = param_value(preset, k, v, |t| match t.parse::<f64>() {
+                    Ok(f) if RATE_SCALE.contains(&f) => Ok(f),
+                    _ => Err(format!(
+                        "a factor from {} to {}, got {t:?}",
+                        RATE_SCALE.start(),
+                        RATE_SCALE.end()
+                    )),
+                })?;
+                for d in [&mut spec.down, &mut spec.up] {
+                    if let RateSpec::Slotted { quantiles } = &mut d.rate {
+                        for q in quantiles.iter_mut() {
+                            q.rate_bps = ((q.rate_bps as f64 * f).round() as u64).max(1);
+                        }
+                    }
+                }
+            }
+            "rtt-add" => {
+                let add = param_value(preset, k, v, crate::units::parse_duration)?;
+                if add > MAX_RTT_ADD {
+                    return Err(err(format!(
+                        "rtt-add is at most {}, got {v}",
+                        crate::units::format_duration(MAX_RTT_ADD)
+                    )));
+                }
+                spec.down.delay.base += add / 2;
+                spec.up.delay.base += add - add / 2;
+                for q in slots(&mut spec).rtt.iter_mut() {
+                    q.rtt += add;
+                }
+            }
+            "handover" => match v.as_str() {
+                "none" => slots(&mut spec).handover = HandoverSpec::default(),
+                "on" => {}
+                _ => return Err(err(format!("handover is none or on, got {v:?}"))),
+            },
+            other => {
+                return Err(err(format!(
+                    "unknown parameter {other:?}; valid parameters: phase, slot-seed, queue, up-queue, handover, rate-scale, rtt-add, cross, cross-up"
                 )));
             }
         }

@@ -6,7 +6,10 @@
 use std::time::Duration;
 
 use super::all;
-use crate::spec::{DelaySpec, DirectionSpec, Discipline, LinkSpec, LossSpec, QueueLimit, RateSpec};
+use crate::spec::{
+    DelaySpec, DirectionSpec, Discipline, HandoverEvent, LinkSpec, LossSpec, QueueLimit,
+    RateQuantile, RateSpec, SlotPhase, SlotSpec,
+};
 use crate::units::{format_bytes, format_rate_bps, trim_float};
 
 fn rate_text(spec: &RateSpec) -> String {
@@ -20,7 +23,80 @@ fn rate_text(spec: &RateSpec) -> String {
         RateSpec::MahimahiTrace { .. } => {
             format!("trace ~{}", format_rate_bps(spec.nominal_rate_bps()))
         }
+        RateSpec::Slotted { quantiles } => format!("~{}", format_rate_bps(median_rate(quantiles))),
     }
+}
+
+/// The median of a slotted rate, to the Mbit/s above 10 Mbit/s (a column, not a value).
+fn median_rate(quantiles: &[RateQuantile]) -> u64 {
+    let bps = crate::slot::Quantiles::of_rates(quantiles).at(0.5);
+    if bps >= 1e7 {
+        (bps / 1e6).round() as u64 * 1_000_000
+    } else {
+        bps.round() as u64
+    }
+}
+
+/// A handover event for people: `60% 100-500 ms` (no percentage when it is always).
+fn event_text(e: &HandoverEvent) -> String {
+    let chance = if e.probability >= 1.0 {
+        String::new()
+    } else {
+        format!("{}% ", trim_float(e.probability * 100.0))
+    };
+    format!(
+        "{chance}{}-{}",
+        trim_float(e.min.as_secs_f64() * 1e3),
+        ms_text(e.max)
+    )
+}
+
+/// A slot schedule for people: its interval and phase, the slot RTT, the slotted rates'
+/// medians and what a boundary brings.
+fn slots_text(spec: &LinkSpec, slots: &SlotSpec) -> Vec<String> {
+    let phase = match slots.phase {
+        SlotPhase::Random => "random phase".to_string(),
+        SlotPhase::At(d) => format!("first at {}", ms_text(d)),
+    };
+    let mut parts = vec![format!("slots {} ({phase})", ms_text(slots.interval))];
+    if let (Some(lo), Some(hi)) = (slots.rtt.first(), slots.rtt.last()) {
+        let median = crate::slot::Quantiles::of_rtts(&slots.rtt).at(0.5) / 1e6;
+        parts.push(format!(
+            "slot RTT {}-{} (median {} ms)",
+            trim_float(lo.rtt.as_secs_f64() * 1e3),
+            ms_text(hi.rtt),
+            trim_float((median * 10.0).round() / 10.0)
+        ));
+    }
+    for (name, d) in [("down", &spec.down), ("up", &spec.up)] {
+        if let RateSpec::Slotted { quantiles } = &d.rate {
+            let lo = quantiles.first().map_or(0, |q| q.rate_bps);
+            parts.push(format!(
+                "{name} {}-{} per slot",
+                trim_mbps(lo),
+                format_rate_bps(d.rate.nominal_rate_bps())
+            ));
+        }
+    }
+    let h = &slots.handover;
+    if let Some(e) = &h.spike {
+        parts.push(format!("spike {}", event_text(e)));
+    }
+    if let Some(e) = &h.outage {
+        parts.push(format!("outage {}", event_text(e)));
+    }
+    if let Some(l) = &h.loss {
+        let plr = if l.plr >= 1.0 {
+            String::new()
+        } else {
+            format!(" at {}%", trim_float(l.plr * 100.0))
+        };
+        parts.push(format!("loss burst {}{plr}", event_text(&l.event())));
+    }
+    if let Some(seed) = slots.seed {
+        parts.push(format!("slot seed {seed}"));
+    }
+    parts
 }
 
 fn trim_mbps(bps: u64) -> String {
@@ -60,6 +136,9 @@ fn variation_text(d: &DelaySpec) -> Vec<String> {
 
 pub(super) fn extra_text(spec: &LinkSpec) -> String {
     let mut parts = Vec::new();
+    if let Some(slots) = &spec.slots {
+        parts.extend(slots_text(spec, slots));
+    }
     if spec.down.bod.is_some() {
         parts.push("BoD down".to_string());
     }
@@ -223,7 +302,11 @@ pub fn table() -> String {
          (default 1), plr=<fraction> (default 0), e.g. thesis-sat:buffer=0.5,plr=0.001\n\
          Parameters (sat-*): loss=<N> (1 packet in N, picoquic's pattern),\n   \
          jitter=<duration>, e.g. sat-250-3:loss=64; the client sends on these links\n   \
-         (satquic sim -R)\n",
+         (satquic sim -R)\n\
+         Parameters (starlink-*): phase=<duration|random> (first slot boundary; random by\n   \
+         default), slot-seed=<N> (the same slots in every run), queue=<size>,\n   \
+         up-queue=<size>, handover=none, rate-scale=<factor>, rtt-add=<duration>,\n   \
+         e.g. starlink-moving:phase=4s,slot-seed=7\n",
     );
     out
 }

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use super::{
-    BodSpec, DelaySpec, DirectionSpec, Discipline, LinkSpec, LossSpec, MAX_DELAY, MAX_QUEUE_BDP,
-    MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_RATE_BPS, MIN_PERIOD, MIN_QUEUE_BYTES, QueueLimit,
-    QueueSpec, RateSpec,
+    BodSpec, DelaySpec, DirectionSpec, Discipline, HandoverEvent, LinkSpec, LossSpec, MAX_DELAY,
+    MAX_QUEUE_BDP, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS, MAX_RATE_BPS, MAX_SLOT, MIN_PERIOD,
+    MIN_QUEUE_BYTES, QueueLimit, QueueSpec, RateSpec, SlotPhase, SlotSpec,
 };
 use crate::error::LinkError;
 use crate::trace::MahimahiTrace;
@@ -96,6 +96,7 @@ impl RateSpec {
                 }
                 Ok(())
             }
+            RateSpec::Slotted { quantiles } => validate_slotted(quantiles),
             RateSpec::MahimahiTrace {
                 file,
                 timestamps_ms,
@@ -126,6 +127,121 @@ impl RateSpec {
                     .map_err(|e| LinkError::invalid("timestamps_ms", e.to_string()))
             }
         }
+    }
+}
+
+/// A slotted rate's quantiles: from p = 0 to 1, every rate above 0 and growing with p.
+fn validate_slotted(quantiles: &[super::RateQuantile]) -> Result<(), LinkError> {
+    check_quantiles("quantiles", quantiles.iter().map(|q| q.p))?;
+    for (i, q) in quantiles.iter().enumerate() {
+        check_rate(&format!("quantiles[{i}].rate_bps"), q.rate_bps, false)?;
+        if i > 0 && q.rate_bps < quantiles[i - 1].rate_bps {
+            return Err(LinkError::invalid(
+                format!("quantiles[{i}].rate_bps"),
+                "must not be below the previous quantile's (rates grow with p)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl SlotSpec {
+    /// Checks the schedule of a link whose directions have these base delays (the floor
+    /// of the slot RTT).
+    pub(super) fn validate(&self, floor: Duration) -> Result<(), LinkError> {
+        if self.interval < MIN_PERIOD || self.interval > MAX_SLOT {
+            return Err(LinkError::invalid(
+                "interval",
+                format!(
+                    "is {}; a slot lasts from {} to {}",
+                    format_duration(self.interval),
+                    format_duration(MIN_PERIOD),
+                    format_duration(MAX_SLOT)
+                ),
+            ));
+        }
+        if let SlotPhase::At(phase) = self.phase
+            && phase >= self.interval
+        {
+            return Err(LinkError::invalid(
+                "phase",
+                format!(
+                    "is {}; it must be below the interval ({}), or \"random\"",
+                    format_duration(phase),
+                    format_duration(self.interval)
+                ),
+            ));
+        }
+        self.validate_rtt(floor)?;
+        let h = &self.handover;
+        for (name, event) in [
+            ("spike", h.spike),
+            ("outage", h.outage),
+            ("loss", h.loss.map(|l| l.event())),
+        ] {
+            if let Some(e) = event {
+                e.validate(self.interval)
+                    .map_err(|e| e.within(&format!("handover.{name}")))?;
+            }
+        }
+        if let Some(l) = &h.loss {
+            check_probability("handover.loss.plr", l.plr)?;
+        }
+        Ok(())
+    }
+
+    fn validate_rtt(&self, floor: Duration) -> Result<(), LinkError> {
+        if self.rtt.is_empty() {
+            return Ok(());
+        }
+        check_quantiles("rtt", self.rtt.iter().map(|q| q.p))?;
+        for (i, q) in self.rtt.iter().enumerate() {
+            check_delay(&format!("rtt[{i}].rtt"), q.rtt)?;
+            if i > 0 && q.rtt < self.rtt[i - 1].rtt {
+                return Err(LinkError::invalid(
+                    format!("rtt[{i}].rtt"),
+                    "must not be below the previous quantile's (RTTs grow with p)",
+                ));
+            }
+        }
+        if self.rtt[0].rtt < floor {
+            return Err(LinkError::invalid(
+                "rtt[0].rtt",
+                format!(
+                    "is {}, below the directions' base delays ({} together); the slot RTT includes them",
+                    format_duration(self.rtt[0].rtt),
+                    format_duration(floor)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl HandoverEvent {
+    fn validate(&self, interval: Duration) -> Result<(), LinkError> {
+        check_probability("probability", self.probability)?;
+        if self.min > self.max {
+            return Err(LinkError::invalid(
+                "min",
+                format!(
+                    "is {}, above max ({})",
+                    format_duration(self.min),
+                    format_duration(self.max)
+                ),
+            ));
+        }
+        if self.max >= interval {
+            return Err(LinkError::invalid(
+                "max",
+                format!(
+                    "is {}; an event must end within its slot ({})",
+                    format_duration(self.max),
+                    format_duration(interval)
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -317,6 +433,7 @@ impl LinkSpec {
     pub fn validate(&self) -> Result<(), LinkError> {
         self.down.validate().map_err(|e| e.within("down"))?;
         self.up.validate().map_err(|e| e.within("up"))?;
+        self.validate_slots()?;
         for (name, d) in [("down", &self.down), ("up", &self.up)] {
             if let QueueLimit::Bytes(bytes) = self.resolved_limit(d)
                 && bytes < MIN_QUEUE_BYTES
@@ -343,6 +460,73 @@ impl LinkSpec {
         }
         Ok(())
     }
+}
+
+impl LinkSpec {
+    /// The slot schedule, and what needs one: a slotted rate, an outage (which stops a
+    /// rate, not a trace's opportunities).
+    fn validate_slots(&self) -> Result<(), LinkError> {
+        for (name, d) in [("down", &self.down), ("up", &self.up)] {
+            if matches!(d.rate, RateSpec::Slotted { .. }) && self.slots.is_none() {
+                return Err(LinkError::invalid(
+                    format!("{name}.rate"),
+                    "has kind \"slotted\", which needs the link's [slots] table (its schedule)",
+                ));
+            }
+        }
+        let Some(slots) = &self.slots else {
+            return Ok(());
+        };
+        slots
+            .validate(self.down.delay.base + self.up.delay.base)
+            .map_err(|e| e.within("slots"))?;
+        for (name, d) in [("down", &self.down), ("up", &self.up)] {
+            if slots.handover.outage.is_some() && matches!(d.rate, RateSpec::MahimahiTrace { .. }) {
+                return Err(LinkError::invalid(
+                    "slots.handover.outage",
+                    format!(
+                        "stops a rate; {name}.rate is a mahimahi trace (its opportunities are the capacity)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `p` of a quantile table: finite, from 0 to 1, strictly increasing.
+fn check_quantiles(field: &str, ps: impl Iterator<Item = f64>) -> Result<(), LinkError> {
+    let ps: Vec<f64> = ps.collect();
+    let (Some(&first), Some(&last)) = (ps.first(), ps.last()) else {
+        return Err(LinkError::invalid(
+            field,
+            "must have quantiles from p = 0 to p = 1",
+        ));
+    };
+    if let Some(i) = ps
+        .iter()
+        .position(|p| !p.is_finite() || !(0.0..=1.0).contains(p))
+    {
+        return Err(LinkError::invalid(
+            format!("{field}[{i}].p"),
+            format!("must be a probability in [0, 1], got {}", ps[i]),
+        ));
+    }
+    if first != 0.0 || last != 1.0 || ps.len() < 2 {
+        return Err(LinkError::invalid(
+            field,
+            format!(
+                "must run from p = 0 to p = 1 (got {first} to {last}), so every draw has a value"
+            ),
+        ));
+    }
+    if let Some(i) = ps.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(LinkError::invalid(
+            format!("{field}[{}].p", i + 1),
+            "must be above the previous quantile's p",
+        ));
+    }
+    Ok(())
 }
 
 fn check_rate(field: &str, rate_bps: u64, zero_ok: bool) -> Result<(), LinkError> {
