@@ -64,6 +64,7 @@
 //! `bbr3` draws from the run seed and is reproducible).
 
 pub mod analysis;
+pub mod beside;
 pub mod calibrate;
 pub mod claims;
 pub mod dataset;
