@@ -104,6 +104,13 @@ pub struct Args {
     /// and the sender cap's drops (what `satquic matrix` reads for each run).
     #[arg(long, value_name = "FILE")]
     summary_json: Option<PathBuf>,
+    /// With the relay: at exit, write each flow's books as JSON to FILE: per client
+    /// address and direction its datagrams at the bottleneck, drops, payload delivered and
+    /// queueing delay, and the period the flows of the data direction shared the link
+    /// (goodput as link payload, share, drops, queueing delay, Jain's index: the measures
+    /// of `satquic beside`, scripts/beside-realtime.py).
+    #[arg(long, value_name = "FILE", conflicts_with = "tun")]
+    flows_json: Option<PathBuf>,
     /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
     duration: Option<String>,
@@ -355,9 +362,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let started =
         unix_ms(std::time::SystemTime::now()) - relay.epoch().elapsed().as_millis() as u64;
-    let (last, path) = relay.stop();
+    let (last, path, ledger) = relay.stop_with_ledger();
     // A summary that cannot be written fails the command, after the totals are out.
-    let written = write_summary(&args, started, &last, path.as_ref());
+    let written = write_summary(&args, started, &last, path.as_ref())
+        .and(write_flows(&args, &ledger.report()));
     totals(&last)?;
     outln!(
         "flows: {} refused (table full), {} evicted (never answered)",
@@ -372,6 +380,16 @@ fn sender_cap(args: &Args) -> Result<Option<ShaperSpec>, Failure> {
     args.sender_cap.as_deref().map_or(Ok(None), |t| {
         ShaperSpec::parse_cap(t).map_err(usage("--sender-cap"))
     })
+}
+
+/// `--flows-json`: each flow's books and the shared period.
+fn write_flows(args: &Args, report: &satquic_net::relay::LedgerReport) -> Result<(), Failure> {
+    let Some(file) = &args.flows_json else {
+        return Ok(());
+    };
+    let text = serde_json::to_string_pretty(report).expect("a ledger report serializes");
+    std::fs::write(file, text + "\n")
+        .map_err(|e| Failure::Other(format!("cannot write {}: {e}", file.display())))
 }
 
 /// `--summary-json`: the closing totals, machine-readable.

@@ -60,11 +60,14 @@
 //! The relay's [`start`](Relay::start) and handle are here; `io.rs` receives from
 //! clients, `flows.rs` keeps the flow table and receives from the server, `recv.rs` reads
 //! sockets in batches, `scheduler.rs` is the real-time loop (shared with the TUN link),
-//! `forward.rs` sends what the model delivers, and `snapshot.rs` holds the counters.
+//! `forward.rs` sends what the model delivers, `ledger.rs` keeps each flow's books (its
+//! datagrams' queueing delay and drops at the bottleneck, for the shared-period measures
+//! of a run beside other traffic), and `snapshot.rs` holds the counters.
 
 mod flows;
 mod forward;
 mod io;
+mod ledger;
 mod recv;
 mod scheduler;
 mod snapshot;
@@ -82,6 +85,7 @@ use crate::NetError;
 use crate::model::Model;
 
 pub use flows::UNANSWERED_FLOW_TIMEOUT;
+pub use ledger::{FlowLedger, LedgerReport, MIN_FLOW_SHARE, RelayDirection, RelayFlow};
 pub use recv::SOCKET_BUFFER_BYTES;
 pub(crate) use scheduler::{LinkScheduler, run_scheduler};
 pub use snapshot::{DELAY_ERROR_BIN, DelayErrorHistogram, DirectionSnapshot, RelaySnapshot};
@@ -178,7 +182,7 @@ fn count_direct(counters: &[AtomicU64; 3], ok: bool, bytes: usize) {
 pub struct Relay {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
-    scheduler: Option<JoinHandle<Option<Model<Pkt>>>>,
+    scheduler: Option<JoinHandle<(Option<Model<Pkt>>, FlowLedger)>>,
     io: Option<JoinHandle<()>>,
     io_stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -329,10 +333,17 @@ impl Relay {
     /// Stops both threads; returns the final counters and the model (for its ground
     /// truth), if one was used.
     pub fn stop(mut self) -> (RelaySnapshot, Option<Path<Pkt>>) {
+        let (snapshot, path, _) = self.shutdown();
+        (snapshot, path)
+    }
+
+    /// [`Self::stop`], with each flow's books ([`FlowLedger`]: what its datagrams met at
+    /// the bottleneck; empty without a model).
+    pub fn stop_with_ledger(mut self) -> (RelaySnapshot, Option<Path<Pkt>>, FlowLedger) {
         self.shutdown()
     }
 
-    fn shutdown(&mut self) -> (RelaySnapshot, Option<Path<Pkt>>) {
+    fn shutdown(&mut self) -> (RelaySnapshot, Option<Path<Pkt>>, FlowLedger) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(s) = self.io_stop.take() {
             let _ = s.send(());
@@ -340,9 +351,13 @@ impl Relay {
         if let Some(io) = self.io.take() {
             let _ = io.join();
         }
-        let model = self.scheduler.take().and_then(|s| s.join().ok()).flatten();
+        let (model, ledger) = self
+            .scheduler
+            .take()
+            .and_then(|s| s.join().ok())
+            .unwrap_or_default();
         let snapshot = self.snapshot();
-        (snapshot, model.map(|m| m.path))
+        (snapshot, model.map(|m| m.path), ledger)
     }
 }
 

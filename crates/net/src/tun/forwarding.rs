@@ -89,7 +89,7 @@ impl LinkScheduler for Scheduler {
         };
         let t = at.saturating_duration_since(self.shared.start);
         let size = data.len() as u32;
-        path.enqueue(down, t, size, data);
+        let _ = path.enqueue(down, t, size, data);
     }
 
     fn deliver_due(&mut self) {
