@@ -369,6 +369,64 @@ mod tests {
         assert!(quick[0].scaled.as_deref().unwrap().contains("1 seed"));
     }
 
+    /// A tiny beam through the executor and the report: the simulator runs every object
+    /// as its own connection, both variants of the seed get the same objects, and the
+    /// report has the beam's tables.
+    #[test]
+    fn a_tiny_beam_runs_end_to_end_into_its_section() {
+        let toml = r#"
+name = "tiny-beam"
+time_cap = "25s"
+sender_cap = "none"
+[[link]]
+preset = "thesis-sat"
+[[variant]]
+label = "satellite"
+cc = "satellite"
+[[variant]]
+label = "cubic"
+cc = "cubic"
+[[workload]]
+kind = "beam"
+duration = "6s"
+beam = { users = 4, bulk = 1, on = "2s", off = "2s", objects_per_s = 2.0, min_object = "20kB", max_object = "200kB" }
+"#;
+        let spec = CampaignSpec::from_toml_str(toml, None).unwrap();
+        let plan = Plan::new(&spec).unwrap();
+        let flows: Vec<usize> = plan.runs.iter().map(|r| r.scenario.flows.len()).collect();
+        assert_eq!(flows[0], flows[1], "the same objects in both variants");
+        assert!(flows[0] > 3, "{flows:?}");
+        let dir = std::env::temp_dir().join(format!("satquic-tiny-beam-{}", std::process::id()));
+        let opts = ExecOptions {
+            jobs: 2,
+            ..ExecOptions::default()
+        };
+        exec::run_campaign(&spec, &plan, &dir, &opts, &|_| {}).unwrap();
+        let loaded = report::load(&dir).unwrap();
+        let (runs, unreadable) = objects::load(&dir, &loaded.runs.iter().collect::<Vec<_>>());
+        assert_eq!((runs.len(), unreadable), (2, 0));
+        for r in &runs {
+            assert_eq!(r.bulk.len(), 1);
+            assert_eq!(r.objects.len() + 1, flows[0]);
+            assert!(r.objects.iter().all(|o| o.completion_s.is_some()), "{r:?}");
+        }
+        let sections = report::campaign_sections(&loaded, "t");
+        let beam = sections
+            .iter()
+            .find(|s| s.title.ends_with("busy beam"))
+            .expect("the beam section");
+        let titles: Vec<String> = beam
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                report::Item::Table(t) => Some(t.title.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(titles.len(), 4, "{titles:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn a_selection_narrows_the_runs_or_says_what_there_is() {
         let sel = Selection {
