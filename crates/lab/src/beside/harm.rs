@@ -7,15 +7,15 @@
 //! For each measure of the incumbent over the shared period (mean over seeds):
 //!
 //! - **share**: its share of the pair's goodput. `share_loss_pts` = 100 x (share beside I
-//!   - share beside N): the points of throughput share it loses to N beyond what it loses
-//!   to its own kind. In Ware's terms, with the incumbent's share beside its own kind as
+//!   minus share beside N): the points of throughput share it loses to N beyond what it
+//!   loses to its own kind. In Ware's terms, with the incumbent's share beside its own kind as
 //!   the reference, harm(N) - harm(I) in points; > 0: N takes more than I's own kind.
 //! - **throughput harm** (Ware's form for a more-is-better measure x):
-//!   100 x (x beside I - x beside N) / x beside I, on its goodput.
+//!   100 x (x beside I minus x beside N) / x beside I, on its goodput.
 //! - **loss rate** (link drops over its packets at the bottleneck): `loss_growth_pts` =
-//!   100 x (rate beside N - rate beside I).
+//!   100 x (rate beside N minus rate beside I).
 //! - **p95 queueing delay**: `p95_growth_ms`, and the delay harm in Ware's form for a
-//!   less-is-better measure, 100 x (d beside N - d beside I) / d beside N.
+//!   less-is-better measure, 100 x (d beside N minus d beside I) / d beside N.
 //!
 //! Negative values mean the incumbent fares better beside N than beside its own kind.
 
