@@ -15,11 +15,17 @@ the link's *up* direction is the bottleneck: give a link whose up direction is t
 path's data direction (symmetric presets such as thesis-sat are; for an asymmetric path
 use a mirrored link file, crates/lab/campaigns/beside/links/, grid links/pNN-mirror.toml).
 `--latecomer-cmd 'CMD'` runs any other client instead of satquic's latecomer (another
-QUIC stack from scripts/install-peers.sh, sending to `{host}:{port}`, the relay);
-`{duration}` in it is replaced by the latecomer's duration in seconds.
+QUIC stack from scripts/install-peers.sh, sending to `{host}:{port}`); `{duration}` in it
+is replaced by the latecomer's duration in seconds, and `--latecomer-server-cmd` starts
+its server first, if it needs its own.
 
-Kernel TCP through `satquic link --tun` is not covered: the TUN link has no per-flow
-books yet (its model sees IP packets, not client addresses).
+`--tun` (root) runs the pair through `satquic link --tun` instead of the UDP relay: the
+servers in the server namespace, the clients in the client namespace, so kernel TCP can
+be the latecomer (or the incumbent's peer):
+
+    flock /work/realtime.lock scripts/beside-realtime.py --tun --link thesis-sat \
+        --incumbent satellite --latecomer-server-cmd 'iperf3 -s -1' \
+        --latecomer-cmd 'iperf3 -c {host} -t {duration} -C cubic' --stagger 5 --duration 30
 
 Columns: as `satquic beside`'s "every pair over the shared period" table, with goodput
 and share from the link's delivered payload (the relay cannot see the applications'
@@ -55,9 +61,9 @@ def free_udp_port():
         return s.getsockname()[1]
 
 
-def client_cmd(binary, port, cc, duration):
+def client_cmd(binary, host, port, cc, duration):
     """A satquic upload of `duration` seconds with controller `cc`, JSON out."""
-    return [binary, "client", f"127.0.0.1:{port}", "-R", "-t", f"{duration:g}s", "--cc", cc,
+    return [binary, "client", f"{host}:{port}", "-R", "-t", f"{duration:g}s", "--cc", cc,
             "--insecure", "-J"]
 
 
@@ -100,6 +106,20 @@ def row(args, flows, goodputs):
     ]
 
 
+def finish(proc, timeout):
+    """A client's stdout once it ends; one that outlives `timeout` (an iperf3 whose closing
+    exchange never gets through) is stopped, and what it printed is kept."""
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            return proc.communicate(timeout=10)[0]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.communicate()[0]
+
+
 @contextlib.contextmanager
 def lock(path):
     """Holds `path` exclusively (flock) while the pair runs, if given."""
@@ -114,38 +134,65 @@ def lock(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+TUN_CLIENT_NS, TUN_SERVER_NS = "satq-client", "satq-server"
+TUN_SERVER_ADDR = "10.199.0.2"
+
+
+def wait_for_namespaces(timeout=15.0):
+    """Waits until `satquic link --tun` has made both namespaces."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        if TUN_CLIENT_NS in names and TUN_SERVER_NS in names:
+            time.sleep(0.5)
+            return
+        time.sleep(0.2)
+    sys.exit("beside-realtime: satquic link --tun made no namespaces (root? see link.log)")
+
+
 def run_pair(args, out):
-    """Server, relay, incumbent, latecomer `stagger` later; the relay's flows.json."""
+    """Server, link, incumbent, latecomer `stagger` later; the link's flows.json."""
     server_port, relay_port = free_udp_port(), free_udp_port()
     flows_json = out / "flows.json"
     total = args.stagger + args.duration + args.tail
+    common = ["--link", args.link, "--seed", str(args.seed), "-q",
+              "--flows-json", str(flows_json), "--duration", f"{total:g}s"]
+    if args.tun:
+        in_client, in_server = ["ip", "netns", "exec", TUN_CLIENT_NS], ["ip", "netns", "exec", TUN_SERVER_NS]
+        host, port, listen = TUN_SERVER_ADDR, server_port, f"{TUN_SERVER_ADDR}:{server_port}"
+        link_cmd = [args.bin, "link", "--tun"] + common
+    else:
+        in_client, in_server = [], []
+        host, port, listen = "127.0.0.1", relay_port, f"127.0.0.1:{server_port}"
+        link_cmd = [args.bin, "link", "--listen", f"127.0.0.1:{relay_port}", "--to",
+                    f"127.0.0.1:{server_port}"] + common
     procs = []
     try:
-        server = subprocess.Popen(
-            [args.bin, "server", "--listen", f"127.0.0.1:{server_port}"],
-            stdout=open(out / "server.log", "w"), stderr=subprocess.STDOUT)
-        procs.append(server)
-        link = subprocess.Popen(
-            [args.bin, "link", "--listen", f"127.0.0.1:{relay_port}", "--to",
-             f"127.0.0.1:{server_port}", "--link", args.link, "--seed", str(args.seed), "-q",
-             "--flows-json", str(flows_json), "--duration", f"{total}s"],
-            stdout=open(out / "link.log", "w"), stderr=subprocess.STDOUT)
+        link = subprocess.Popen(link_cmd, stdout=open(out / "link.log", "w"), stderr=subprocess.STDOUT)
         procs.append(link)
+        if args.tun:
+            wait_for_namespaces()
+        server = subprocess.Popen(in_server + [args.bin, "server", "--listen", listen],
+                                  stdout=open(out / "server.log", "w"), stderr=subprocess.STDOUT)
+        procs.append(server)
+        if args.latecomer_server_cmd:
+            procs.append(subprocess.Popen(
+                in_server + shlex.split(args.latecomer_server_cmd),
+                stdout=open(out / "latecomer-server.log", "w"), stderr=subprocess.STDOUT))
         time.sleep(0.5)
         incumbent = subprocess.Popen(
-            client_cmd(args.bin, relay_port, args.incumbent, args.duration),
+            in_client + client_cmd(args.bin, host, port, args.incumbent, args.duration),
             stdout=subprocess.PIPE, stderr=open(out / "incumbent.err", "w"), text=True)
         procs.append(incumbent)
         time.sleep(args.stagger)
         if args.latecomer_cmd:
-            cmd = shlex.split(args.latecomer_cmd.format(
-                host="127.0.0.1", port=relay_port, duration=args.duration))
+            cmd = shlex.split(args.latecomer_cmd.format(host=host, port=port, duration=f"{args.duration:g}"))
         else:
-            cmd = client_cmd(args.bin, relay_port, args.latecomer, args.duration)
-        latecomer = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+            cmd = client_cmd(args.bin, host, port, args.latecomer, args.duration)
+        latecomer = subprocess.Popen(in_client + cmd, stdout=subprocess.PIPE,
                                      stderr=open(out / "latecomer.err", "w"), text=True)
         procs.append(latecomer)
-        outputs = [p.communicate(timeout=args.duration + 120)[0] for p in (incumbent, latecomer)]
+        outputs = [finish(p, args.duration + 30) for p in (incumbent, latecomer)]
         for name, text in zip(("incumbent", "latecomer"), outputs):
             (out / f"{name}.json").write_text(text or "")
         link.wait(timeout=total + 60)
@@ -167,6 +214,8 @@ def main():
     ap.add_argument("--incumbent", default="cubic", help="the incumbent's --cc")
     ap.add_argument("--latecomer", default="satellite", help="the latecomer's --cc")
     ap.add_argument("--latecomer-cmd", help="any other latecomer command ({host} {port} {duration})")
+    ap.add_argument("--latecomer-server-cmd", help="its server, started before the incumbent")
+    ap.add_argument("--tun", action="store_true", help="through satquic link --tun (root)")
     ap.add_argument("--stagger", type=float, default=5.0, help="seconds between the starts")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds each flow sends")
     ap.add_argument("--tail", type=float, default=5.0, help="seconds the relay runs on after")

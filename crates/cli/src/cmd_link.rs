@@ -104,12 +104,13 @@ pub struct Args {
     /// and the sender cap's drops (what `satquic matrix` reads for each run).
     #[arg(long, value_name = "FILE")]
     summary_json: Option<PathBuf>,
-    /// With the relay: at exit, write each flow's books as JSON to FILE: per client
-    /// address and direction its datagrams at the bottleneck, drops, payload delivered and
-    /// queueing delay, and the period the flows of the data direction shared the link
+    /// At exit, write each flow's books as JSON to FILE (a flow: a client address with
+    /// the relay, a TCP or UDP connection with --tun): per flow and direction its packets
+    /// at the bottleneck, drops, payload delivered and queueing delay, and the period the
+    /// flows of the data direction shared the link
     /// (goodput as link payload, share, drops, queueing delay, Jain's index: the measures
     /// of `satquic beside`, scripts/beside-realtime.py).
-    #[arg(long, value_name = "FILE", conflicts_with = "tun")]
+    #[arg(long, value_name = "FILE")]
     flows_json: Option<PathBuf>,
     /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
@@ -539,7 +540,8 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     }
     let started = unix_ms(tun.epoch_wall());
     let stopped = tun.stop();
-    let written = write_summary(args, started, &stopped.snapshot, stopped.path.as_ref());
+    let written = write_summary(args, started, &stopped.snapshot, stopped.path.as_ref())
+        .and(write_flows(args, &stopped.ledger.report()));
     printed?;
     totals(&stopped.snapshot)?;
     outln!("namespaces {c} and {s} removed")?;

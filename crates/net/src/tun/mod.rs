@@ -45,10 +45,12 @@
 //!
 //! The options and the link's handle are here; `namespaces.rs` makes and removes the
 //! namespaces, `device.rs` opens, reads and writes the TUN devices, `forwarding.rs` runs
-//! the model between them (the relay's scheduler loop), and `tcp_flows.rs` follows the TCP
-//! connections going down.
+//! the model between them (the relay's scheduler loop), `tcp_flows.rs` follows the TCP
+//! connections going down, and `flow_key.rs` tells TCP and UDP flows apart for each flow's
+//! books (the relay's [`FlowLedger`](crate::relay::FlowLedger)).
 
 mod device;
+mod flow_key;
 mod forwarding;
 mod namespaces;
 mod tcp_flows;
@@ -168,6 +170,8 @@ pub struct TunStopped {
     pub path: Option<Path<Vec<u8>>>,
     /// TCP connections seen going down, by distinct payload delivered (largest first).
     pub tcp_down: Vec<TcpFlowSeen>,
+    /// Each TCP or UDP flow's books (client side = the client namespace's address).
+    pub ledger: crate::relay::FlowLedger,
 }
 
 impl TunLink {
@@ -278,18 +282,20 @@ impl TunLink {
             &mut self.namespaces,
             Namespaces(Vec::new()),
         ));
-        let (path, mut tcp_down) = match scheduler {
-            Some((model, flows)) => (
+        let (path, mut tcp_down, ledger) = match scheduler {
+            Some((model, flows, ledger)) => (
                 model.map(|m| m.path),
                 flows.into_values().collect::<Vec<_>>(),
+                ledger,
             ),
-            None => (None, Vec::new()),
+            None => (None, Vec::new(), Default::default()),
         };
         tcp_down.sort_by_key(|f| std::cmp::Reverse(f.delivered_bytes));
         TunStopped {
             snapshot,
             path,
             tcp_down,
+            ledger,
         }
     }
 }
