@@ -370,8 +370,8 @@ mod tests {
     }
 
     /// A tiny beam through the executor and the report: the simulator runs every object
-    /// as its own connection, both variants of the seed get the same objects, and the
-    /// report has the beam's tables.
+    /// as its own connection, both variants of the seed get the same objects, the same
+    /// spec gives the same runs.csv byte for byte, and the report has the beam's tables.
     #[test]
     fn a_tiny_beam_runs_end_to_end_into_its_section() {
         let toml = r#"
@@ -402,6 +402,16 @@ beam = { users = 4, bulk = 1, on = "2s", off = "2s", objects_per_s = 2.0, min_ob
             ..ExecOptions::default()
         };
         exec::run_campaign(&spec, &plan, &dir, &opts, &|_| {}).unwrap();
+        // Deterministic: the same spec gives the same runs.csv, run by run and in parallel.
+        let again = dir.with_extension("again");
+        let one_job = ExecOptions {
+            jobs: 1,
+            ..ExecOptions::default()
+        };
+        exec::run_campaign(&spec, &plan, &again, &one_job, &|_| {}).unwrap();
+        let csv = |d: &Path| std::fs::read(d.join("runs.csv")).unwrap();
+        assert_eq!(csv(&dir), csv(&again), "byte-identical runs.csv");
+        std::fs::remove_dir_all(&again).unwrap();
         let loaded = report::load(&dir).unwrap();
         let (runs, unreadable) = objects::load(&dir, &loaded.runs.iter().collect::<Vec<_>>());
         assert_eq!((runs.len(), unreadable), (2, 0));
