@@ -311,6 +311,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_or(satquic_net::relay::DEFAULT_MAX_FLOWS, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         });
+    options.flow_books = args.flows_json.is_some();
     options.flow_idle_timeout = crate::seconds::duration(
         "--flow-idle-timeout",
         &args.flow_idle_timeout,
@@ -497,6 +498,7 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     options.server_ns = args.server_ns.clone();
     options.client_addr = args.client_addr;
     options.server_addr = args.server_addr;
+    options.flow_books = args.flows_json.is_some();
     // Before the namespaces exist: a signal from now on removes them.
     tun::stop_on_termination_signals();
     let tun = TunLink::start(options).map_err(net_failure)?;

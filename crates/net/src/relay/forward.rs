@@ -92,6 +92,7 @@ pub(super) fn scheduler_thread(
     listen: UdpSocket,
     shared: Arc<Shared>,
     rx: Receiver<Event>,
+    ledger: FlowLedger,
 ) -> (Option<Model<Pkt>>, FlowLedger) {
     let mut s = Scheduler {
         path,
@@ -102,7 +103,7 @@ pub(super) fn scheduler_thread(
         up: DirectionSnapshot::default(),
         cap: DirectionSnapshot::default(),
         last_publish: Instant::now(),
-        ledger: FlowLedger::default(),
+        ledger,
     };
     run_scheduler(&mut s, &rx);
     (s.path.take(), std::mem::take(&mut s.ledger))

@@ -118,6 +118,8 @@ pub struct RelayOptions {
     /// Width of the queue-occupancy bins the ground truth keeps (a long-running relay
     /// wants coarse bins: memory grows by one bin per busy bin).
     pub occupancy_resolution: Duration,
+    /// Keep each flow's books ([`FlowLedger`], `--flows-json`): about 50 bytes per packet.
+    pub flow_books: bool,
 }
 
 impl RelayOptions {
@@ -131,6 +133,7 @@ impl RelayOptions {
             max_flows: DEFAULT_MAX_FLOWS,
             flow_idle_timeout: DEFAULT_FLOW_IDLE_TIMEOUT,
             occupancy_resolution: Duration::from_secs(1),
+            flow_books: false,
         }
     }
 }
@@ -270,9 +273,10 @@ impl Relay {
             .spawn(move || io::io_thread(listen, direct, io_options, io_shared, tx, io_stop_rx))
             .map_err(|e| NetError::Setup(e.to_string()))?;
         let sched_shared = shared.clone();
+        let ledger = FlowLedger::keeping(options.flow_books);
         let scheduler = std::thread::Builder::new()
             .name("satquic-relay-scheduler".into())
-            .spawn(move || forward::scheduler_thread(path, listen_send, sched_shared, rx))
+            .spawn(move || forward::scheduler_thread(path, listen_send, sched_shared, rx, ledger))
             .map_err(|e| NetError::Setup(e.to_string()))?;
         Ok(Relay {
             local_addr,

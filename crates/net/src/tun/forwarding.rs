@@ -180,6 +180,7 @@ pub(super) fn scheduler_thread(
     shared: Arc<Shared>,
     rx: Receiver<Event>,
     tcp_target_bytes: Option<u64>,
+    ledger: FlowLedger,
 ) -> SchedulerResult {
     let mut s = Scheduler {
         path,
@@ -191,7 +192,7 @@ pub(super) fn scheduler_thread(
         cap: DirectionSnapshot::default(),
         last_publish: Instant::now(),
         tcp_down: TcpFlows::new(tcp_target_bytes),
-        ledger: FlowLedger::default(),
+        ledger,
         ids: FlowIds::default(),
     };
     run_scheduler(&mut s, &rx);

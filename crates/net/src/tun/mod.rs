@@ -107,6 +107,9 @@ pub struct TunOptions {
     pub server_addr: Ipv4Addr,
     /// Width of the queue-occupancy bins of the ground truth.
     pub occupancy_resolution: Duration,
+    /// Keep each flow's books ([`FlowLedger`](crate::relay::FlowLedger), `--flows-json`):
+    /// about 50 bytes per packet.
+    pub flow_books: bool,
     /// Note when a TCP connection going down has delivered this many distinct payload
     /// bytes ([`TunLink::tcp_target_reached`]): the end of a kernel TCP download.
     pub tcp_target_bytes: Option<u64>,
@@ -126,6 +129,7 @@ impl TunOptions {
             client_addr: DEFAULT_CLIENT_ADDR,
             server_addr: DEFAULT_SERVER_ADDR,
             occupancy_resolution: Duration::from_secs(1),
+            flow_books: false,
             tcp_target_bytes: None,
             client_receive_buffer: TCP_BUFFER_MAX_BYTES,
         }
@@ -208,10 +212,19 @@ impl TunLink {
             .map_err(|e| NetError::Setup(e.to_string()))?;
         let sched_shared = shared.clone();
         let target = options.tcp_target_bytes;
+        let ledger = crate::relay::FlowLedger::keeping(options.flow_books);
         let scheduler = std::thread::Builder::new()
             .name("satquic-tun-scheduler".into())
             .spawn(move || {
-                forwarding::scheduler_thread(path, client_w, server_w, sched_shared, rx, target)
+                forwarding::scheduler_thread(
+                    path,
+                    client_w,
+                    server_w,
+                    sched_shared,
+                    rx,
+                    target,
+                    ledger,
+                )
             })
             .map_err(|e| NetError::Setup(e.to_string()))?;
         Ok(TunLink {
