@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Only these paths (comma-separated labels: thesis-sat, qir-sat, sat-250-3-mirror,
-    /// geo-viasat, grid-p02-1bdp, grid-p10-0.5bdp, leo, lte; the beam's geo-viasat,
+    /// geo-viasat, grid-p02-1bdp, grid-p10-0.5bdp, leo, starlink-busy, lte; the beam's geo-viasat,
     /// beam-120m-1bdp).
     #[arg(long, value_delimiter = ',')]
     links: Vec<String>,

@@ -3,7 +3,7 @@
 //!
 //! | campaign | spec | what |
 //! |---|---|---|
-//! | `beside-pairs` | `crates/lab/campaigns/beside/pairs.toml` | every ordered pair of `satellite`, `cubic`, `bbr3`, `newreno` and quinn's `bbr` (incumbent, latecomer 0, 5 or 20 s later), 60 s timed flows, on eight paths, three seeds: 1,800 runs |
+//! | `beside-pairs` | `crates/lab/campaigns/beside/pairs.toml` | every ordered pair of `satellite`, `cubic`, `bbr3`, `newreno` and quinn's `bbr` (incumbent, latecomer 0, 5 or 20 s later), 60 s timed flows, on nine paths, three seeds: 2,025 runs |
 //! | `beside-beam` | `crates/lab/campaigns/beside/beam.toml` | a busy beam ([`beam`]): 24 users fetching web-like objects beside 3 bulk flows whose controller is the variant (`satellite` or `cubic`), on two 120-150 Mbit/s GEO paths, three seeds |
 //!
 //! The specs are ordinary campaign files: `satquic campaign run` runs them too, and
@@ -343,15 +343,15 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// The pairs are every ordered pair of five controllers on eight paths, three
+    /// The pairs are every ordered pair of five controllers on nine paths, three
     /// staggers and three seeds; `--quick` keeps the pairs and paths with one seed and
     /// shorter flows whose staggers shrink in proportion.
     #[test]
     fn the_campaigns_plan_the_pairs_and_the_beam() {
         let full = builtins(Scale::Full, &crate_dir());
         let pairs = Plan::new(&full[0].spec).unwrap();
-        assert_eq!(pairs.runs.len(), 25 * 8 * 3 * 3);
-        assert_eq!(pairs.links.len(), 8);
+        assert_eq!(pairs.runs.len(), 25 * 9 * 3 * 3);
+        assert_eq!(pairs.links.len(), 9);
         let staggers: Vec<u64> = pairs
             .workloads
             .iter()
@@ -362,7 +362,7 @@ mod tests {
         assert!(beam.runs.iter().all(|r| r.scenario.flows.len() > 100));
         let quick = builtins(Scale::Quick, &crate_dir());
         let q = Plan::new(&quick[0].spec).unwrap();
-        assert_eq!(q.runs.len(), 25 * 8 * 3);
+        assert_eq!(q.runs.len(), 25 * 9 * 3);
         let last = q.workloads.last().unwrap();
         assert_eq!(last.duration, Some(QUICK_PAIR_FLOW));
         assert!((last.stagger.as_secs_f64() - 20.0 / 3.0).abs() < 1e-6);
