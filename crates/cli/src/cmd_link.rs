@@ -104,6 +104,14 @@ pub struct Args {
     /// and the sender cap's drops (what `satquic matrix` reads for each run).
     #[arg(long, value_name = "FILE")]
     summary_json: Option<PathBuf>,
+    /// At exit, write each flow's books as JSON to FILE (a flow: a client address with
+    /// the relay, a TCP or UDP connection with --tun): per flow and direction its packets
+    /// at the bottleneck, drops, payload delivered and queueing delay, and the period the
+    /// flows of the data direction shared the link
+    /// (goodput as link payload, share, drops, queueing delay, Jain's index: the measures
+    /// of `satquic beside`, scripts/beside-realtime.py).
+    #[arg(long, value_name = "FILE")]
+    flows_json: Option<PathBuf>,
     /// Stop after this long (seconds, or `500ms`, `2min`; default: run until killed).
     #[arg(long, value_name = "DURATION", allow_negative_numbers = true)]
     duration: Option<String>,
@@ -303,6 +311,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_or(satquic_net::relay::DEFAULT_MAX_FLOWS, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         });
+    options.flow_books = args.flows_json.is_some();
     options.flow_idle_timeout = crate::seconds::duration(
         "--flow-idle-timeout",
         &args.flow_idle_timeout,
@@ -355,9 +364,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let started =
         unix_ms(std::time::SystemTime::now()) - relay.epoch().elapsed().as_millis() as u64;
-    let (last, path) = relay.stop();
+    let (last, path, ledger) = relay.stop_with_ledger();
     // A summary that cannot be written fails the command, after the totals are out.
-    let written = write_summary(&args, started, &last, path.as_ref());
+    let written = write_summary(&args, started, &last, path.as_ref())
+        .and(write_flows(&args, &ledger.report()));
     totals(&last)?;
     outln!(
         "flows: {} refused (table full), {} evicted (never answered)",
@@ -372,6 +382,16 @@ fn sender_cap(args: &Args) -> Result<Option<ShaperSpec>, Failure> {
     args.sender_cap.as_deref().map_or(Ok(None), |t| {
         ShaperSpec::parse_cap(t).map_err(usage("--sender-cap"))
     })
+}
+
+/// `--flows-json`: each flow's books and the shared period.
+fn write_flows(args: &Args, report: &satquic_net::relay::LedgerReport) -> Result<(), Failure> {
+    let Some(file) = &args.flows_json else {
+        return Ok(());
+    };
+    let text = serde_json::to_string_pretty(report).expect("a ledger report serializes");
+    std::fs::write(file, text + "\n")
+        .map_err(|e| Failure::Other(format!("cannot write {}: {e}", file.display())))
 }
 
 /// `--summary-json`: the closing totals, machine-readable.
@@ -478,6 +498,7 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     options.server_ns = args.server_ns.clone();
     options.client_addr = args.client_addr;
     options.server_addr = args.server_addr;
+    options.flow_books = args.flows_json.is_some();
     // Before the namespaces exist: a signal from now on removes them.
     tun::stop_on_termination_signals();
     let tun = TunLink::start(options).map_err(net_failure)?;
@@ -521,7 +542,8 @@ fn run_tun(args: &Args, link: Option<LinkSpec>, duration: Option<Duration>) -> R
     }
     let started = unix_ms(tun.epoch_wall());
     let stopped = tun.stop();
-    let written = write_summary(args, started, &stopped.snapshot, stopped.path.as_ref());
+    let written = write_summary(args, started, &stopped.snapshot, stopped.path.as_ref())
+        .and(write_flows(args, &stopped.ledger.report()));
     printed?;
     totals(&stopped.snapshot)?;
     outln!("namespaces {c} and {s} removed")?;

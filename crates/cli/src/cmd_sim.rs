@@ -479,6 +479,7 @@ fn campaign_spec(args: &Args, input: &Input) -> CampaignSpec {
             stagger: (!input.stagger.is_zero()).then_some(input.stagger),
             label: None,
             resume_after: input.resume_after,
+            beam: None,
         }],
         analysis: AnalysisSpec::default(),
         base_dir: None,

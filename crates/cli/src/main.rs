@@ -16,6 +16,7 @@ mod alloc;
 #[macro_use]
 mod out;
 
+mod cmd_beside;
 mod cmd_calibrate;
 mod cmd_campaign;
 mod cmd_client;
@@ -57,6 +58,8 @@ enum Command {
     Report(cmd_report::Args),
     /// Run the built-in campaigns that reproduce the seeds' tables and figures.
     Reproduce(cmd_reproduce::Args),
+    /// Pairs of controllers and a busy beam on one bottleneck: harm, loss, queueing delay.
+    Beside(cmd_beside::Args),
     /// Rank candidate links by the seeds' claims about their real GEO link.
     Calibrate(cmd_calibrate::Args),
     /// Every client x server pair of QUIC implementations through `satquic link` (seed 002).
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Command::Campaign(args) => cmd_campaign::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Reproduce(args) => cmd_reproduce::run(args),
+        Command::Beside(args) => cmd_beside::run(args),
         Command::Calibrate(args) => cmd_calibrate::run(args),
         Command::Matrix(args) => cmd_matrix::run(args),
     };

@@ -370,6 +370,57 @@ fn reproduce_runs_one_built_in_campaign_and_refuses_an_unknown_one() {
     usage_error(&["reproduce", "--only", "z", "--out", &out]);
 }
 
+/// `satquic beside` end to end on a tiny slice (one path, cubic and the profile, one
+/// seed, --quick): the pairs run, the report has the pair, harm and check tables in HTML
+/// and Markdown, and bad selections are one line and exit 2 before anything runs.
+#[test]
+fn beside_runs_a_tiny_pair_campaign_into_its_report() {
+    help("beside");
+    let dir = TempDir::new("beside");
+    let out = dir.join("out");
+    let text = ok(&[
+        "beside",
+        "--quick",
+        "--only",
+        "pairs",
+        "--links",
+        "qir-sat",
+        "--cc",
+        "cubic,satellite",
+        "--jobs",
+        "2",
+        "--out",
+        &out,
+    ]);
+    assert!(text.contains("beside-pairs: 12 runs"), "{text}");
+    let md = std::fs::read_to_string(dir.path().join("out/report/summary.md")).unwrap();
+    for table in [
+        "the satellite profile's checks at a glance",
+        "the profile's loss in every pair with it",
+        "the profile's harm as the latecomer",
+        "harm of each newcomer to each incumbent",
+        "every pair over the shared period",
+    ] {
+        assert!(md.contains(table), "{table} missing");
+    }
+    assert!(
+        md.contains("| qir-sat | 0 s | cubic | satellite |"),
+        "the pair rows"
+    );
+    let html = std::fs::read_to_string(dir.path().join("out/report/index.html")).unwrap();
+    assert!(html.contains("harm of each newcomer"));
+    assert!(dir.path().join("out/specs/beside/pairs.toml").is_file());
+    for bad in [
+        &["beside", "--links", "mars", "--out", &out][..],
+        &["beside", "--cc", "vegas", "--out", &out],
+        &["beside", "--only", "nothing", "--out", &out],
+        &["beside", "--seeds", "0", "--out", &out],
+        &["beside", "--jobs", "0", "--out", &out],
+    ] {
+        usage_error(bad);
+    }
+}
+
 #[test]
 fn calibrate_refuses_bad_candidates_in_one_line() {
     help("calibrate");

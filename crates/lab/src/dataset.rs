@@ -62,12 +62,14 @@ pub struct Row {
     pub mtu: u16,
     /// Rate cap at the server in bit/s (the seeds' tc TBF); empty = no cap.
     pub sender_cap_bps: Option<u64>,
-    /// Workload label, kind (`download` or `timed`), size per flow or duration per flow.
+    /// Workload label, kind (`download`, `upload`, `timed` or `beam`), size per flow or
+    /// duration per flow (a beam's window).
     pub workload: String,
     pub workload_kind: String,
     pub bytes: Option<u64>,
     pub duration_s: Option<f64>,
-    /// Number of flows and the gap between their starts, seconds.
+    /// Number of flows (a beam's: bulk flows and objects) and the gap between their
+    /// starts, seconds.
     pub flows: u32,
     pub stagger_s: f64,
     /// Repetition (from 0) and the run's seed.
@@ -235,6 +237,7 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
         sender_cap_bps: t.sender_shaper.as_ref().map(|s| s.rate_bps),
         workload: run.workload.label.clone(),
         workload_kind: match run.scenario.flows[0].workload {
+            _ if run.workload.beam.is_some() => "beam".into(),
             Workload::Download { .. } if !run.scenario.flows[0].direction.is_download() => {
                 "upload".into()
             }
@@ -243,7 +246,7 @@ pub fn planned_row(campaign: &str, run: &PlannedRun) -> Row {
         },
         bytes: run.workload.bytes,
         duration_s: run.workload.duration.map(|d| d.as_secs_f64()),
-        flows: run.workload.flows,
+        flows: run.scenario.flows.len() as u32,
         stagger_s: run.workload.stagger.as_secs_f64(),
         rep: run.rep,
         seed: run.seed,

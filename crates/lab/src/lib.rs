@@ -5,7 +5,8 @@
 //! ([`exec`]), keeps one directory per run plus a `runs.csv` with one row per run
 //! ([`dataset`]), analyses them the way the seeds did ([`analysis`]), draws the figures
 //! ([`plot`]) and writes a self-contained HTML report ([`report`]). [`reproduce`] holds the
-//! built-in campaigns that put our numbers next to the seeds' ([`claims`]).
+//! built-in campaigns that put our numbers next to the seeds' ([`claims`]); [`beside`] those
+//! that judge the controllers beside other traffic (pairs, harm, a busy beam).
 //!
 //! ```no_run
 //! use satquic_lab::{exec, plan::Plan, spec::CampaignSpec};
@@ -26,6 +27,7 @@
 //! satquic campaign collect DIR                              # rebuild runs.csv (merge shards)
 //! satquic report DIR [DIR...] [--out DIR/report]
 //! satquic reproduce [--quick|--full] [--out DIR] [--jobs N] [--only a,b,c,d,e]
+//! satquic beside [--quick|--full] [--out DIR] [--jobs N] [--only pairs,beam] [--links L] [--cc C]
 //! satquic matrix [--impl a,b] [--preset p,q] [--cc default,bbr] [--reps N] [-n SIZE] --out DIR
 //! ```
 //!
@@ -42,7 +44,7 @@
 //! | identity | `index` (plan order), `run_id` (directory under `runs/`), `campaign`, `mode` |
 //! | link | `link` (label), `link_source` (preset or file), `link_params` (`k=v;k=v`), `buffer_bdp`, `plr`, `down_rate_bps`, `up_rate_bps`, `base_rtt_s`, `down_queue_bytes`, `down_queue_packets` |
 //! | transport | `variant`, `cc`, `initial_window`, `receive_window`, `stream_receive_window`, `send_window`, `initial_rtt_s`, `mtu`, `sender_cap_bps` |
-//! | workload | `workload`, `workload_kind` (`download`/`upload`/`timed`), `bytes`, `duration_s`, `flows`, `stagger_s`, `rep`, `seed`, `time_cap_s` |
+//! | workload | `workload`, `workload_kind` (`download`/`upload`/`timed`/`beam`), `bytes`, `duration_s`, `flows`, `stagger_s`, `rep`, `seed`, `time_cap_s` |
 //! | outcome | `status` (`completed`, `capped`, `failed`, `timeout`), `reason`, `sim_time_s` |
 //! | flow 0 | `delivered_bytes`, `completion_time_s`, `handshake_time_s`, `goodput_bps`, `efficiency`, `packets_sent`, `packets_lost`, `bytes_lost`, `congestion_events`, `first_rtt_s`, `min_rtt_s`, `first_drop_at_s`, `drops_congestion`, `drops_random`, `first_loss_detected_at_s` |
 //! | slow-start exit | `exit_at_s`, `exit_reason`, `exit_cwnd_before`, `exit_cwnd_after`, `exit_ssthresh`, `exit_rtt_s`, `cwnd_reduction_ratio`, `shadow_exit_at_s`, `shadow_exit_cwnd` |
@@ -64,6 +66,7 @@
 //! `bbr3` draws from the run seed and is reproducible).
 
 pub mod analysis;
+pub mod beside;
 pub mod calibrate;
 pub mod claims;
 pub mod dataset;

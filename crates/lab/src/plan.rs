@@ -190,21 +190,33 @@ fn scenario(
         };
         transport.sender_shaper = ShaperSpec::auto_for(data.rate.nominal_rate_bps());
     }
+    if let Some(beam) = &workload.beam {
+        let window = workload.duration.unwrap_or(Duration::from_secs(1));
+        return Scenario {
+            link: link.spec.clone(),
+            flows: beam.flows(
+                window,
+                seed,
+                |i| flow_transport(variant, &transport, i),
+                |cc| TransportSpec {
+                    cc: cc.to_string(),
+                    ..transport.clone()
+                },
+            ),
+            seed,
+            time_cap,
+            resume_after: None,
+        };
+    }
     let flows = (0..workload.flows)
         .map(|i| FlowSpec {
             start: workload.stagger * i,
-            transport: match variant.mix.get(i as usize % variant.mix.len().max(1)) {
-                Some(cc) => TransportSpec {
-                    cc: cc.clone(),
-                    ..transport.clone()
-                },
-                None => transport.clone(),
-            },
+            transport: flow_transport(variant, &transport, i),
             workload: match workload.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => Workload::Download {
                     bytes: workload.bytes.unwrap_or(1),
                 },
-                WorkloadKind::Timed => Workload::Timed {
+                WorkloadKind::Timed | WorkloadKind::Beam => Workload::Timed {
                     duration: workload.duration.unwrap_or(Duration::from_secs(1)),
                 },
             },
@@ -220,6 +232,17 @@ fn scenario(
         seed,
         time_cap,
         resume_after: workload.resume_after,
+    }
+}
+
+/// Flow `i`'s transport: the variant's, with the `i mod n`-th controller of a mix.
+fn flow_transport(variant: &ResolvedVariant, transport: &TransportSpec, i: u32) -> TransportSpec {
+    match variant.mix.get(i as usize % variant.mix.len().max(1)) {
+        Some(cc) => TransportSpec {
+            cc: cc.clone(),
+            ..transport.clone()
+        },
+        None => transport.clone(),
     }
 }
 

@@ -15,11 +15,15 @@
 //! | client x server heatmaps, CDFs, Table II against the seed | `satquic matrix` directories (instead of the other sections but the overview) | 002 Table II, Fig. 3-4 | `report/matrix.rs` |
 //! | goodput over buffer x loss | links swept over `buffer` | 004 Fig. 6.6-6.8 | `report/thesis.rs` |
 //! | fairness | multi-flow workloads | 004 Eq. 6.3, Fig. 6.11-6.12 | `report/thesis.rs` |
+//! | beside other traffic: pairs, harm, the profile's checks | two-flow runs | issue 38; Ware et al., HotNets 2019 | `report/beside.rs` |
+//! | busy beam: short flows' completion times, ratios, bulk flows | `kind = "beam"` workloads | issue 38 | `report/beam.rs` |
 //! | time-offset plot, cwnd / RTT / queue of one run | always | 002 Fig. 7-11, 001 Fig. 4-5 | `report/detail.rs` |
 //!
 //! Every figure's caption names the seed figure it corresponds to and the runs it used.
 //! `report/page.rs` writes the files.
 
+mod beam;
+mod beside;
 mod delivery;
 mod detail;
 mod exits;
@@ -181,6 +185,8 @@ pub fn campaign_sections(l: &Loaded, tag: &str) -> Vec<Section> {
         ("slow-start exits", exits::items(l, tag, &clean_runs)),
         ("goodput and efficiency", goodput::items(l, tag, &all)),
         ("fairness", fairness.collect()),
+        ("beside other traffic", beside::items(l, &all)),
+        ("busy beam", beam::items(l, &all)),
         (
             "single runs in detail",
             detail::items(l, tag, &all, baseline),

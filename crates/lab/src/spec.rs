@@ -47,7 +47,9 @@
 //! #                                   # flow 1 cubic, ...) on one bottleneck
 //!
 //! [[workload]]
-//! kind = "download"                   # "download" (bytes) or "timed" (duration)
+//! kind = "download"                   # "download" (bytes), "upload" (bytes), "timed"
+//!                                     # (duration) or "beam" (duration and a `beam` table:
+//!                                     # short objects beside bulk flows, [`crate::beside::beam`])
 //! bytes = "200MB"                     # integer bytes or "200MB", "10MiB", "1GB"
 //! # flows = 4                         # parallel flows (default 1) ...
 //! # stagger = "40s"                   # ... flow i starts at i x stagger (default 0)
@@ -74,6 +76,8 @@ use satquic_link::units::duration_str;
 /// (2^20), `"1.5GB"`, `"64kB"`, `"1500B"` or a bare integer.
 pub use satquic_run::units::parse_size;
 use serde::{Deserialize, Serialize};
+
+use crate::beside::beam::BeamSpec;
 
 mod resolve;
 
@@ -251,6 +255,9 @@ pub struct WorkloadEntry {
         with = "duration_str::option"
     )]
     pub resume_after: Option<Duration>,
+    /// A busy beam's users and bulk flows (`kind = "beam"` only; every key has a default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beam: Option<BeamSpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,6 +269,10 @@ pub enum WorkloadKind {
     Upload,
     /// The server sends for `duration`.
     Timed,
+    /// A busy beam: bulk flows with the variant's controller beside users fetching
+    /// objects, generated from the run's seed over a window of `duration`
+    /// ([`crate::beside::beam`]).
+    Beam,
 }
 
 /// `[analysis]`: how the report reads the campaign.

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use satquic_link::{Delivered, Direction, GroundTruthConfig, LinkSpec, Path};
+use satquic_link::{Admission, Delivered, Direction, GroundTruthConfig, LinkSpec, Path};
 use satquic_run::scenario::ShaperSpec;
 
 use crate::NetError;
@@ -79,22 +79,46 @@ impl<T> Model<T> {
     }
 
     /// A packet of `size` link bytes arrives at `at`: down packets at the cap (if any),
-    /// up packets at the link.
-    pub fn enqueue(&mut self, down: bool, at: Duration, size: u32, payload: T) {
-        let dir = match (down, self.cap.as_mut()) {
-            (true, Some(cap)) => cap,
-            (true, None) => &mut self.path.down,
-            (false, _) => &mut self.path.up,
+    /// up packets at the link. Returns the link's admission when the packet entered the
+    /// link itself (not the cap): what per-flow accounting counts as the bottleneck's.
+    pub fn enqueue(
+        &mut self,
+        down: bool,
+        at: Duration,
+        size: u32,
+        payload: T,
+    ) -> Option<Admission> {
+        let (dir, at_link) = match (down, self.cap.as_mut()) {
+            (true, Some(cap)) => (cap, false),
+            (true, None) => (&mut self.path.down, true),
+            (false, _) => (&mut self.path.up, true),
         };
-        let _ = dir.enqueue(at, size, payload);
+        let admission = dir.enqueue(at, size, payload);
+        at_link.then_some(admission)
     }
 
     /// Hands every packet due by `now` to `forward(down, packet)`: first what left the
     /// cap enters the down direction at the time it left, then both directions deliver.
-    pub fn deliver_due(&mut self, now: Duration, mut forward: impl FnMut(bool, Delivered<T>)) {
+    pub fn deliver_due(&mut self, now: Duration, forward: impl FnMut(bool, Delivered<T>)) {
+        self.deliver_due_noting(now, |_| (), &mut Vec::new(), forward);
+    }
+
+    /// [`Self::deliver_due`], noting in `dropped` (as `key(packet)` and the time) each
+    /// packet that left the cap and that the link's down direction dropped.
+    pub fn deliver_due_noting<K>(
+        &mut self,
+        now: Duration,
+        key: impl Fn(&T) -> K,
+        dropped: &mut Vec<(K, Duration)>,
+        mut forward: impl FnMut(bool, Delivered<T>),
+    ) {
         if let Some(cap) = self.cap.as_mut() {
             while let Some(p) = cap.poll_deliver(now) {
-                let _ = self.path.down.enqueue(p.arrival, p.size_bytes, p.payload);
+                let k = key(&p.payload);
+                let admission = self.path.down.enqueue(p.arrival, p.size_bytes, p.payload);
+                if !admission.is_queued() {
+                    dropped.push((k, p.arrival));
+                }
             }
         }
         while let Some(p) = self.path.down.poll_deliver(now) {

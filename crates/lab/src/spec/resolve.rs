@@ -9,6 +9,8 @@ use std::time::Duration;
 use satquic_link::LinkSpec;
 use satquic_run::{ShaperSpec, TransportSpec};
 
+use crate::beside::beam::BeamSpec;
+
 use super::{
     CampaignSpec, MAX_FLOWS, MIX_SEPARATOR, Mode, SpecError, WorkloadKind, err, format_float,
     size_label,
@@ -54,6 +56,9 @@ pub struct ResolvedWorkload {
     pub stagger: Duration,
     /// See [`WorkloadEntry::resume_after`].
     pub resume_after: Option<Duration>,
+    /// A beam's users and bulk flows (`kind = "beam"`; `duration` is its window, `flows`
+    /// the number of bulk flows).
+    pub beam: Option<BeamSpec>,
 }
 
 impl CampaignSpec {
@@ -259,6 +264,9 @@ impl CampaignSpec {
             } else {
                 String::new()
             };
+            if w.beam.is_some() && w.kind != WorkloadKind::Beam {
+                return Err(err(format!("{key}.beam"), "only for kind = \"beam\""));
+            }
             let (bytes, duration, default_label) = match w.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => {
                     let (kind, prefix, article) = match w.kind {
@@ -304,6 +312,14 @@ impl CampaignSpec {
                         format!("timed{}{suffix}", satquic_link::units::format_duration(d)),
                     )
                 }
+                WorkloadKind::Beam => {
+                    let d = beam_window(&key, w)?;
+                    (
+                        None,
+                        Some(d),
+                        format!("beam{}", satquic_link::units::format_duration(d)),
+                    )
+                }
             };
             let default_label = match w.resume_after {
                 Some(_) => format!("{default_label}-resumed"),
@@ -320,19 +336,56 @@ impl CampaignSpec {
             {
                 return Err(err(format!("{key}.resume_after"), "must be at most 24 h"));
             }
+            let beam = (w.kind == WorkloadKind::Beam).then(|| w.beam.clone().unwrap_or_default());
             out.push(ResolvedWorkload {
                 label: w.label.clone().unwrap_or(default_label),
                 kind: w.kind,
                 bytes,
                 duration,
-                flows: w.flows,
+                flows: beam.as_ref().map_or(w.flows, |b| b.bulk),
                 stagger,
                 resume_after: w.resume_after,
+                beam,
             });
         }
         unique(out.iter().map(|w| w.label.as_str()), "workload")?;
         Ok(out)
     }
+}
+
+/// A beam workload's window, after checking that it has one, that the keys of other
+/// kinds are absent and that its `beam` table is sound; errors name the key.
+fn beam_window(key: &str, w: &super::WorkloadEntry) -> Result<Duration, SpecError> {
+    if w.bytes.is_some() {
+        return Err(err(
+            format!("{key}.bytes"),
+            "a beam's objects have their own sizes (beam.min_object, beam.max_object)",
+        ));
+    }
+    if w.flows != 1 || w.stagger.is_some() {
+        return Err(err(
+            format!("{key}.flows"),
+            "a beam's bulk flows are beam.bulk, started beam.bulk_stagger apart",
+        ));
+    }
+    if w.resume_after.is_some() {
+        return Err(err(format!("{key}.resume_after"), "not for a beam"));
+    }
+    let d = w.duration.ok_or_else(|| {
+        err(
+            format!("{key}.duration"),
+            "required for kind = \"beam\" (the window objects arrive in)",
+        )
+    })?;
+    if d.is_zero() {
+        return Err(err(format!("{key}.duration"), "must be above 0"));
+    }
+    w.beam
+        .clone()
+        .unwrap_or_default()
+        .check(d)
+        .map_err(|e| err(key, e))?;
+    Ok(d)
 }
 
 fn unique<'a>(labels: impl Iterator<Item = &'a str>, key: &str) -> Result<(), SpecError> {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use satquic_link::IP_UDP_OVERHEAD_BYTES;
 
+use super::ledger::FlowLedger;
 use super::scheduler::{LinkScheduler, run_scheduler};
 use super::snapshot::{DirectionSnapshot, RelaySnapshot};
 use super::{Event, Pkt, Shared};
@@ -51,6 +52,8 @@ struct Scheduler {
     up: DirectionSnapshot,
     cap: DirectionSnapshot,
     last_publish: Instant,
+    /// Per flow: what its datagrams met at the bottleneck (with a model).
+    ledger: FlowLedger,
 }
 
 impl Scheduler {
@@ -82,13 +85,15 @@ impl Scheduler {
     }
 }
 
-/// The scheduler thread: runs the loop, then hands the model back (for its ground truth).
+/// The scheduler thread: runs the loop, then hands the model back (for its ground truth)
+/// with the per-flow books.
 pub(super) fn scheduler_thread(
     path: Option<Model<Pkt>>,
     listen: UdpSocket,
     shared: Arc<Shared>,
     rx: Receiver<Event>,
-) -> Option<Model<Pkt>> {
+    ledger: FlowLedger,
+) -> (Option<Model<Pkt>>, FlowLedger) {
     let mut s = Scheduler {
         path,
         listen,
@@ -98,9 +103,10 @@ pub(super) fn scheduler_thread(
         up: DirectionSnapshot::default(),
         cap: DirectionSnapshot::default(),
         last_publish: Instant::now(),
+        ledger,
     };
     run_scheduler(&mut s, &rx);
-    s.path.take()
+    (s.path.take(), std::mem::take(&mut s.ledger))
 }
 
 impl LinkScheduler for Scheduler {
@@ -124,6 +130,8 @@ impl LinkScheduler for Scheduler {
                 client,
                 upstream,
             } => {
+                let now = self.now();
+                self.ledger.on_new_flow(id, client, now);
                 self.flows.insert(id, Flow { client, upstream });
             }
             Event::FlowGone { id } => {
@@ -141,7 +149,11 @@ impl LinkScheduler for Scheduler {
                 };
                 let t = at.saturating_duration_since(self.shared.start);
                 let size = data.len() as u32 + IP_UDP_OVERHEAD_BYTES;
-                path.enqueue(down, t, size, Pkt { flow, data });
+                self.ledger.on_seen(flow, t);
+                let admission = path.enqueue(down, t, size, Pkt { flow, data });
+                if admission.is_some_and(|a| !a.is_queued()) {
+                    self.ledger.on_dropped(flow, down, t);
+                }
             }
         }
     }
@@ -151,9 +163,21 @@ impl LinkScheduler for Scheduler {
             return;
         };
         let now = self.now();
-        path.deliver_due(now, |down, p| {
-            self.forward(p.payload.flow, down, &p.payload.data, Some(p.arrival));
-        });
+        let mut dropped = Vec::new();
+        path.deliver_due_noting(
+            now,
+            |p| p.flow,
+            &mut dropped,
+            |down, p| {
+                let bytes = p.payload.data.len() as u64;
+                self.ledger
+                    .on_delivered(p.payload.flow, down, p.departed, p.waited, bytes);
+                self.forward(p.payload.flow, down, &p.payload.data, Some(p.arrival));
+            },
+        );
+        for (flow, at) in dropped {
+            self.ledger.on_dropped(flow, true, at);
+        }
         self.path = Some(path);
     }
 

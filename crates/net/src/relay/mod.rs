@@ -60,11 +60,14 @@
 //! The relay's [`start`](Relay::start) and handle are here; `io.rs` receives from
 //! clients, `flows.rs` keeps the flow table and receives from the server, `recv.rs` reads
 //! sockets in batches, `scheduler.rs` is the real-time loop (shared with the TUN link),
-//! `forward.rs` sends what the model delivers, and `snapshot.rs` holds the counters.
+//! `forward.rs` sends what the model delivers, `ledger.rs` keeps each flow's books (its
+//! datagrams' queueing delay and drops at the bottleneck, for the shared-period measures
+//! of a run beside other traffic), and `snapshot.rs` holds the counters.
 
 mod flows;
 mod forward;
 mod io;
+mod ledger;
 mod recv;
 mod scheduler;
 mod snapshot;
@@ -82,6 +85,7 @@ use crate::NetError;
 use crate::model::Model;
 
 pub use flows::UNANSWERED_FLOW_TIMEOUT;
+pub use ledger::{FlowLedger, LedgerReport, MIN_FLOW_SHARE, RelayDirection, RelayFlow};
 pub use recv::SOCKET_BUFFER_BYTES;
 pub(crate) use scheduler::{LinkScheduler, run_scheduler};
 pub use snapshot::{DELAY_ERROR_BIN, DelayErrorHistogram, DirectionSnapshot, RelaySnapshot};
@@ -114,6 +118,8 @@ pub struct RelayOptions {
     /// Width of the queue-occupancy bins the ground truth keeps (a long-running relay
     /// wants coarse bins: memory grows by one bin per busy bin).
     pub occupancy_resolution: Duration,
+    /// Keep each flow's books ([`FlowLedger`], `--flows-json`): about 50 bytes per packet.
+    pub flow_books: bool,
 }
 
 impl RelayOptions {
@@ -127,6 +133,7 @@ impl RelayOptions {
             max_flows: DEFAULT_MAX_FLOWS,
             flow_idle_timeout: DEFAULT_FLOW_IDLE_TIMEOUT,
             occupancy_resolution: Duration::from_secs(1),
+            flow_books: false,
         }
     }
 }
@@ -178,7 +185,7 @@ fn count_direct(counters: &[AtomicU64; 3], ok: bool, bytes: usize) {
 pub struct Relay {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
-    scheduler: Option<JoinHandle<Option<Model<Pkt>>>>,
+    scheduler: Option<JoinHandle<(Option<Model<Pkt>>, FlowLedger)>>,
     io: Option<JoinHandle<()>>,
     io_stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -266,9 +273,10 @@ impl Relay {
             .spawn(move || io::io_thread(listen, direct, io_options, io_shared, tx, io_stop_rx))
             .map_err(|e| NetError::Setup(e.to_string()))?;
         let sched_shared = shared.clone();
+        let ledger = FlowLedger::keeping(options.flow_books);
         let scheduler = std::thread::Builder::new()
             .name("satquic-relay-scheduler".into())
-            .spawn(move || forward::scheduler_thread(path, listen_send, sched_shared, rx))
+            .spawn(move || forward::scheduler_thread(path, listen_send, sched_shared, rx, ledger))
             .map_err(|e| NetError::Setup(e.to_string()))?;
         Ok(Relay {
             local_addr,
@@ -329,10 +337,17 @@ impl Relay {
     /// Stops both threads; returns the final counters and the model (for its ground
     /// truth), if one was used.
     pub fn stop(mut self) -> (RelaySnapshot, Option<Path<Pkt>>) {
+        let (snapshot, path, _) = self.shutdown();
+        (snapshot, path)
+    }
+
+    /// [`Self::stop`], with each flow's books ([`FlowLedger`]: what its datagrams met at
+    /// the bottleneck; empty without a model).
+    pub fn stop_with_ledger(mut self) -> (RelaySnapshot, Option<Path<Pkt>>, FlowLedger) {
         self.shutdown()
     }
 
-    fn shutdown(&mut self) -> (RelaySnapshot, Option<Path<Pkt>>) {
+    fn shutdown(&mut self) -> (RelaySnapshot, Option<Path<Pkt>>, FlowLedger) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(s) = self.io_stop.take() {
             let _ = s.send(());
@@ -340,9 +355,13 @@ impl Relay {
         if let Some(io) = self.io.take() {
             let _ = io.join();
         }
-        let model = self.scheduler.take().and_then(|s| s.join().ok()).flatten();
+        let (model, ledger) = self
+            .scheduler
+            .take()
+            .and_then(|s| s.join().ok())
+            .unwrap_or_default();
         let snapshot = self.snapshot();
-        (snapshot, model.map(|m| m.path))
+        (snapshot, model.map(|m| m.path), ledger)
     }
 }
 

@@ -11,13 +11,18 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use super::device::write_packet;
+use super::flow_key::{FlowIds, flow_key};
 use super::tcp_flows::{TcpFlowSeen, TcpFlows};
 use super::{Event, Shared};
 use crate::model::Model;
-use crate::relay::{DirectionSnapshot, LinkScheduler, RelaySnapshot, run_scheduler};
+use crate::relay::{DirectionSnapshot, FlowLedger, LinkScheduler, RelaySnapshot, run_scheduler};
 
-/// The model and the TCP flows seen, when the scheduler stops.
-pub(super) type SchedulerResult = (Option<Model<Vec<u8>>>, HashMap<(u16, u16), TcpFlowSeen>);
+/// The model, the TCP flows seen and each flow's books, when the scheduler stops.
+pub(super) type SchedulerResult = (
+    Option<Model<Vec<u8>>>,
+    HashMap<(u16, u16), TcpFlowSeen>,
+    FlowLedger,
+);
 
 /// The scheduler thread's state: the model (none: forward at once), both devices (written
 /// to), the counters it publishes and the TCP connections going down.
@@ -31,6 +36,9 @@ struct Scheduler {
     cap: DirectionSnapshot,
     last_publish: Instant,
     tcp_down: TcpFlows,
+    /// Per TCP or UDP flow: what its packets met at the bottleneck (with a model).
+    ledger: FlowLedger,
+    ids: FlowIds,
 }
 
 impl Scheduler {
@@ -89,7 +97,20 @@ impl LinkScheduler for Scheduler {
         };
         let t = at.saturating_duration_since(self.shared.start);
         let size = data.len() as u32;
-        path.enqueue(down, t, size, data);
+        let flow = flow_key(&data, down).map(|key| {
+            let (id, new) = self.ids.id(key);
+            if new {
+                self.ledger.on_new_flow(id, key.1, t);
+            }
+            self.ledger.on_seen(id, t);
+            id
+        });
+        let admission = path.enqueue(down, t, size, data);
+        if let Some(id) = flow
+            && admission.is_some_and(|a| !a.is_queued())
+        {
+            self.ledger.on_dropped(id, down, t);
+        }
     }
 
     fn deliver_due(&mut self) {
@@ -97,9 +118,28 @@ impl LinkScheduler for Scheduler {
             return;
         };
         let now = self.now();
-        path.deliver_due(now, |down, p| {
-            self.forward(down, &p.payload, Some(p.arrival))
-        });
+        let ids = std::mem::take(&mut self.ids);
+        let mut ledger = std::mem::take(&mut self.ledger);
+        let id_of = |data: &Vec<u8>, down: bool| flow_key(data, down).and_then(|k| ids.get(&k));
+        let mut dropped = Vec::new();
+        path.deliver_due_noting(
+            now,
+            |data| id_of(data, true),
+            &mut dropped,
+            |down, p| {
+                if let Some(id) = id_of(&p.payload, down) {
+                    let bytes = p.payload.len() as u64;
+                    ledger.on_delivered(id, down, p.departed, p.waited, bytes);
+                }
+                self.forward(down, &p.payload, Some(p.arrival))
+            },
+        );
+        for (id, at) in dropped {
+            if let Some(id) = id {
+                ledger.on_dropped(id, true, at);
+            }
+        }
+        (self.ids, self.ledger) = (ids, ledger);
         self.path = Some(path);
     }
 
@@ -131,8 +171,8 @@ impl LinkScheduler for Scheduler {
     }
 }
 
-/// The scheduler thread: runs the loop, then hands back the model (for its ground truth)
-/// and the TCP flows seen.
+/// The scheduler thread: runs the loop, then hands back the model (for its ground truth),
+/// the TCP flows seen and each flow's books.
 pub(super) fn scheduler_thread(
     path: Option<Model<Vec<u8>>>,
     client: OwnedFd,
@@ -140,6 +180,7 @@ pub(super) fn scheduler_thread(
     shared: Arc<Shared>,
     rx: Receiver<Event>,
     tcp_target_bytes: Option<u64>,
+    ledger: FlowLedger,
 ) -> SchedulerResult {
     let mut s = Scheduler {
         path,
@@ -151,9 +192,11 @@ pub(super) fn scheduler_thread(
         cap: DirectionSnapshot::default(),
         last_publish: Instant::now(),
         tcp_down: TcpFlows::new(tcp_target_bytes),
+        ledger,
+        ids: FlowIds::default(),
     };
     run_scheduler(&mut s, &rx);
     // The descriptors close here: the devices go with them, before the namespaces do.
     let flows = s.tcp_down.take_seen();
-    (s.path.take(), flows)
+    (s.path.take(), flows, std::mem::take(&mut s.ledger))
 }

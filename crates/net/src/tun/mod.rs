@@ -45,10 +45,12 @@
 //!
 //! The options and the link's handle are here; `namespaces.rs` makes and removes the
 //! namespaces, `device.rs` opens, reads and writes the TUN devices, `forwarding.rs` runs
-//! the model between them (the relay's scheduler loop), and `tcp_flows.rs` follows the TCP
-//! connections going down.
+//! the model between them (the relay's scheduler loop), `tcp_flows.rs` follows the TCP
+//! connections going down, and `flow_key.rs` tells TCP and UDP flows apart for each flow's
+//! books (the relay's [`FlowLedger`](crate::relay::FlowLedger)).
 
 mod device;
+mod flow_key;
 mod forwarding;
 mod namespaces;
 mod tcp_flows;
@@ -105,6 +107,9 @@ pub struct TunOptions {
     pub server_addr: Ipv4Addr,
     /// Width of the queue-occupancy bins of the ground truth.
     pub occupancy_resolution: Duration,
+    /// Keep each flow's books ([`FlowLedger`](crate::relay::FlowLedger), `--flows-json`):
+    /// about 50 bytes per packet.
+    pub flow_books: bool,
     /// Note when a TCP connection going down has delivered this many distinct payload
     /// bytes ([`TunLink::tcp_target_reached`]): the end of a kernel TCP download.
     pub tcp_target_bytes: Option<u64>,
@@ -124,6 +129,7 @@ impl TunOptions {
             client_addr: DEFAULT_CLIENT_ADDR,
             server_addr: DEFAULT_SERVER_ADDR,
             occupancy_resolution: Duration::from_secs(1),
+            flow_books: false,
             tcp_target_bytes: None,
             client_receive_buffer: TCP_BUFFER_MAX_BYTES,
         }
@@ -168,6 +174,8 @@ pub struct TunStopped {
     pub path: Option<Path<Vec<u8>>>,
     /// TCP connections seen going down, by distinct payload delivered (largest first).
     pub tcp_down: Vec<TcpFlowSeen>,
+    /// Each TCP or UDP flow's books (client side = the client namespace's address).
+    pub ledger: crate::relay::FlowLedger,
 }
 
 impl TunLink {
@@ -204,10 +212,19 @@ impl TunLink {
             .map_err(|e| NetError::Setup(e.to_string()))?;
         let sched_shared = shared.clone();
         let target = options.tcp_target_bytes;
+        let ledger = crate::relay::FlowLedger::keeping(options.flow_books);
         let scheduler = std::thread::Builder::new()
             .name("satquic-tun-scheduler".into())
             .spawn(move || {
-                forwarding::scheduler_thread(path, client_w, server_w, sched_shared, rx, target)
+                forwarding::scheduler_thread(
+                    path,
+                    client_w,
+                    server_w,
+                    sched_shared,
+                    rx,
+                    target,
+                    ledger,
+                )
             })
             .map_err(|e| NetError::Setup(e.to_string()))?;
         Ok(TunLink {
@@ -278,18 +295,20 @@ impl TunLink {
             &mut self.namespaces,
             Namespaces(Vec::new()),
         ));
-        let (path, mut tcp_down) = match scheduler {
-            Some((model, flows)) => (
+        let (path, mut tcp_down, ledger) = match scheduler {
+            Some((model, flows, ledger)) => (
                 model.map(|m| m.path),
                 flows.into_values().collect::<Vec<_>>(),
+                ledger,
             ),
-            None => (None, Vec::new()),
+            None => (None, Vec::new(), Default::default()),
         };
         tcp_down.sort_by_key(|f| std::cmp::Reverse(f.delivered_bytes));
         TunStopped {
             snapshot,
             path,
             tcp_down,
+            ledger,
         }
     }
 }
