@@ -35,7 +35,7 @@ use crate::spec::{ControllerSpec, SpecError, parse_spec, write_spec};
 use crate::unpaced::Unpaced;
 
 /// A congestion controller configuration: avoidance + slow start + window settings +
-/// an optional event sink. Implements quinn's [`ControllerFactory`].
+/// an optional event sink. Implements quinn's `ControllerFactory`.
 #[derive(Clone)]
 pub struct CongestionConfig {
     avoidance: AvoidanceConfig,

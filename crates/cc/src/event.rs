@@ -33,6 +33,9 @@ pub enum ExitReason {
     /// delay threshold (`HYSTART_DELAY`).
     #[cfg_attr(feature = "serde", serde(rename = "hystart-delay"))]
     HyStartDelay,
+    /// The start-up jump's flight came back slower than it was sent (`+jump:validate`): the
+    /// path carries other traffic, and the window falls to what it delivered.
+    JumpRefused,
 }
 
 impl ExitReason {
@@ -44,6 +47,7 @@ impl ExitReason {
             Self::HyStartPlusPlus => "hystart++",
             Self::HyStartAckTrain => "hystart-ack-train",
             Self::HyStartDelay => "hystart-delay",
+            Self::JumpRefused => "jump-refused",
         }
     }
 }

@@ -81,12 +81,14 @@ pub mod burst;
 pub mod careful_resume;
 mod config;
 pub mod controller;
+pub mod delivery;
 pub mod event;
 pub mod growth;
 pub mod jump;
 pub mod loss_filter;
 pub mod modifiers;
 pub mod profile;
+pub mod retreat;
 pub mod rollback;
 pub mod slow_start;
 pub mod spec;
@@ -110,6 +112,7 @@ pub use growth::{RttWindowFloor, StartupGrowth};
 pub use jump::BdpJump;
 pub use loss_filter::LossFilterConfig;
 pub use modifiers::Modifiers;
+pub use retreat::Retreat;
 pub use rollback::RollbackConfig;
 pub use slow_start::{
     AckSample, Classic, ExitAction, HyStartConfig, HyStartDetect, HyStartPlusPlus, HyblaSlowStart,

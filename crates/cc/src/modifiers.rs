@@ -15,6 +15,7 @@
 //! | `+unpaced` | [`crate::unpaced`] | [`Unpaced`] | no pacing at all, as quicly, the seeds' stack, sends |
 //! | `+loss-filter[:...]` | [`crate::loss_filter`] | [`LossFilterConfig`] | which losses are congestion |
 //! | `+rollback[:...]` | [`crate::rollback`] | [`RollbackConfig`] | undoing a reduction whose recovery period lost few packets |
+//! | `+retreat` | [`crate::retreat`] | [`Retreat`] | the first reduction taken from what the path delivered in the last round trip |
 //! | `+cr[:...]` | [`crate::careful_resume`] | [`CarefulResumeConfig`] | resuming from saved parameters (RFC 9959) |
 //!
 //! The table's order is the canonical string's. Where and in which order each modifier
@@ -32,6 +33,7 @@ use crate::careful_resume::CarefulResumeConfig;
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::LossFilterConfig;
+use crate::retreat::Retreat;
 use crate::rollback::RollbackConfig;
 use crate::unpaced::Unpaced;
 
@@ -56,6 +58,8 @@ pub struct Modifiers {
     pub loss_filter: Option<LossFilterConfig>,
     /// Undoing reductions whose recovery period lost few packets (`+rollback`).
     pub rollback: Option<RollbackConfig>,
+    /// The first reduction from what the path delivered (`+retreat`).
+    pub retreat: Option<Retreat>,
     /// Careful Resume's constants and switch (`+cr`).
     pub careful_resume: CarefulResumeConfig,
 }
@@ -85,6 +89,19 @@ pub(crate) trait SpecPart: Sized {
     fn options(&self) -> Option<Vec<String>>;
 }
 
+/// The modifiers' part names, in [`Modifiers::take`]'s order (`cr` last).
+pub(crate) const PART_NAMES: [&str; 9] = [
+    StartupGrowth::NAME,
+    LossFilterConfig::NAME,
+    RollbackConfig::NAME,
+    Retreat::NAME,
+    BdpJump::NAME,
+    RttWindowFloor::NAME,
+    SlowStartBurst::NAME,
+    Unpaced::NAME,
+    CarefulResumeConfig::NAME,
+];
+
 /// What [`Modifiers::take`] found in a spec.
 #[derive(Debug)]
 pub(crate) struct Taken {
@@ -109,6 +126,7 @@ impl Modifiers {
         let growth = taken.part::<StartupGrowth>()?;
         let loss_filter = taken.part::<LossFilterConfig>()?;
         let rollback = taken.part::<RollbackConfig>()?;
+        let retreat = taken.part::<Retreat>()?;
         let jump = taken.part::<BdpJump>()?;
         let floor = taken.part::<RttWindowFloor>()?;
         let burst = taken.part::<SlowStartBurst>()?;
@@ -131,6 +149,7 @@ impl Modifiers {
             unpaced,
             loss_filter,
             rollback,
+            retreat,
             careful_resume: careful_resume.unwrap_or_default(),
         };
         Ok(taken)
@@ -145,6 +164,7 @@ impl Modifiers {
         write_optional(f, self.unpaced.as_ref())?;
         write_optional(f, self.loss_filter.as_ref())?;
         write_optional(f, self.rollback.as_ref())?;
+        write_optional(f, self.retreat.as_ref())?;
         write_part(f, &self.careful_resume)
     }
 }

@@ -94,8 +94,8 @@ impl fmt::Display for ControllerSpec {
 
 /// Parses a spec string. See the module docs.
 pub fn parse_spec(spec: &str) -> Result<ControllerSpec, SpecError> {
-    if crate::profile::is_satellite(spec) {
-        return parse_spec(crate::profile::SATELLITE_CC);
+    if let Some(expanded) = crate::profile::expand(spec) {
+        return parse_spec(&expanded.map_err(|m| err(spec, m))?);
     }
     let lower = spec.trim().to_ascii_lowercase();
     if lower.is_empty() {

@@ -38,14 +38,13 @@ const MODIFIERS: &[&[&str]] = &[
     &[
         "+jump",
         "+jump:cap",
-        "+jump:train",
-        "+jump:train,cap",
         "+jump:fraction=0.25",
         "+jump:rtt=smoothed",
         "+jump:cap=3,interval=50",
         "+jump:bound",
         "+jump:cap,bound=2",
-        "+jump:train,cap,bound=4,bound-margin=0.1",
+        "+jump:cap=1.5,bound,validate",
+        "+jump:cap,bound=4,bound-margin=0.1,validate=0.5",
     ],
     &[
         "+burst",
@@ -61,6 +60,7 @@ const MODIFIERS: &[&[&str]] = &[
         "+loss-filter:threshold=0.3",
     ],
     &["+rollback", "+rollback:share=0.1,min=3"],
+    &["+retreat"],
     &[
         "+cr",
         "+cr:ss-cap=1,jump-on-confirm",

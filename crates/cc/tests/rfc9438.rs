@@ -82,9 +82,6 @@ impl Sender {
 /// limited by the application, one window-limited round trip grows the window as one
 /// round trip would have without the pause.
 #[test]
-#[ignore = "RFC 9438 Sec. 4.2 is not kept: CUBIC's t counts application-limited time \
-            (docs/conformance.md, 9438-1; the controller, not avoidance/cubic.rs, knows of \
-            application-limited acknowledgements)"]
 fn sec_4_2_application_limited_time_does_not_count_in_t() {
     let mut paused = Sender::into_avoidance(3);
     let mut control = Sender::into_avoidance(3);

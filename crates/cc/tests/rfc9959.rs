@@ -2,7 +2,7 @@
 //! rule, each quoting the words it checks (from draft-ietf-tsvwg-careful-resume-24, the
 //! version the RFC was published from; docs/conformance.md lists them all). Each runs on
 //! plain CUBIC and, where the rule is about the window, also on the `satellite` profile's
-//! controller with its loss filter answering Careful Resume (`+loss-filter`, not
+//! controller (its loss filter answers Careful Resume: `+loss-filter`, not
 //! `loss-filter:cr`), so that the profile's start-up modifiers (floor, growth, jump,
 //! bursts) are shown not to undo the rule. The phase-by-phase behaviour and the options
 //! are tested in careful_resume.rs.
@@ -26,11 +26,14 @@ const RTT: Duration = Duration::from_millis(600);
 /// Far above what slow start reaches in these tests.
 const SAVED_CWND: u64 = 1_000_000;
 
-/// The profile's controller as it keeps RFC 9959 by default: its loss filter without the
-/// `cr` option, so that every loss reaches Careful Resume (issue 38). Once the profile
-/// itself drops `:cr`, this is the profile unchanged.
+/// The profile's controller: its loss filter without the `cr` option, so that every loss
+/// reaches Careful Resume (issue 38).
 fn profile_keeping_rfc9959() -> String {
-    SATELLITE_CC.replace("+loss-filter:cr", "+loss-filter")
+    assert!(
+        !SATELLITE_CC.contains("loss-filter:cr"),
+        "the profile hides losses from Careful Resume: {SATELLITE_CC}"
+    );
+    SATELLITE_CC.to_string()
 }
 
 /// A sender as quinn drives the controller (as in careful_resume.rs): numbered packets of

@@ -192,6 +192,15 @@ impl Avoidance for Cubic {
         self.epoch_start = None;
     }
 
+    /// Sec. 4.2: "The elapsed time *t* [...] MUST NOT include periods during which *cwnd*
+    /// has not been updated due to application-limited behavior": the stage's start moves
+    /// later by the pause, as Linux's `bictcp_cwnd_event` moves its `epoch_start`.
+    fn on_application_limited(&mut self, paused: Duration) {
+        if let Some(start) = self.epoch_start.as_mut() {
+            *start += paused;
+        }
+    }
+
     fn reset(&mut self) {
         *self = Self::new(self.config.clone());
     }

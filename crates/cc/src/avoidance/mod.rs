@@ -115,6 +115,11 @@ pub trait Avoidance: Send + Sync + fmt::Debug {
     /// Slow start ended without a loss and congestion avoidance starts at window `cwnd`.
     fn on_slow_start_exit(&mut self, now: Duration, cwnd: u64, mss: u64);
 
+    /// The window was not updated for `paused` because the sender was limited by the
+    /// application (RFC 9438 Sec. 4.2: such time is not part of CUBIC's `t`). Nothing by
+    /// default: an avoidance whose growth does not follow the clock has nothing to skip.
+    fn on_application_limited(&mut self, _paused: Duration) {}
+
     /// Forget everything (persistent congestion).
     fn reset(&mut self);
 

@@ -258,9 +258,7 @@ impl Bbr3 {
     pub(super) fn apply_long_rtt_start(&mut self, now: Duration) {
         let jump = self.config.long_rtt.jump;
         if let Some(j) = jump {
-            self.long_rtt
-                .peak
-                .on_end_acks(now, j.min_interval, None, None);
+            self.long_rtt.peak.on_end_acks(now, j.min_interval, None);
         }
         if self.state != super::Bbr3State::Startup || !self.is_long_rtt() {
             return;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::avoidance::CaAck;
 use crate::careful_resume::{AckEffect, CarefulResumePhase};
 use crate::event::{CcEvent, ExitReason};
+use crate::jump::{BdpJump, Dispersion, JumpPhase, JumpVerdict, VALIDATE_SPAN_RTTS};
 use crate::slow_start::{AckSample, SsDecision};
 
 use super::{Controller, RttInfo};
@@ -66,20 +67,37 @@ impl Controller {
         let hold = !matches!(cr, AckEffect::Normal);
         if !self.initial_slow_start_done {
             self.initial_slow_start_on_ack(now, bytes, app_limited, hold, rtt);
-        } else if !app_limited && !hold {
+        } else if app_limited {
+            self.app_limited_since.get_or_insert(now);
+        } else if !hold {
+            self.end_application_limited(now);
             self.grow_after_initial_slow_start(now, bytes, rtt);
         }
     }
 
+    /// A12's first acknowledgement that is not application-limited after some that were:
+    /// the avoidance skips the pause (RFC 9438 Sec. 4.2).
+    fn end_application_limited(&mut self, now: Duration) {
+        if let Some(since) = self.app_limited_since.take() {
+            self.avoidance
+                .on_application_limited(now.saturating_sub(since));
+        }
+    }
+
     /// A1-A2: what hears every acknowledgement, in a recovery period or not: the loss
-    /// filter's distance since the last loss, and the jump's delivery-rate samples (the
-    /// jump belongs to the initial slow start, which never comes back).
+    /// filter's distance since the last loss, the bytes delivered this round trip (the
+    /// retreat's), and the jump's delivery-rate samples (the jump belongs to the initial
+    /// slow start, which never comes back).
     fn feed_ack_samplers(&mut self, sent: Duration, bytes: u64) {
         if let Some(filter) = self.loss_filter.as_mut() {
             filter.on_acked();
         }
+        self.recent_delivery.on_ack(bytes);
         if self.jump.is_some() && !self.initial_slow_start_done {
             self.peak_rate.on_ack(sent, bytes);
+            if let JumpPhase::Unvalidated(flight) = &mut self.jump_phase {
+                flight.on_ack(sent, bytes);
+            }
         }
     }
 
@@ -92,14 +110,17 @@ impl Controller {
         hold: bool,
         rtt: RttInfo,
     ) {
-        if !hold {
+        // A jump being judged holds the window as Careful Resume's Unvalidated Phase does,
+        // but the slow start may still exit.
+        let jump_holds = self.jump_phase.holds();
+        if !hold && !jump_holds {
             self.raise_to_floor(rtt);
         }
-        // A8: the jump's ceiling, from the train samples when trains are measured (see
-        // [`BdpJump::cap`](crate::jump::BdpJump::cap)). A window held there limits the sending as the application
-        // would: the slow start's heuristic must not read it as the path's plateau.
-        let ceiling = self.jump_ceiling(rtt.min);
-        let capped = ceiling.is_some_and(|c| self.cwnd >= c);
+        // A8: the jump's ceiling ([`BdpJump::cap`](crate::jump::BdpJump::cap)). A window
+        // held there limits the sending as the application would: the slow start's
+        // heuristic must not read it as the path's plateau.
+        let ceiling = self.jump_ceiling(now, rtt.min);
+        let capped = jump_holds || ceiling.is_some_and(|c| self.cwnd >= c);
         let sample = AckSample {
             now,
             bytes,
@@ -118,7 +139,7 @@ impl Controller {
         }
         match decision {
             SsDecision::Grow { increase } => {
-                if !app_limited {
+                if !app_limited && !jump_holds {
                     self.grow_initial_window(now, increase, ceiling, rtt.smoothed);
                 }
             }
@@ -220,13 +241,15 @@ impl Controller {
         }
     }
 
-    /// The largest window the initial slow start may reach under `+jump:cap` at minimum RTT
-    /// `min`: from the estimate the cap reads (see [`BdpJump::cap`](crate::jump::BdpJump::cap)),
-    /// but never below the saved window Careful Resume jumped to, unless that proved wrong.
+    /// The largest window the initial slow start may reach under `+jump:cap` at `now` and
+    /// minimum RTT `min`: from the estimate the cap reads or what the path delivered over the
+    /// latest RTT (see [`BdpJump::ceiling_from`](crate::jump::BdpJump::ceiling_from)), but
+    /// never below the saved window Careful Resume jumped to, unless that proved wrong.
     /// Careful Resume paces its jump, so the rates measured meanwhile are its pacing's, not
     /// the bottleneck's; the saved window was measured on this path and the jump tested it.
-    fn jump_ceiling(&self, min: Duration) -> Option<u64> {
-        let ceiling = self.jump?.ceiling_from(&self.peak_rate, min)?;
+    fn jump_ceiling(&self, now: Duration, min: Duration) -> Option<u64> {
+        let delivered = self.recent_delivery.round_trip_rate(now, self.rtt.latest);
+        let ceiling = self.jump?.ceiling_from(&self.peak_rate, min, delivered)?;
         Some(ceiling.max(self.resumed_window()))
     }
 
@@ -242,6 +265,7 @@ impl Controller {
     /// the round's end packet.
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
+        self.recent_delivery.on_end_acks(now, self.rtt.smoothed);
         self.jump_on_end_acks(now);
         self.end_round(now, largest_acked);
         // E4: Careful Resume's acknowledgement-driven phase changes.
@@ -259,26 +283,68 @@ impl Controller {
 
     /// E2: the jump (`+jump`, initial slow start only) samples the batch's delivery rate
     /// and raises the window to its target, never past the ceiling or `ssthresh`, and not
-    /// while a drain or Careful Resume controls the window.
+    /// while a drain or Careful Resume controls the window; with `validate`, once it has
+    /// jumped it judges the flight sent since before the window grows past the target.
     fn jump_on_end_acks(&mut self, now: Duration) {
         let Some(jump) = self.jump.filter(|_| !self.initial_slow_start_done) else {
             return;
         };
-        let train = jump.train_at(self.rtt.min);
-        let bound = jump.bound_at(self.rtt.min);
-        self.peak_rate
-            .on_end_acks(now, jump.min_interval, train, bound);
+        let bound = jump.bound_reading(self.rtt.min);
+        self.peak_rate.on_end_acks(now, jump.min_interval, bound);
         if self.drain.is_some() || self.cr.phase() != CarefulResumePhase::Normal {
             return;
         }
+        match self.jump_phase {
+            JumpPhase::Open | JumpPhase::Validated => self.jump_to_target(now, jump),
+            JumpPhase::Unvalidated(mut flight) => {
+                flight.on_end_acks(now);
+                self.jump_to_target(now, jump);
+                self.judge_jump(now, jump, flight);
+            }
+            JumpPhase::Refused => {}
+        }
+    }
+
+    /// Raises the window to the jump's target, never past the ceiling or `ssthresh`; with
+    /// `validate`, the first raise starts the judging of its flight.
+    fn jump_to_target(&mut self, now: Duration, jump: BdpJump) {
         let target = jump.target_from(&self.peak_rate, self.rtt.min, self.rtt.smoothed);
-        // Never past the ceiling: on real sockets the peak can be several times the
-        // train's estimate.
+        // Never past the ceiling: picoquic's peak rate can be several times the bottleneck's
+        // when a thin return link bunches the ACKs.
         let target = self
-            .jump_ceiling(self.rtt.min)
+            .jump_ceiling(now, self.rtt.min)
             .map_or(target, |c| target.min(c));
         if target > self.cwnd {
             self.set_window(target.min(self.ssthresh) as f64);
+            if jump.validate.is_some() && self.jump_phase == JumpPhase::Open {
+                self.jump_phase = JumpPhase::Unvalidated(Dispersion::new(now));
+            }
+        }
+    }
+
+    /// Judges the jump's `flight` once it has come back over a quarter of a smoothed RTT
+    /// ([`Dispersion`]): one that came back as fast as it left raises the window to the
+    /// ceiling (a second jump) and lets it grow; one that came back slower ends the initial
+    /// slow start with the window at what the path delivered per round trip.
+    fn judge_jump(&mut self, now: Duration, jump: BdpJump, flight: Dispersion) {
+        let span = self.rtt.smoothed.mul_f64(VALIDATE_SPAN_RTTS);
+        let ratio = jump.validate.unwrap_or(1.0);
+        match flight.verdict(span, ratio, self.peak_rate.bound()) {
+            None => self.jump_phase = JumpPhase::Unvalidated(flight),
+            Some(JumpVerdict::Pass) => {
+                self.jump_phase = JumpPhase::Validated;
+                if let Some(ceiling) = self.jump_ceiling(now, self.rtt.min)
+                    && ceiling > self.cwnd
+                {
+                    self.set_window(ceiling.min(self.ssthresh) as f64);
+                }
+            }
+            Some(JumpVerdict::Fail { delivery_rate }) => {
+                self.jump_phase = JumpPhase::Refused;
+                let delivered = (delivery_rate * self.rtt.latest.as_secs_f64()) as u64;
+                let cwnd = delivered.min(self.cwnd);
+                self.exit_slow_start(now, cwnd, cwnd, ExitReason::JumpRefused);
+            }
         }
     }
 

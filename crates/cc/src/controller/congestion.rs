@@ -104,6 +104,22 @@ impl Controller {
         (tolerated, tolerated && filter.config().careful_resume)
     }
 
+    /// The window a reduction at `now` starts from: the window, or with `+retreat` on the
+    /// first reduction what the path delivers per round trip when that is less
+    /// ([`crate::retreat`]).
+    fn reduction_base(&self, now: Duration) -> u64 {
+        match self.retreat {
+            Some(_) if !self.reduced => self
+                .cwnd
+                .min(
+                    self.recent_delivery
+                        .per_round_trip(now, self.rtt.latest, self.rtt.smoothed),
+                )
+                .max(self.minimum_window()),
+            _ => self.cwnd,
+        }
+    }
+
     /// C5, RFC 9959 Sec. 3.5: Safe Retreat replaces the normal reduction.
     fn safe_retreat(&mut self, now: Duration, t: Transition, persistent: bool, lost_bytes: u64) {
         self.apply_careful_resume(now, t);
@@ -177,7 +193,10 @@ impl Controller {
         });
         self.recovery_start = Some(now);
         let before = self.cwnd;
-        let ssthresh = self.avoidance.on_congestion(now, self.cwnd, self.mss);
+        let ssthresh = self
+            .avoidance
+            .on_congestion(now, self.reduction_base(now), self.mss);
+        self.reduced = true;
         self.ssthresh = ssthresh.max(self.minimum_window());
         self.set_window(self.ssthresh as f64);
         self.end_initial_slow_start_by_loss(now, before);

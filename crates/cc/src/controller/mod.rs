@@ -38,25 +38,25 @@
 //!
 //! | step | who | may change | why here |
 //! |---|---|---|---|
-//! | A1 | loss filter (`+loss-filter`) | its count of packets since the last loss | every acknowledgement counts, in a recovery period or not |
-//! | A2 | jump sampler (`+jump`, initial slow start only) | the delivery-rate sample of the batch; with `bound`, the burst the packet left in (by its send time) | every acknowledgement counts; E2 takes the samples |
+//! | A1 | loss filter (`+loss-filter`), recent delivery | its count of packets since the last loss; the bytes acknowledged (the retreat's and the ceiling's [`crate::delivery`]) | every acknowledgement counts, in a recovery period or not |
+//! | A2 | jump sampler (`+jump`, initial slow start only) | the delivery-rate sample of the batch; with `bound`, the burst the packet left in (by its send time); with `validate`, while the jump is judged, the flight it belongs to | every acknowledgement counts; E2 takes the samples |
 //! | A3 | Careful Resume | its phase, PipeSize, observation; an RTT sample at most `saved_rtt x min-rtt` in the Unvalidated Phase is a path change: Safe Retreat, and the hook **stops** | the phase decides what the steps below may do; an acknowledgement that retreats is not growth |
 //! | A4 | drain (SEARCH's `drain` exit) | the window, stepped down; its end starts a recovery period; **stops** | the drain is the answer to the overshoot, not growth |
 //! | A5 | recovery gate | nothing: an acknowledgement of a packet sent before the recovery period began **stops** | RFC 9002 Sec. 7.3.2 |
 //! | A6 | rollback (`+rollback`) | window, `ssthresh` and the avoidance's state restored to before the reduction | the first acknowledgement past the gate ends the recovery period; growth then goes on from the restored window |
-//! | A7 | long-RTT floor (`+floor`, `+growth:rtt`; initial slow start, unless Careful Resume holds) | the window, raised; bounded by neither the jump's ceiling nor `ssthresh` | picoquic raises its minimum window on every RTT sample; the slow start then sees the raised window |
-//! | A8 | jump ceiling (`+jump:cap`; never below the saved window of a Careful Resume jump that stands) | nothing; an acknowledgement at or above the ceiling reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
+//! | A7 | long-RTT floor (`+floor`, `+growth:rtt`; initial slow start, unless Careful Resume holds or the jump is being judged) | the window, raised; bounded by neither the jump's ceiling nor `ssthresh` | picoquic raises its minimum window on every RTT sample; the slow start then sees the raised window |
+//! | A8 | jump ceiling (`+jump:cap`; never below `cap` x what the path delivered over the latest RTT, nor the saved window of a Careful Resume jump that stands) | nothing; an acknowledgement at or above the ceiling, or while the jump is being judged, reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
 //! | A9 | slow start (initial slow start) | its own state; an exit sets the window and `ssthresh`, starts the avoidance, tells Careful Resume (a delay-based exit ends Reconnaissance) and may start a drain | it sees every acknowledgement of the initial slow start, held or not |
 //! | A10 | Careful Resume's hold (Unvalidated, Safe Retreat) | nothing: **stops**, the slow start's decision ignored | RFC 9959 Sec. 3.3, 3.5: the window does not grow |
-//! | A11 | growth (`+growth`; initial slow start, not application-limited) | the window: the slow start's increase times the growth's multiplier, up to the jump's ceiling; reaching `ssthresh` ends the initial slow start | RFC 9002 Sec. 7.8: no growth while application-limited |
-//! | A12 | after the initial slow start (not application-limited, not held) | the window: classic slow start up to `ssthresh`, then the avoidance | RFC 9002 Sec. 7.3.1, 7.3.3 |
+//! | A11 | growth (`+growth`; initial slow start, not application-limited, not while the jump is being judged) | the window: the slow start's increase times the growth's multiplier, up to the jump's ceiling; reaching `ssthresh` ends the initial slow start | RFC 9002 Sec. 7.8: no growth while application-limited |
+//! | A12 | after the initial slow start (not application-limited, not held) | the window: classic slow start up to `ssthresh`, then the avoidance; the first acknowledgement after application-limited ones tells the avoidance how long it was limited | RFC 9002 Sec. 7.3.1, 7.3.3; RFC 9438 Sec. 4.2: CUBIC's `t` does not count that time |
 //!
 //! **`on_end_acks(now, in_flight, largest_acked)`** (`ack.rs`), once per ACK batch
 //!
 //! | step | who | may change | why here |
 //! |---|---|---|---|
-//! | E1 | flight | the bytes in flight | quinn's own count, after the batch |
-//! | E2 | jump (`+jump`, initial slow start; not during a drain, nor unless Careful Resume is Normal) | its peak rate and queueing-delay bound (`bound`, re-read at the current minimum RTT); the window, raised to the jump's target, bounded by the ceiling and `ssthresh` | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
+//! | E1 | flight, recent delivery | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]) | quinn's own count, after the batch |
+//! | E2 | jump (`+jump`, initial slow start; not during a drain, nor unless Careful Resume is Normal) | its peak rate and queueing-delay bound (`bound`, re-read against its reference); the window, raised to the jump's target, bounded by the ceiling and `ssthresh`; with `validate`, the jump's phase: the first raise starts the judging of its flight, a flight that came back as it left raises the window to the ceiling, one that came back slower ends the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
 //! | E3 | rounds | the slow start's round end (initial slow start), Careful Resume's observation round, the next round's end | RFC 9406 `windowEnd` |
 //! | E4 | Careful Resume | its phase: Unvalidated to Validating or Normal (first unvalidated packet acknowledged, an RTT passed), Validating to Normal (`ss-cap` caps `ssthresh`), Safe Retreat to Normal (`ssthresh` capped, the avoidance learns PipeSize) | these wait for a batch's largest acknowledged packet |
 //! | E5 | events | nothing (a `Sample` event) | the state after the batch |
@@ -72,7 +72,7 @@
 //! | C5 | Safe Retreat | the window (PipeSize x `retreat`, at most the window), a recovery period, the end of the initial slow start; a `Congestion` event; **stops** | RFC 9959 Sec. 3.5: it replaces the reduction |
 //! | C6 | loss filter's verdict | a tolerated loss: no reduction, no recovery period, no slow-start exit (C4's phase change still applies) | picoquic's rule |
 //! | C7 | recovery gate | nothing: a loss of a packet sent before the recovery period began (or during a drain) reduces nothing more; persistent congestion ends a drain | RFC 9002 Sec. 7.3.2 |
-//! | C8 | reduction | a rollback checkpoint (congestion avoidance only), a recovery period, `ssthresh` from the avoidance, the window to it, the end of the initial slow start (a `loss` exit) | RFC 9002 Sec. 7.3.2 |
+//! | C8 | reduction | a rollback checkpoint (congestion avoidance only), a recovery period, `ssthresh` from the avoidance (from what the path delivered over the latest RTT when smaller than the window, on the first reduction with `+retreat`), the window to it, the end of the initial slow start (a `loss` exit) | RFC 9002 Sec. 7.3.2; RFC 9959 Sec. 3.5's retreat for any start-up |
 //! | C9 | persistent congestion | the window to the minimum; the slow start and the avoidance reset; no undo | RFC 9002 Sec. 7.6.2 |
 //! | C10 | events, then Careful Resume's phase change of C4 | a `Congestion` event if C8 or C9 ran | the window after the response |
 //!
@@ -107,6 +107,9 @@
 //! * Without `loss-filter:cr` Safe Retreat answers a loss the filter lets pass (C4-C5
 //!   before C6) (`careful_resume.rs`:
 //!   `the_loss_filters_cr_option_retreats_for_bursts_and_marks_not_isolated_losses`).
+//! * A jump being judged holds the window as Careful Resume's Unvalidated Phase does, but
+//!   the slow start may still exit (A7, A11 skip; A9 runs)
+//!   (`startup_safety.rs`: `the_window_does_not_grow_while_the_jump_is_judged`).
 //! * A window that reaches `ssthresh` in the initial slow start (only Careful Resume's
 //!   `ss-cap` sets one before an exit) ends it without a `SlowStartExit` event (A11)
 //!   (`careful_resume.rs`: `slow_start_cap_ends_slow_start_at_the_saved_capacity`).
@@ -126,11 +129,13 @@ use crate::careful_resume::{
     CarefulResume, CarefulResumeConfig, CarefulResumePhase, NotObserved, Observation,
     PacingRequirement, ResumeParams, ResumedController, Transition, Window,
 };
+use crate::delivery::RecentDelivery;
 use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::{RttWindowFloor, StartupGrowth};
-use crate::jump::{BdpJump, PeakRate};
+use crate::jump::{BdpJump, JumpPhase, PeakRate};
 use crate::loss_filter::{LossFilter, LossFilterConfig};
 use crate::modifiers::Modifiers;
+use crate::retreat::Retreat;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::SlowStart;
 use crate::unpaced::Unpaced;
@@ -205,6 +210,8 @@ pub struct Controller {
     jump: Option<BdpJump>,
     /// The peak delivery rate the jump is sized from.
     peak_rate: PeakRate,
+    /// Where the jump stands (validated or not, with `+jump:validate`).
+    jump_phase: JumpPhase,
     /// Pacing bursts during the initial slow start, if enabled.
     burst: Option<SlowStartBurst>,
     /// quinn-proto's pacing off, if enabled.
@@ -221,6 +228,15 @@ pub struct Controller {
     lost_packets: u64,
     /// The state before the current recovery period's reduction, while it may be undone.
     checkpoint: Option<Checkpoint>,
+    /// The first reduction taken from what the path delivered, if enabled.
+    retreat: Option<Retreat>,
+    /// What the path delivered lately (the retreat's base, the jump ceiling's floor).
+    recent_delivery: RecentDelivery,
+    /// Whether the window was reduced for congestion before.
+    reduced: bool,
+    /// When the acknowledgements after the initial slow start began to be
+    /// application-limited, while they are (RFC 9438 Sec. 4.2).
+    app_limited_since: Option<Duration>,
 }
 
 impl Controller {
@@ -254,6 +270,7 @@ impl Controller {
             drain: None,
             jump: None,
             peak_rate: PeakRate::default(),
+            jump_phase: JumpPhase::default(),
             burst: None,
             unpaced: None,
             floor: None,
@@ -262,6 +279,10 @@ impl Controller {
             rollback: None,
             lost_packets: 0,
             checkpoint: None,
+            retreat: None,
+            recent_delivery: RecentDelivery::default(),
+            reduced: false,
+            app_limited_since: None,
         }
     }
 
@@ -317,6 +338,7 @@ impl Controller {
         self.set_floor(modifiers.floor);
         self.set_loss_filter(modifiers.loss_filter);
         self.set_rollback(modifiers.rollback);
+        self.retreat = modifiers.retreat;
         self.set_careful_resume(modifiers.careful_resume.clone(), resume);
     }
 
@@ -360,9 +382,20 @@ impl Controller {
     }
 
     /// The pacing rate, bytes per second, the controller asks of quinn-proto's pacer: 0 (no
-    /// pacing) with `+unpaced` ([`crate::unpaced`]), otherwise none (quinn-proto's own rate).
+    /// pacing) with `+unpaced` ([`crate::unpaced`]); while `+jump:validate` judges its
+    /// flight, no slower than the bottleneck rate the jump measured (quinn-proto's own
+    /// `1.25 x window / smoothed RTT` when that is faster), so the flight crosses the path
+    /// at the rate it is judged against; otherwise none (quinn-proto's own rate).
     pub fn pacing_rate_bytes_per_sec(&self) -> Option<u64> {
-        self.unpaced.map(|_| Unpaced::PACING_RATE_BYTES_PER_SEC)
+        if let Some(unpaced) = self.unpaced {
+            let _ = unpaced;
+            return Some(Unpaced::PACING_RATE_BYTES_PER_SEC);
+        }
+        if !self.jump_phase.holds() || self.rtt.smoothed.is_zero() {
+            return None;
+        }
+        let quinn = 1.25 * self.window() as f64 / self.rtt.smoothed.as_secs_f64();
+        Some(quinn.max(self.peak_rate.bound()) as u64)
     }
 
     /// The congestion window (CWND) in bytes.

@@ -232,6 +232,9 @@ fn transport_switches_reach_the_variants_transport() {
     // The satellite profile turns it on by itself.
     let profile = satquic_run::TransportSpec::with_cc("satellite").effective();
     assert!(profile.pto_probe_data);
+    // So does the profile with a part added.
+    let added = satquic_run::TransportSpec::with_cc("satellite+loss-filter").effective();
+    assert!(added.pto_probe_data && added.mtu_discovery && added.ack_frequency.is_some());
 }
 
 #[test]
