@@ -146,7 +146,8 @@ pub struct Row {
     pub max_queue_bytes: Option<u64>,
     /// Median and 95th percentile of the time flow 0's data packets waited in the
     /// bottleneck's queue over the whole flow, milliseconds: the link's ground truth
-    /// (RTT minus the base RTT, without jitter); empty where nothing measured it.
+    /// (RTT minus the base RTT, without jitter; matrix QUIC cells: the relay's books of
+    /// the download); empty where nothing measured it (kernel TCP cells).
     #[serde(default)]
     pub queue_p50_ms: Option<f64>,
     #[serde(default)]
