@@ -5,7 +5,10 @@ of `--kind leo`; crates/lab/campaigns/leo-grid/README.md defines every column).
 Completion times are compared with the point's physical limit in the same direction
 (which integrates the slots' capacities; grid_leo.physical_limits) and `satellite` with
 the other variants on the same point and direction: vs_cubic = satellite's time / cubic's
-(below 1: satellite faster).
+(below 1: satellite faster). Beside completion time, each run's queueing delay (flow 0's
+data packets' wait at the bottleneck, p50 and p95, from runs.csv) and, in summary.txt,
+satellite's p95 against each rival's on the same points (issue 40 item 4: at most the
+rival's + 10 ms).
 """
 
 import csv
@@ -18,12 +21,14 @@ import grid_leo
 COLUMNS = [
     "point", "cls", "case", "direction", "variant", "fwd_median_mbps", "ret_median_mbps", "rtt_median_ms",
     "queue_ms", "bytes", "status", "completion_s", "phys_s", "vs_phys", "vs_cubic", "vs_bbr3", "vs_bbr",
-    "packets_lost", "drops_congestion", "drops_random", "exit_at_s", "exit_reason", "handshake_s", "realtime",
+    "packets_lost", "drops_congestion", "drops_random", "exit_at_s", "exit_reason", "handshake_s", "queue_p50_ms",
+    "queue_p95_ms", "realtime",
     "link", "run_dir",
 ]
 SUBJECT = "satellite"  # the variant the others are compared with
 RIVALS = ("cubic", "bbr3", "bbr")
 NEAR = 1.05  # "within 5 %"
+QUEUE_SLACK_MS = 10.0  # satellite's p95 queueing delay "at most the rival's + 10 ms"
 
 
 def num(v):
@@ -62,7 +67,8 @@ def collect(out, points):
                     **{f"vs_{rival}": ratio(c, done.get(rival)) if variant == SUBJECT else None for rival in RIVALS},
                     "packets_lost": r["packets_lost"], "drops_congestion": r["drops_congestion"],
                     "drops_random": r["drops_random"], "exit_at_s": r["exit_at_s"], "exit_reason": r["exit_reason"],
-                    "handshake_s": num(r["handshake_time_s"]), "realtime": p.realtime, "link": p.link,
+                    "handshake_s": num(r["handshake_time_s"]), "queue_p50_ms": num(r.get("queue_p50_ms")),
+                    "queue_p95_ms": num(r.get("queue_p95_ms")), "realtime": p.realtime, "link": p.link,
                     "run_dir": f"satquic/{p.point}-{direction}/runs/{r['run_id']}",
                 })
     return rows
@@ -115,7 +121,7 @@ def summarize(rows, variants):
                         f"  vs {rival}: at least as fast on {share(sum(x <= 1.0 for x in pairs), len(pairs))}, "
                         f"within 5 % on {share(sum(x <= NEAR for x in pairs), len(pairs))}, "
                         f"median {statistics.median(pairs):.3f}, worst {worst[f'vs_{rival}']:.3f} ({worst['point']})")
-    return lines + overall(rows)
+    return lines + overall(rows) + queueing(rows)
 
 
 def overall(rows):
@@ -128,6 +134,26 @@ def overall(rows):
             lines.append(f"{SUBJECT} vs {rival}, both directions: at least as fast on "
                          f"{share(sum(x <= 1.0 for x in pairs), len(pairs))}, within 5 % on "
                          f"{share(sum(x <= NEAR for x in pairs), len(pairs))}, median {statistics.median(pairs):.3f}")
+    return lines
+
+
+def queueing(rows):
+    """Per direction, SUBJECT's p95 queueing delay against each rival's on the points
+    where both have one: the medians over points, and on how many points SUBJECT's is at
+    most the rival's + QUEUE_SLACK_MS."""
+    lines = []
+    for direction in ("up", "down"):
+        p95 = {(r["point"], r["variant"]): r["queue_p95_ms"] for r in rows
+               if r["direction"] == direction and r["queue_p95_ms"] is not None}
+        for rival in RIVALS:
+            pts = sorted({pt for pt, v in p95 if v == rival and (pt, SUBJECT) in p95})
+            if not pts:
+                continue
+            ours, theirs = [p95[pt, SUBJECT] for pt in pts], [p95[pt, rival] for pt in pts]
+            near = sum(a <= b + QUEUE_SLACK_MS for a, b in zip(ours, theirs))
+            lines.append(f"{SUBJECT} vs {rival} {direction}load, p95 queueing delay: median {statistics.median(ours):.1f} "
+                         f"ms against {statistics.median(theirs):.1f} ms, at most {rival}'s + {QUEUE_SLACK_MS:g} ms "
+                         f"on {share(near, len(pts))}")
     return lines
 
 

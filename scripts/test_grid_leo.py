@@ -128,6 +128,7 @@ class Report(unittest.TestCase):
             gl.write_points(out / "points.csv", points)
             (out / "kind").write_text("leo\n")
             times = {"satellite": 2.0, "cubic": 4.0, "bbr3": 1.0, "bbr": None}
+            queue_p95 = {"satellite": 15.0, "cubic": 40.0, "bbr3": 4.0, "bbr": ""}
             for p in points:
                 for direction in ("up", "down"):
                     campaign = out / "satquic" / f"{p.point}-{direction}"
@@ -135,13 +136,15 @@ class Report(unittest.TestCase):
                     with open(campaign / "runs.csv", "w", newline="") as f:
                         w = csv.DictWriter(f, fieldnames=["variant", "status", "completion_time_s", "packets_lost",
                                                           "drops_congestion", "drops_random", "exit_at_s",
-                                                          "exit_reason", "handshake_time_s", "run_id"])
+                                                          "exit_reason", "handshake_time_s", "queue_p50_ms",
+                                                          "queue_p95_ms", "run_id"])
                         w.writeheader()
                         for v, t in times.items():
                             w.writerow({"variant": v, "status": "completed" if t else "capped",
                                         "completion_time_s": t or "", "packets_lost": 3, "drops_congestion": 1,
                                         "drops_random": 2, "exit_at_s": 0.5, "exit_reason": "loss",
-                                        "handshake_time_s": 0.05, "run_id": f"{v}-1"})
+                                        "handshake_time_s": 0.05, "queue_p50_ms": 1.5,
+                                        "queue_p95_ms": queue_p95[v], "run_id": f"{v}-1"})
             with redirect(["report"]):
                 grid_leo_report.report(out)
             with open(out / "leo-grid.csv") as f:
@@ -156,6 +159,12 @@ class Report(unittest.TestCase):
             self.assertIn("satellite vs cubic, both directions: at least as fast on 4/4 (100 %)", summary)
             self.assertIn("bbr upload, 2 points, 2 not finished", summary)
             self.assertIn("| p00 |", (out / "grid.md").read_text())
+            self.assertEqual((float(sat["queue_p50_ms"]), float(sat["queue_p95_ms"])), (1.5, 15.0))
+            self.assertIn("satellite vs cubic download, p95 queueing delay: median 15.0 ms against 40.0 ms, "
+                          "at most cubic's + 10 ms on 2/2 (100 %)", summary)
+            self.assertIn("satellite vs bbr3 upload, p95 queueing delay: median 15.0 ms against 4.0 ms, "
+                          "at most bbr3's + 10 ms on 0/2 (0 %)", summary)
+            self.assertNotIn("vs bbr upload, p95", summary)
 
 
 class redirect:

@@ -627,6 +627,8 @@ fn per_run_json(r: &Done, labels: &[String], flows: u32) -> Option<serde_json::V
         "first_loss_detected_at_s": f.first_loss_detected_at_s,
         "packets_lost": f.packets_lost,
         "goodput_bps": f.goodput_bps,
+        "queue_p50_ms": f.queue_delay.map(|q| q.p50_ms),
+        "queue_p95_ms": f.queue_delay.map(|q| q.p95_ms),
         "first_completion_time_s": f.first_connection.as_ref().map(|c| c.completion_time_s),
         "resumption": f.resumption,
         "wall_s": r.wall.as_secs_f64(),
@@ -954,6 +956,10 @@ mod tests {
         let jain = run0["jain_index"].as_f64().unwrap();
         assert!(jain > 0.5 && jain <= 1.0, "{jain}");
         assert_eq!(Some(jain), rows[0].jain_index);
+        // Flow 0's queueing delay, the same in -J and runs.csv.
+        let p95 = run0["queue_p95_ms"].as_f64().unwrap();
+        assert!(p95 >= run0["queue_p50_ms"].as_f64().unwrap(), "{run0}");
+        assert_eq!(Some(p95), rows[0].queue_p95_ms);
         let _ = std::fs::remove_dir_all(&out);
     }
 

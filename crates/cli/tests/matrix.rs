@@ -101,6 +101,10 @@ fn satquic_and_aioquic_fill_a_two_by_two_matrix() {
             relay["sender_cap"]["offered_packets"].as_u64().unwrap() > 1000,
             "{relay}"
         );
+        // The download's queueing delay, from the relay's books of the run's flows.
+        assert!(run_dir.join("relay-flows.json").is_file(), "{}", r.run_id);
+        let (p50, p95) = (r.queue_p50_ms.unwrap(), r.queue_p95_ms.unwrap());
+        assert!(0.0 <= p50 && p50 <= p95, "{}: {p50} {p95}", r.run_id);
         let chunks = satquic_lab::dataset::read_chunks(&run_dir);
         assert_eq!(chunks.len(), 2, "{}: {chunks:?}", r.run_id);
         assert!(

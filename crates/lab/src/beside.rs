@@ -433,7 +433,8 @@ beam = { users = 4, bulk = 1, on = "2s", off = "2s", objects_per_s = 2.0, min_ob
                 _ => None,
             })
             .collect();
-        assert_eq!(titles.len(), 4, "{titles:?}");
+        assert_eq!(titles.len(), 5, "{titles:?}");
+        assert!(titles[1].ends_with("(responsiveness)"), "{titles:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

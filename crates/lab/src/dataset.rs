@@ -144,6 +144,14 @@ pub struct Row {
     pub owd_shadow_exit_class: Option<String>,
     /// Largest down-queue occupancy, bytes.
     pub max_queue_bytes: Option<u64>,
+    /// Median and 95th percentile of the time flow 0's data packets waited in the
+    /// bottleneck's queue over the whole flow, milliseconds: the link's ground truth
+    /// (RTT minus the base RTT, without jitter; matrix QUIC cells: the relay's books of
+    /// the download); empty where nothing measured it (kernel TCP cells).
+    #[serde(default)]
+    pub queue_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub queue_p95_ms: Option<f64>,
 
     // --- all flows ---
     /// Flows that completed.
@@ -308,6 +316,8 @@ pub fn record_row(campaign: &str, run: &PlannedRun, record: &RunRecord) -> Row {
         row.drops_congestion = Some(by(&["queue_full", "aqm"]));
         row.drops_random = Some(by(&["random_loss", "burst_loss"]));
         row.first_loss_detected_at_s = f.first_loss_detected_at_s;
+        row.queue_p50_ms = f.queue_delay.map(|q| q.p50_ms);
+        row.queue_p95_ms = f.queue_delay.map(|q| q.p95_ms);
         if let Some(e) = &f.slow_start_exit {
             row.exit_at_s = Some(e.at_s);
             row.exit_reason = Some(exit_reason_name(&e.reason));

@@ -49,6 +49,7 @@
 //! | flow 0 | `delivered_bytes`, `completion_time_s`, `handshake_time_s`, `goodput_bps`, `efficiency`, `packets_sent`, `packets_lost`, `bytes_lost`, `congestion_events`, `first_rtt_s`, `min_rtt_s`, `first_drop_at_s`, `drops_congestion`, `drops_random`, `first_loss_detected_at_s` |
 //! | slow-start exit | `exit_at_s`, `exit_reason`, `exit_cwnd_before`, `exit_cwnd_after`, `exit_ssthresh`, `exit_rtt_s`, `cwnd_reduction_ratio`, `shadow_exit_at_s`, `shadow_exit_cwnd` |
 //! | classification | `capacity_at_s`, `capacity_source`, `exit_class`, `shadow_exit_class`, `exit_to_loss_ratio`, `shadow_exit_to_loss_ratio`, `owd_capacity_at_s`, `owd_exit_class`, `owd_shadow_exit_class`, `max_queue_bytes` |
+//! | queueing delay (flow 0) | `queue_p50_ms`, `queue_p95_ms`: how long its data packets waited in the bottleneck's queue over the whole flow, median and 95th percentile, ms (the link's ground truth: the simulator's link, or for matrix QUIC cells the relay's books of the download; empty for kernel TCP cells) |
 //! | all flows | `flows_completed`, `total_goodput_bps`, `utilization`, `jain_index` |
 //! | resumed runs | `first_completion_time_s` (the first connection), `resume_jump_cwnd` (Careful Resume's jump, bytes) |
 //! | implementation matrix | `client_impl`, `server_impl` (adapter names; empty outside `satquic matrix`, [`matrix`]) |

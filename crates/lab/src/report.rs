@@ -16,7 +16,7 @@
 //! | goodput over buffer x loss | links swept over `buffer` | 004 Fig. 6.6-6.8 | `report/thesis.rs` |
 //! | fairness | multi-flow workloads | 004 Eq. 6.3, Fig. 6.11-6.12 | `report/thesis.rs` |
 //! | beside other traffic: pairs, harm, the profile's checks | two-flow runs | issue 38; Ware et al., HotNets 2019 | `report/beside.rs` |
-//! | busy beam: short flows' completion times, ratios, bulk flows | `kind = "beam"` workloads | issue 38 | `report/beam.rs` |
+//! | busy beam: short flows' completion times, short requests in min RTTs, ratios, bulk flows | `kind = "beam"` workloads | issue 38 | `report/beam.rs` |
 //! | time-offset plot, cwnd / RTT / queue of one run | always | 002 Fig. 7-11, 001 Fig. 4-5 | `report/detail.rs` |
 //!
 //! Every figure's caption names the seed figure it corresponds to and the runs it used.

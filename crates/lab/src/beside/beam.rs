@@ -19,7 +19,9 @@
 //!   `off`, default 8 s), starting ON with probability on / (on + off); while ON it starts
 //!   objects as a Poisson process of `objects_per_s` (default 1) per second, whether or
 //!   not its earlier objects finished. User u's objects use controller `short_cc[u mod
-//!   n]` (default `cubic`, `bbr3`, `newreno`, `satellite`).
+//!   n]` (default `cubic`, `bbr3`, `newreno`, `satellite`). `off = "0s"` keeps every
+//!   user on: each then starts objects as a steady Poisson process, as a responsiveness
+//!   probe does (`campaigns/leo-responsiveness.toml`).
 //! - **Objects** are downloads, each its own QUIC connection (handshake included in its
 //!   completion time, as a browser's first request to a host), of a size drawn
 //!   log-uniformly between `min_object` and `max_object` (default 100 kB and 5 MB: as
@@ -115,8 +117,11 @@ impl BeamSpec {
         }
         self.object_range()
             .map_err(|e| SpecError(format!("beam.{e}")))?;
-        if self.on.is_zero() || self.off.is_zero() {
-            return Err(bad("on", "on and off must both be above 0".into()));
+        if self.on.is_zero() {
+            return Err(bad(
+                "on",
+                "must be above 0 (off = \"0s\" keeps users on)".into(),
+            ));
         }
         if !(self.objects_per_s.is_finite() && self.objects_per_s > 0.0) {
             return Err(bad(
@@ -185,6 +190,7 @@ impl BeamSpec {
         let mut is_on = rng.random_bool(on / (on + off));
         while t < end && out.len() < MAX_OBJECTS {
             if !is_on {
+                // With off = 0 the user turns straight back on: always on.
                 t += exponential(&mut rng, off);
                 is_on = true;
                 continue;
@@ -342,6 +348,26 @@ mod tests {
         }
     }
 
+    /// `off = "0s"`: every user stays on, so the count is users x window x rate.
+    #[test]
+    fn users_without_off_periods_send_at_a_steady_rate() {
+        let spec = BeamSpec {
+            users: 4,
+            bulk: 1,
+            min_object: "10kB".into(),
+            max_object: "10kB".into(),
+            off: Duration::ZERO,
+            objects_per_s: 2.0,
+            ..BeamSpec::default()
+        };
+        spec.check(WINDOW).unwrap();
+        assert_eq!(spec.expected_objects(WINDOW), 480.0);
+        let n: usize = (0..20).map(|seed| spec.objects(WINDOW, seed).len()).sum();
+        let mean = n as f64 / 20.0;
+        assert!((mean - 480.0).abs() < 0.05 * 480.0, "mean {mean} objects");
+        assert!(spec.objects(WINDOW, 1).iter().all(|o| o.bytes == 10_000));
+    }
+
     #[test]
     fn bad_parameters_are_refused_in_one_line_naming_the_key() {
         let cases = [
@@ -358,6 +384,13 @@ mod tests {
                     ..BeamSpec::default()
                 },
                 "beam.min_object",
+            ),
+            (
+                BeamSpec {
+                    on: Duration::ZERO,
+                    ..BeamSpec::default()
+                },
+                "beam.on",
             ),
             (
                 BeamSpec {

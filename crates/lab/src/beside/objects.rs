@@ -2,7 +2,9 @@
 //! bulk flow's goodput and queueing delay, from the record's per-flow summaries; the
 //! objects' completion times by size class, and the ratio of each object's completion
 //! time in one variant to the same object's in another (same seed, same flow index: the
-//! same object, [`super::beam`]).
+//! same object, [`super::beam`]); and the short requests' completion times against the
+//! path's min RTT, a responsiveness test in the spirit of draft-ietf-ippm-responsiveness
+//! ([`responsiveness`]).
 
 use std::path::Path;
 
@@ -30,6 +32,16 @@ pub struct ObjectResult {
     pub bytes: u64,
     /// Seconds from its start to its last byte; `None` if the time cap came first.
     pub completion_s: Option<f64>,
+    /// Seconds from its start to the end of its handshake, if it got there.
+    pub handshake_s: Option<f64>,
+}
+
+impl ObjectResult {
+    /// Seconds from the end of its handshake to its last byte: the request and its
+    /// response on a connection already up; `None` if either end is missing.
+    pub fn request_s(&self) -> Option<f64> {
+        Some(self.completion_s? - self.handshake_s?)
+    }
 }
 
 /// One bulk flow of a beam run.
@@ -50,6 +62,9 @@ pub struct BeamRun {
     pub variant: String,
     pub workload: String,
     pub seed: u64,
+    /// The smallest RTT any flow of the run measured, s: the path's base RTT as the run
+    /// saw it (on a slotted link, its lowest slot's).
+    pub min_rtt_s: Option<f64>,
     pub objects: Vec<ObjectResult>,
     pub bulk: Vec<BulkResult>,
 }
@@ -67,6 +82,7 @@ impl BeamRun {
                     cc: f.cc.clone(),
                     bytes,
                     completion_s: f.completion_time_s.filter(|_| f.status == "completed"),
+                    handshake_s: f.handshake_time_s,
                 }),
                 Workload::Timed { .. } => {
                     let drops: u64 = f.link_drops.values().sum();
@@ -90,6 +106,11 @@ impl BeamRun {
             variant: run.row.variant.clone(),
             workload: run.row.workload.clone(),
             seed: run.row.seed,
+            min_rtt_s: summary
+                .flows
+                .iter()
+                .filter_map(|f| f.min_rtt_s)
+                .min_by(f64::total_cmp),
             objects,
             bulk,
         }
@@ -130,18 +151,87 @@ pub struct Completion {
 
 /// The completion times of `objects`; `None` without objects.
 pub fn completion<'a>(objects: impl Iterator<Item = &'a ObjectResult>) -> Option<Completion> {
-    let mut times: Vec<f64> = objects
+    let times: Vec<f64> = objects
         .map(|o| o.completion_s.unwrap_or(f64::INFINITY))
         .collect();
-    if times.is_empty() {
-        return None;
-    }
-    times.sort_by(f64::total_cmp);
+    let (median_s, p95_s) = median_p95(times.clone())?;
     Some(Completion {
         objects: times.len(),
         unfinished: times.iter().filter(|t| t.is_infinite()).count(),
-        median_s: quantile_of_slowest_last(&times, 0.5),
-        p95_s: quantile_of_slowest_last(&times, 0.95),
+        median_s,
+        p95_s,
+    })
+}
+
+/// Median and 95th percentile of values whose missing ones are infinite (slowest);
+/// `None` without values.
+fn median_p95(mut values: Vec<f64>) -> Option<(f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some((
+        quantile_of_slowest_last(&values, 0.5),
+        quantile_of_slowest_last(&values, 0.95),
+    ))
+}
+
+/// Objects below this size are the short requests of [`responsiveness`]: a request and
+/// a response of a few packets, like the draft's probes, not a transfer of its own.
+pub const SHORT_REQUEST_BYTES: u64 = 100_000;
+
+/// The short requests of a set of runs against the path: each request's time over its
+/// run's min RTT (the draft's "responsiveness" asks how many round trips a request takes
+/// under load). Times in seconds; an unfinished request counts as slowest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Responsiveness {
+    pub requests: usize,
+    pub unfinished: usize,
+    /// Median over the runs of their min RTT, s.
+    pub min_rtt_s: f64,
+    /// Completion time (handshake included), median and p95, s, and in min RTTs.
+    pub completion_s: (f64, f64),
+    pub completion_rtts: (f64, f64),
+    /// From the handshake's end to the last byte, median and p95, s, and in min RTTs.
+    pub request_s: (f64, f64),
+    pub request_rtts: (f64, f64),
+}
+
+/// [`Responsiveness`] of the objects below [`SHORT_REQUEST_BYTES`] of runs that have a
+/// min RTT; `None` without any.
+pub fn responsiveness(runs: &[&BeamRun]) -> Option<Responsiveness> {
+    let short: Vec<(&ObjectResult, f64)> = runs
+        .iter()
+        .filter_map(|r| Some((r, r.min_rtt_s.filter(|m| *m > 0.0)?)))
+        .flat_map(|(r, rtt)| r.objects.iter().map(move |o| (o, rtt)))
+        .filter(|(o, _)| o.bytes < SHORT_REQUEST_BYTES)
+        .collect();
+    if short.is_empty() {
+        return None;
+    }
+    let time =
+        |o: &ObjectResult, f: fn(&ObjectResult) -> Option<f64>| f(o).unwrap_or(f64::INFINITY);
+    let of = |f: fn(&ObjectResult) -> Option<f64>, per_rtt: bool| {
+        median_p95(
+            short
+                .iter()
+                .map(|(o, rtt)| time(o, f) / if per_rtt { *rtt } else { 1.0 })
+                .collect(),
+        )
+    };
+    let mut rtts: Vec<f64> = runs.iter().filter_map(|r| r.min_rtt_s).collect();
+    rtts.sort_by(f64::total_cmp);
+    Some(Responsiveness {
+        requests: short.len(),
+        unfinished: short
+            .iter()
+            .filter(|(o, _)| o.completion_s.is_none())
+            .count(),
+        min_rtt_s: quantile(&rtts, 0.5),
+        completion_s: of(|o| o.completion_s, false)?,
+        completion_rtts: of(|o| o.completion_s, true)?,
+        request_s: of(ObjectResult::request_s, false)?,
+        request_rtts: of(ObjectResult::request_s, true)?,
     })
 }
 
@@ -198,6 +288,7 @@ mod tests {
             cc: "cubic".into(),
             bytes,
             completion_s,
+            handshake_s: completion_s.map(|_| 0.03),
         }
     }
 
@@ -217,6 +308,40 @@ mod tests {
         assert!(in_class(&objects[0], 0) && !in_class(&objects[0], 1));
     }
 
+    /// Requests below 100 kB only, each against its own run's min RTT; a run without a
+    /// min RTT is left out; an unfinished request is the slowest.
+    #[test]
+    fn responsiveness_counts_short_requests_in_their_runs_min_rtt() {
+        let run = |min_rtt_s: Option<f64>, objects: Vec<ObjectResult>| BeamRun {
+            link: "leo".into(),
+            variant: "satellite".into(),
+            workload: "rpm".into(),
+            seed: 1,
+            min_rtt_s,
+            objects,
+            bulk: Vec::new(),
+        };
+        // 20 ms path: 10 kB requests of 50 ms (30 ms of handshake, 20 of request), one
+        // unfinished, and a 1 MB object that is not a request.
+        let mut a: Vec<ObjectResult> = (0..19).map(|i| object(i, 10_000, Some(0.05))).collect();
+        a.push(object(19, 10_000, None));
+        a.push(object(20, 1_000_000, Some(9.0)));
+        // 40 ms path: requests of 0.1 s (2.5 min RTTs); without a min RTT: left out.
+        let b: Vec<ObjectResult> = (0..20).map(|i| object(i, 10_000, Some(0.1))).collect();
+        let (ra, rb, rc) = (run(Some(0.02), a), run(Some(0.04), b.clone()), run(None, b));
+        let r = responsiveness(&[&ra, &rb, &rc]).unwrap();
+        assert_eq!((r.requests, r.unfinished), (40, 1));
+        assert!((r.min_rtt_s - 0.03).abs() < 1e-12, "{r:?}");
+        assert!((r.completion_rtts.0 - 2.5).abs() < 1e-9, "{r:?}");
+        assert!((r.request_s.0 - 0.07).abs() < 1e-9, "{r:?}");
+        assert!((r.request_rtts.0 - 1.75).abs() < 1e-9, "{r:?}");
+        assert!(
+            r.completion_s.1 > 0.09 && r.completion_s.1.is_finite(),
+            "{r:?}"
+        );
+        assert!(responsiveness(&[&rc]).is_none());
+    }
+
     #[test]
     fn ratios_pair_the_same_object_of_the_same_seed() {
         let run = |variant: &str, seed: u64, times: [Option<f64>; 3]| BeamRun {
@@ -224,6 +349,7 @@ mod tests {
             variant: variant.into(),
             workload: "beam60s".into(),
             seed,
+            min_rtt_s: Some(0.02),
             objects: times
                 .iter()
                 .enumerate()

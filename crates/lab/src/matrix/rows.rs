@@ -51,6 +51,8 @@ pub(super) fn outcome_row(base: Row, o: &CellOutcome) -> Row {
         row.drops_congestion = Some(l.drops_congestion);
         row.drops_random = Some(l.drops_random);
         row.first_drop_at_s = l.first_drop_at_s;
+        row.queue_p50_ms = l.queue_delay.map(|q| q.p50_ms);
+        row.queue_p95_ms = l.queue_delay.map(|q| q.p95_ms);
     }
     if let Some(t) = o.client_time {
         let secs = t.as_secs_f64();

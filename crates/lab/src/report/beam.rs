@@ -2,8 +2,9 @@
 //! object's completion time against the same object's in the baseline variant (the one
 //! whose bulk flows run `cubic`, or the campaign's `[analysis] baseline`), the bulk
 //! flows' goodput, loss and queueing delay, and issue 38's check that the profile on the
-//! bulk flows leaves the short flows' median and p95 within 5 % of the baseline's
-//! ([`crate::beside::objects`]).
+//! bulk flows leaves the short flows' median and p95 within 5 % of the baseline's, and
+//! the short requests (below 100 kB) in round trips of the path's min RTT, as issue 40's
+//! responsiveness test asks ([`crate::beside::objects`]).
 
 use super::{Item, Loaded, Table};
 use crate::beside::objects::{self, BeamRun, Completion, ObjectResult, SIZE_CLASSES};
@@ -42,6 +43,9 @@ pub(super) fn items(l: &Loaded, all: &[&RunData]) -> Vec<Item> {
         Item::Text(text),
         Item::Table(completion_table(&l.meta.name, &runs)),
     ];
+    if let Some(t) = responsiveness_table(&l.meta.name, &runs) {
+        items.push(Item::Table(t));
+    }
     if let Some(b) = &baseline {
         items.push(Item::Table(ratio_table(&l.meta.name, &runs, b)));
         items.push(Item::Table(check_table(&l.meta.name, &runs, b)));
@@ -145,6 +149,81 @@ fn completion_table(campaign: &str, runs: &[BeamRun]) -> Table {
                last byte at the client."
             .into(),
     }
+}
+
+/// Milliseconds of a pair of seconds, `a / b`.
+fn ms_pair((a, b): (f64, f64)) -> String {
+    let ms = |v: f64| {
+        if v.is_finite() {
+            format!("{:.0}", v * 1e3)
+        } else {
+            "unfinished".into()
+        }
+    };
+    format!("{} / {}", ms(a), ms(b))
+}
+
+/// A pair of ratios, `a / b`.
+fn ratio_pair((a, b): (f64, f64)) -> String {
+    let r = |v: f64| {
+        if v.is_finite() {
+            format!("{v:.2}")
+        } else {
+            "unfinished".into()
+        }
+    };
+    format!("{} / {}", r(a), r(b))
+}
+
+/// The short requests per group in the path's min RTTs; `None` without short requests.
+fn responsiveness_table(campaign: &str, runs: &[BeamRun]) -> Option<Table> {
+    let rows: Vec<Vec<String>> = groups(runs)
+        .into_iter()
+        .filter_map(|(link, workload, variant, g)| {
+            let r = objects::responsiveness(&g)?;
+            Some(vec![
+                link,
+                workload,
+                variant,
+                r.requests.to_string(),
+                r.unfinished.to_string(),
+                format!("{:.1}", r.min_rtt_s * 1e3),
+                ms_pair(r.completion_s),
+                ratio_pair(r.completion_rtts),
+                ms_pair(r.request_s),
+                ratio_pair(r.request_rtts),
+            ])
+        })
+        .collect();
+    (!rows.is_empty()).then(|| Table {
+        title: format!("{campaign}: short requests against the path's min RTT (responsiveness)"),
+        seed_ref: String::new(),
+        columns: [
+            "path",
+            "workload",
+            "variant (bulk flows)",
+            "requests",
+            "unfinished",
+            "min RTT, ms",
+            "completion median / p95, ms",
+            "completion / min RTT, median / p95",
+            "request median / p95, ms",
+            "request / min RTT, median / p95",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        note: format!(
+            "Objects below {} kB, each its own connection, over every seed. Completion: from \
+             its start (handshake included) to its last byte; request: from the end of its \
+             handshake to its last byte, the round trip the draft-ietf-ippm-responsiveness \
+             probes time on a connection that is up. Each is divided by its run's min RTT \
+             (the smallest RTT any flow of the run measured: on a slotted link, its lowest \
+             slot's, so a request in a slower slot counts its base RTT as load); min RTT is \
+             the median over runs.",
+            objects::SHORT_REQUEST_BYTES / 1000
+        ),
+    })
 }
 
 fn ratio_table(campaign: &str, runs: &[BeamRun], baseline: &str) -> Table {

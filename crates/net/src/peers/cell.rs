@@ -101,6 +101,8 @@ pub(super) struct CellPaths {
     pub(super) client_out: PathBuf,
     /// `satquic link --summary-json`.
     pub(super) relay_summary: PathBuf,
+    /// `satquic link --flows-json`: each flow's books (its queueing delay).
+    pub(super) relay_flows: PathBuf,
 }
 
 impl CellPaths {
@@ -115,6 +117,7 @@ impl CellPaths {
             client_log: dir.join("client.log"),
             client_out: dir.join("client.out"),
             relay_summary: dir.join("relay.json"),
+            relay_flows: dir.join("relay-flows.json"),
         }
     }
 
@@ -233,8 +236,9 @@ fn write_role_files(
 }
 
 /// `satquic link` from the client's port to the server's, with the cell's link, seed and
-/// sender cap, writing its summary for [`LinkTotals`].
-fn relay_command(cell: &Cell, ports: CellPorts, summary: &Path) -> Vec<String> {
+/// sender cap, writing its summary and each flow's books for [`LinkTotals`] (the books
+/// grow by about 50 bytes a packet: a few MB for a cell's download).
+fn relay_command(cell: &Cell, ports: CellPorts, paths: &CellPaths) -> Vec<String> {
     let mut relay_cmd: Vec<String> = [
         cell.env.satquic.display().to_string(),
         "link".into(),
@@ -252,7 +256,12 @@ fn relay_command(cell: &Cell, ports: CellPorts, summary: &Path) -> Vec<String> {
     if let Some(cap) = &cell.sender_cap {
         relay_cmd.extend(["--sender-cap".into(), cap.clone()]);
     }
-    relay_cmd.extend(["--summary-json".into(), summary.display().to_string()]);
+    relay_cmd.extend([
+        "--summary-json".into(),
+        paths.relay_summary.display().to_string(),
+        "--flows-json".into(),
+        paths.relay_flows.display().to_string(),
+    ]);
     relay_cmd
 }
 
@@ -334,7 +343,7 @@ impl CellCommands {
                 cell.qlog,
             ),
             relay: Launch {
-                words: relay_command(cell, ports, &paths.relay_summary),
+                words: relay_command(cell, ports, paths),
                 env: Vec::new(),
             },
             client: Launch::of(
@@ -399,7 +408,13 @@ fn supervise(
     drop(server);
     let link = std::fs::read_to_string(&paths.relay_summary)
         .ok()
-        .and_then(|t| LinkTotals::from_summary(&t, started_unix_ms));
+        .and_then(|t| LinkTotals::from_summary(&t, started_unix_ms))
+        .map(|l| LinkTotals {
+            queue_delay: std::fs::read_to_string(&paths.relay_flows)
+                .ok()
+                .and_then(|t| LinkTotals::queue_delay_from_flows(&t)),
+            ..l
+        });
     let end = ClientEnd {
         status,
         elapsed,

@@ -8,6 +8,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use satquic_run::record::DelayQuantiles;
+
 use super::adapter::{Role, Success, role_success};
 use super::cell::{Cell, CellPaths};
 use super::process::last_line;
@@ -40,6 +42,9 @@ pub struct LinkTotals {
     pub cap_drops: u64,
     /// The first down drop, seconds since the client started.
     pub first_drop_at_s: Option<f64>,
+    /// Queueing delay of the download's packets at the link (the relay's books of the
+    /// flow that carried the most down bytes, `satquic link --flows-json`).
+    pub queue_delay: Option<DelayQuantiles>,
 }
 
 impl LinkTotals {
@@ -66,7 +71,22 @@ impl LinkTotals {
                 .get("first_drop_s")
                 .and_then(|t| t.as_f64())
                 .map(|t| started + t - client_unix_ms as f64 / 1000.0),
+            queue_delay: None,
         })
+    }
+
+    /// From the relay's books (`--flows-json`): the down queueing delay of the flow that
+    /// carried the most down bytes (the cell's download; a client's stray connection
+    /// carries little).
+    pub fn queue_delay_from_flows(text: &str) -> Option<DelayQuantiles> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let down_bytes = |f: &&serde_json::Value| {
+            f.pointer("/down/delivered_bytes")
+                .and_then(|b| b.as_u64())
+                .unwrap_or(0)
+        };
+        let flow = v.get("flows")?.as_array()?.iter().max_by_key(down_bytes)?;
+        serde_json::from_value(flow.pointer("/down/queue_delay")?.clone()).ok()
     }
 }
 
@@ -202,5 +222,25 @@ mod tests {
         assert_eq!((t.drops_congestion, t.drops_random, t.cap_drops), (7, 1, 3));
         assert!((t.first_drop_at_s.unwrap() - 8.0).abs() < 1e-9);
         assert_eq!(LinkTotals::from_summary("{}", 0), None);
+    }
+
+    #[test]
+    fn the_queue_delay_is_the_download_flows() {
+        let flow = |bytes: u64, p95: f64| {
+            format!(
+                r#"{{"flow": 0, "down": {{"link_packets": 9, "link_drops": 0,
+                "delivered_bytes": {bytes}, "queue_delay": {{"p50_ms": 1.0, "p95_ms": {p95},
+                "max_ms": 30.0, "packets": 9}}}}, "up": {{}}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"flows": [{}, {}], "data_direction": "down"}}"#,
+            flow(1_000, 99.0),
+            flow(5_000_000, 12.5)
+        );
+        let q = LinkTotals::queue_delay_from_flows(&text).unwrap();
+        assert_eq!((q.p50_ms, q.p95_ms, q.packets), (1.0, 12.5, 9));
+        assert_eq!(LinkTotals::queue_delay_from_flows(r#"{"flows": []}"#), None);
+        assert_eq!(LinkTotals::queue_delay_from_flows("not json"), None);
     }
 }
