@@ -203,7 +203,7 @@ fn matrix_spec(args: &Args, adapters: &AdapterFile) -> Result<MatrixSpec, Failur
         } else {
             args.impls.clone()
         },
-        presets: or(&args.preset, &presets),
+        presets: absolute_link_files(or(&args.preset, &presets)),
         ccs: or(&args.cc, &["default"]),
         repetitions: args.reps.unwrap_or(if args.quick { 1 } else { 3 }),
         seed: args.seed,
@@ -231,6 +231,20 @@ fn matrix_spec(args: &Args, adapters: &AdapterFile) -> Result<MatrixSpec, Failur
     })
 }
 
+/// Each `--preset` that names a link file, made absolute: the relay of a cell runs in the
+/// cell's own directory, where a path relative to the caller's would name nothing.
+fn absolute_link_files(presets: Vec<String>) -> Vec<String> {
+    presets
+        .into_iter()
+        .map(|p| match std::path::absolute(&p) {
+            Ok(abs) if PathBuf::from(&p).is_relative() && abs.is_file() => {
+                abs.display().to_string()
+            }
+            _ => p,
+        })
+        .collect()
+}
+
 /// `--index I --of N`: shard I of N, I below N; none without them.
 fn shard(index: Option<usize>, of: Option<usize>) -> Result<Option<(usize, usize)>, Failure> {
     match (index, of) {
@@ -239,5 +253,24 @@ fn shard(index: Option<usize>, of: Option<usize>) -> Result<Option<(usize, usize
         ))),
         (Some(i), Some(n)) => Ok(Some((i, n))),
         _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_link_file_is_made_absolute_and_a_preset_is_kept() {
+        // Unit tests run in the crate's directory, which holds Cargo.toml.
+        let given = vec!["qir-sat".to_string(), "Cargo.toml".to_string()];
+        let out = absolute_link_files(given);
+        assert_eq!(out[0], "qir-sat");
+        let file = PathBuf::from(&out[1]);
+        assert!(file.is_absolute() && file.is_file(), "{}", out[1]);
+        assert_eq!(
+            absolute_link_files(vec![out[1].clone()]),
+            vec![out[1].clone()]
+        );
     }
 }
