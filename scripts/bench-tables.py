@@ -419,7 +419,7 @@ RESUME_COLUMNS = [
     (1, "geo-viasat", "geo-viasat 10 MiB"),
 ]
 RESUME_VARIANTS = [
-    ("profile", "`satellite`: `+cr:ss-cap=1,jump-on-confirm`, `+loss-filter`"),
+    ("profile", "`satellite`: `+cr:ss-cap=1,jump-on-confirm`, every loss heard (RFC 9959 Sec. 3.3)"),
     ("cr-no-ss-cap", "`+cr:jump-on-confirm`: normal congestion control after the validated jump"),
     ("cr-deferred-jump", "`+cr:ss-cap=1`: the jump deferred until the window is full"),
     ("cr-rfc", "`+cr` (the same as no `+cr`): RFC 9959's defaults, the jump deferred until the window is full"),
