@@ -437,6 +437,10 @@ mod tests {
             Some(Progress::StdoutLines("byteslog:".into()))
         );
         assert_eq!(role_success(client), Some(Success::Progress));
+        let picoquic =
+            AdapterFile::parse(include_str!("../../../../peers/picoquic-anchor.toml")).unwrap();
+        let client = picoquic.get("picoquic").unwrap().client.as_ref().unwrap();
+        assert_eq!(role_success(client), Some(Success::File));
         let satquic = AdapterFile::builtin();
         let client = satquic.get("satquic").unwrap().client.as_ref().unwrap();
         assert_eq!(
