@@ -201,6 +201,16 @@ pub(crate) fn split_part<'a>(spec: &'a str, name: &str) -> (String, Option<&'a s
     (format!("{}{}", &spec[..start], &rest[end..]), Some(opts))
 }
 
+/// [`SpecPart::parse_options`] of a part that takes no options (`+retreat`, `+unpaced`):
+/// the part for a bare `+NAME`, else one line saying it takes none.
+pub(crate) fn bare_part<T: SpecPart + Default>(opts: &str) -> Result<T, String> {
+    if opts.trim().is_empty() {
+        Ok(T::default())
+    } else {
+        Err(format!("+{} takes no options", T::NAME))
+    }
+}
+
 /// Writes `part` as `+NAME[:OPTION,...]`, the inverse of [`SpecPart::split`] and
 /// [`SpecPart::parse_options`]: the bare name when every option is at its default, nothing
 /// when the part is left out.

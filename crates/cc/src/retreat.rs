@@ -31,7 +31,7 @@
 
 use std::fmt;
 
-use crate::modifiers::{SpecPart, write_part};
+use crate::modifiers::{SpecPart, bare_part, write_part};
 
 /// The first reduction from what the path delivered (`+retreat`). See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,11 +42,7 @@ impl SpecPart for Retreat {
     const STANDALONE_REFUSAL: &'static str = "has its own loss response and takes no retreat";
 
     fn parse_options(opts: &str) -> Result<Self, String> {
-        if opts.trim().is_empty() {
-            Ok(Self)
-        } else {
-            Err("+retreat takes no options".into())
-        }
+        bare_part(opts)
     }
 
     fn options(&self) -> Option<Vec<String>> {

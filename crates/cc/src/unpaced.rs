@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use crate::modifiers::{SpecPart, write_part};
+use crate::modifiers::{SpecPart, bare_part, write_part};
 
 /// quinn-proto's pacing off (`+unpaced`). See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,11 +31,7 @@ impl SpecPart for Unpaced {
     const STANDALONE_REFUSAL: &'static str = "is paced by its own rule and takes no unpaced";
 
     fn parse_options(opts: &str) -> Result<Self, String> {
-        if opts.trim().is_empty() {
-            Ok(Self)
-        } else {
-            Err("+unpaced takes no options".into())
-        }
+        bare_part(opts)
     }
 
     fn options(&self) -> Option<Vec<String>> {
