@@ -64,8 +64,11 @@ fn baseline_variant(l: &Loaded, runs: &[BeamRun]) -> Option<String> {
 }
 
 /// (link, workload, variant) groups in first-seen order.
-fn groups(runs: &[BeamRun]) -> Vec<(String, String, String, Vec<&BeamRun>)> {
-    let mut out: Vec<(String, String, String, Vec<&BeamRun>)> = Vec::new();
+/// The runs of one path, workload and variant: (link, workload, variant, runs).
+type Group<'a> = (String, String, String, Vec<&'a BeamRun>);
+
+fn groups(runs: &[BeamRun]) -> Vec<Group<'_>> {
+    let mut out: Vec<Group<'_>> = Vec::new();
     for r in runs {
         match out
             .iter_mut()
@@ -81,6 +84,24 @@ fn groups(runs: &[BeamRun]) -> Vec<(String, String, String, Vec<&BeamRun>)> {
         }
     }
     out
+}
+
+/// Each group of a variant other than `baseline`, with the baseline's group on the same
+/// path and workload (groups without one are left out).
+fn against_baseline<'g, 'a>(
+    groups: &'g [Group<'a>],
+    baseline: &str,
+) -> Vec<(&'g Group<'a>, &'g Group<'a>)> {
+    groups
+        .iter()
+        .filter(|g| g.2 != baseline)
+        .filter_map(|g| {
+            let base = groups
+                .iter()
+                .find(|b| b.0 == g.0 && b.1 == g.1 && b.2 == baseline)?;
+            Some((g, base))
+        })
+        .collect()
 }
 
 fn secs(v: f64) -> String {
@@ -229,16 +250,7 @@ fn responsiveness_table(campaign: &str, runs: &[BeamRun]) -> Option<Table> {
 fn ratio_table(campaign: &str, runs: &[BeamRun], baseline: &str) -> Table {
     let mut rows = Vec::new();
     let groups = groups(runs);
-    for (link, workload, variant, g) in &groups {
-        if variant == baseline {
-            continue;
-        }
-        let Some(base) = groups
-            .iter()
-            .find(|b| &b.0 == link && &b.1 == workload && b.2 == baseline)
-        else {
-            continue;
-        };
+    for ((link, workload, variant, g), base) in against_baseline(&groups, baseline) {
         let pairs = objects::ratios(g, &base.3);
         for (label, class) in classes() {
             let mut r: Vec<f64> = pairs
@@ -293,16 +305,7 @@ fn check_table(campaign: &str, runs: &[BeamRun], baseline: &str) -> Table {
     let all = |g: &[&BeamRun]| -> Option<Completion> {
         objects::completion(objects_of(g, None).into_iter())
     };
-    for (link, workload, variant, g) in &groups {
-        if variant == baseline {
-            continue;
-        }
-        let Some(base) = groups
-            .iter()
-            .find(|b| &b.0 == link && &b.1 == workload && b.2 == baseline)
-        else {
-            continue;
-        };
+    for ((link, workload, variant, g), base) in against_baseline(&groups, baseline) {
         let (Some(c), Some(b)) = (all(g), all(&base.3)) else {
             continue;
         };
