@@ -248,8 +248,11 @@ impl Controller {
     /// Careful Resume paces its jump, so the rates measured meanwhile are its pacing's, not
     /// the bottleneck's; the saved window was measured on this path and the jump tested it.
     fn jump_ceiling(&self, now: Duration, min: Duration) -> Option<u64> {
+        // Only a capped jump has a ceiling: the other controllers do not pay for reading
+        // the delivery marks on every acknowledgement of their slow start.
+        let jump = self.jump.filter(|j| j.cap.is_some())?;
         let delivered = self.recent_delivery.round_trip_rate(now, self.rtt.latest);
-        let ceiling = self.jump?.ceiling_from(&self.peak_rate, min, delivered)?;
+        let ceiling = jump.ceiling_from(&self.peak_rate, min, delivered)?;
         Some(ceiling.max(self.resumed_window()))
     }
 
