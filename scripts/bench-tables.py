@@ -761,7 +761,15 @@ def main(argv):
         raise UsageError(f"no satquic binary at {args.bin}: build it with "
                          "`nice -n 19 cargo build --release -p satquic` or pass --bin")
     path = pathlib.Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"--file {args.file}: not a regular file")
     text = path.read_text()
+    if args.work:
+        work = pathlib.Path(args.work)
+        if work.exists() and not work.is_dir():
+            raise UsageError(f"--work {args.work}: not a directory")
+        if not work.exists() and not work.parent.is_dir():
+            raise UsageError(f"--work {args.work}: its parent directory does not exist")
     present = {m.group(1) for m in MARKER.finditer(text)}
     rewrite(text, {})  # refuses unknown markers before anything runs
     tables = selected_tables(args.only)
@@ -795,3 +803,6 @@ if __name__ == "__main__":
     except UsageError as e:
         print(f"bench-tables: {e}", file=sys.stderr)
         sys.exit(2)
+    except RuntimeError as e:  # a simulation that failed: its command and its last words
+        print(f"bench-tables: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -80,7 +80,7 @@ def row(args, flows, goodputs):
     """The table row from the relay's report (flows.json) and the clients' goodputs."""
     shared = flows.get("shared")
     if not shared or len(shared["flows"]) < 2:
-        sys.exit("beside-realtime: the flows never shared the link (see the relay's flows.json)")
+        fail("the flows never shared the link (see the relay's flows.json)", 1)
     by_start = sorted(flows["flows"], key=lambda f: f["first_s"])
     ids = [f["flow"] for f in by_start]
     sf = sorted(shared["flows"], key=lambda f: ids.index(f["flow"]) if f["flow"] in ids else 99)
@@ -134,6 +134,32 @@ def lock(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def fail(msg, code=2):
+    """One line on stderr and the exit code (2: the input was refused)."""
+    print(f"beside-realtime: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def first_error(log):
+    """The first line of a child's log that says what went wrong (or its first line)."""
+    try:
+        lines = [l.strip() for l in Path(log).read_text(errors="replace").splitlines() if l.strip()]
+    except OSError:
+        return "no log"
+    errors = [l for l in lines if "error" in l.lower()]
+    return (errors or lines or ["no output"])[0]
+
+
+def started(proc, name, log, wait=0.5):
+    """Returns once `proc` has run `wait` seconds; one that ended with an error by then
+    (a link, controller or flag it refused) ends the pair in one line, exit 2."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and proc.returncode != 0:
+            fail(f"the {name} failed at once (exit {proc.returncode}): {first_error(log)}")
+        time.sleep(0.05)
+
+
 TUN_CLIENT_NS, TUN_SERVER_NS = "satq-client", "satq-server"
 TUN_SERVER_ADDR = "10.199.0.2"
 
@@ -147,7 +173,15 @@ def wait_for_namespaces(timeout=15.0):
             time.sleep(0.5)
             return
         time.sleep(0.2)
-    sys.exit("beside-realtime: satquic link --tun made no namespaces (root? see link.log)")
+    fail("satquic link --tun made no namespaces (root? see link.log)", 1)
+
+
+def latecomer_cmd(template, host, port, duration):
+    """`--latecomer-cmd` with its {host}, {port} and {duration} filled in."""
+    try:
+        return shlex.split(template.format(host=host, port=port, duration=f"{duration:g}"))
+    except (KeyError, IndexError, ValueError) as e:
+        fail(f"--latecomer-cmd {template!r}: {e} (it may name {{host}}, {{port}} and {{duration}})")
 
 
 def run_pair(args, out):
@@ -170,11 +204,13 @@ def run_pair(args, out):
     try:
         link = subprocess.Popen(link_cmd, stdout=open(out / "link.log", "w"), stderr=subprocess.STDOUT)
         procs.append(link)
+        started(link, "link", out / "link.log")
         if args.tun:
             wait_for_namespaces()
         server = subprocess.Popen(in_server + [args.bin, "server", "--listen", listen],
                                   stdout=open(out / "server.log", "w"), stderr=subprocess.STDOUT)
         procs.append(server)
+        started(server, "server", out / "server.log")
         if args.latecomer_server_cmd:
             procs.append(subprocess.Popen(
                 in_server + shlex.split(args.latecomer_server_cmd),
@@ -184,19 +220,25 @@ def run_pair(args, out):
             in_client + client_cmd(args.bin, host, port, args.incumbent, args.duration),
             stdout=subprocess.PIPE, stderr=open(out / "incumbent.err", "w"), text=True)
         procs.append(incumbent)
-        time.sleep(args.stagger)
+        started(incumbent, "incumbent", out / "incumbent.err", max(args.stagger, 0.5))
+        time.sleep(max(args.stagger - 0.5, 0.0))
         if args.latecomer_cmd:
-            cmd = shlex.split(args.latecomer_cmd.format(host=host, port=port, duration=f"{args.duration:g}"))
+            cmd = latecomer_cmd(args.latecomer_cmd, host, port, args.duration)
         else:
             cmd = client_cmd(args.bin, host, port, args.latecomer, args.duration)
         latecomer = subprocess.Popen(in_client + cmd, stdout=subprocess.PIPE,
                                      stderr=open(out / "latecomer.err", "w"), text=True)
         procs.append(latecomer)
+        started(latecomer, "latecomer", out / "latecomer.err")
         outputs = [finish(p, args.duration + 30) for p in (incumbent, latecomer)]
         for name, text in zip(("incumbent", "latecomer"), outputs):
             (out / f"{name}.json").write_text(text or "")
         link.wait(timeout=total + 60)
-        return json.loads(flows_json.read_text()), [goodput_mbps(o) for o in outputs]
+        try:
+            flows = json.loads(flows_json.read_text())
+        except (OSError, ValueError):
+            fail(f"the relay wrote no flows.json: {first_error(out / 'link.log')}", 1)
+        return flows, [goodput_mbps(o) for o in outputs]
     finally:
         for p in procs:
             if p.poll() is None:
@@ -223,17 +265,24 @@ def main():
     ap.add_argument("--lock", help="a lock file held while the pair runs (flock)")
     ap.add_argument("--out", help="keep the logs and flows.json here")
     args = ap.parse_args()
-    if args.stagger < 0 or args.duration <= 0:
-        print("beside-realtime: --stagger must be at least 0 and --duration above 0", file=sys.stderr)
-        sys.exit(2)
+    if args.stagger < 0 or args.duration <= 0 or args.tail < 0:
+        fail("--stagger and --tail must be at least 0 and --duration above 0")
     if not Path(args.bin).is_file():
-        print(f"beside-realtime: no satquic binary at {args.bin} (--bin)", file=sys.stderr)
-        sys.exit(2)
+        fail(f"no satquic binary at {args.bin} (--bin)")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        fail(f"--out {args.out}: not a directory")
     args.latecomer_label = args.latecomer_cmd.split()[0] if args.latecomer_cmd else args.latecomer
+    latecomer_cmd(args.latecomer_cmd or "", "", 0, 0)  # refuses a bad template before the run
     with tempfile.TemporaryDirectory() as tmp, lock(args.lock):
         out = Path(args.out) if args.out else Path(tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        flows, goodputs = run_pair(args, out)
+        try:
+            out.mkdir(exist_ok=True)
+        except OSError as e:
+            fail(f"--out {args.out}: {e.strerror}")
+        try:
+            flows, goodputs = run_pair(args, out)
+        except OSError as e:
+            fail(f"cannot start {e.filename or 'a command'}: {e.strerror}")
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS))
     print("| " + " | ".join(row(args, flows, goodputs)) + " |")

@@ -66,6 +66,10 @@ def main():
     args = parser.parse_args()
     root = pathlib.Path(__file__).resolve().parent.parent
     files = [pathlib.Path(f).resolve() for f in args.files] or list(source_files(root))
+    for path, given in zip(files, args.files):
+        if not path.is_file():
+            print(f'check-sizes: {given}: not a regular file', file=sys.stderr)
+            return 2
     offenders = []
     for path in files:
         text = path.read_text(encoding='utf-8', errors='replace')

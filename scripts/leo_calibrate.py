@@ -170,17 +170,25 @@ def read_autobahn(path):
     p = pathlib.Path(path)
     if p.is_dir():
         p = p / "Data" / "Autobahn" / "throughput.zip"
-    if not p.exists():
-        usage(f"--autobahn {path}: no throughput.zip or throughput.csv there")
-    if p.suffix == ".zip":
-        with zipfile.ZipFile(p) as z:
-            text = z.read("throughput.csv").decode()
-    else:
-        text = p.read_text()
+    if not p.is_file():
+        usage(f"--autobahn {path}: no throughput.zip or throughput.csv there (a regular file)")
+    try:
+        if p.suffix == ".zip":
+            with zipfile.ZipFile(p) as z:
+                text = z.read("throughput.csv").decode()
+        else:
+            text = p.read_text()
+    except (OSError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as e:
+        usage(f"--autobahn {path}: cannot read throughput.csv ({e})")
     rows = []
-    for r in csv.DictReader(io.StringIO(text)):
-        t = datetime.datetime.fromisoformat(r["timestamp_start_dl"][:26]).replace(tzinfo=datetime.timezone.utc)
-        rows.append((t.timestamp(), float(r["download"]), float(r["upload"])))
+    for n, r in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+        try:
+            t = datetime.datetime.fromisoformat(r["timestamp_start_dl"][:26])
+            t = t.replace(tzinfo=datetime.timezone.utc)
+            rows.append((t.timestamp(), float(r["download"]), float(r["upload"])))
+        except (KeyError, TypeError, ValueError):
+            usage(f"--autobahn {path}: line {n} is not a row of timestamp_start_dl, "
+                  "download, upload")
     if not rows:
         usage(f"--autobahn {path}: no samples")
     return rows

@@ -1,0 +1,108 @@
+"""Bad input to the measurement scripts gets one line and exit 2, never a traceback or a
+hang: scripts/beside-realtime.py, scripts/leo_calibrate.py and scripts/bench-tables.py.
+Only what they refuse before starting anything (no satquic binary needed; the Python
+interpreter passes their `--bin`/`--satquic` check). `python3 -m unittest discover -s scripts -p 'test_*.py'`."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPTS = pathlib.Path(__file__).resolve().parent
+
+
+def run(script, *args):
+    """(exit code, stderr lines) of one script run, which must end within 20 s."""
+    r = subprocess.run([sys.executable, str(SCRIPTS / script), *args], capture_output=True,
+                       text=True, timeout=20)
+    return r.returncode, r.stderr.splitlines()
+
+
+class BesideRealtime(unittest.TestCase):
+    def refused(self, *args):
+        code, err = run("beside-realtime.py", "--bin", sys.executable, *args)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err), 1, err)
+        self.assertTrue(err[0].startswith("beside-realtime: "), err)
+        return err[0]
+
+    def test_an_out_that_is_a_file_is_refused(self):
+        with tempfile.NamedTemporaryFile() as f:
+            self.assertIn("not a directory", self.refused("--out", f.name))
+
+    def test_an_out_whose_parent_is_missing_is_refused_and_not_made(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = pathlib.Path(d) / "missing" / "out"
+            self.refused("--out", str(out), "--stagger", "0", "--duration", "1")
+            self.assertFalse(out.parent.exists())
+
+    def test_a_latecomer_template_with_an_unknown_field_is_refused(self):
+        self.assertIn("{host}", self.refused("--latecomer-cmd", "iperf3 -c {server}"))
+        self.refused("--latecomer-cmd", "iperf3 -c {")
+
+    def test_negative_times_are_refused(self):
+        self.refused("--stagger", "-1")
+        self.refused("--tail", "-1")
+        self.refused("--duration", "0")
+
+    def test_a_missing_binary_is_refused(self):
+        code, err = run("beside-realtime.py", "--bin", "/nonexistent/satquic")
+        self.assertEqual((code, len(err)), (2, 1), err)
+
+
+class LeoCalibrate(unittest.TestCase):
+    def refused(self, data_path):
+        code, err = run("leo_calibrate.py", "--satquic", sys.executable, "--autobahn",
+                        str(data_path))
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err), 1, err)
+        self.assertTrue(err[0].startswith("leo_calibrate.py: --autobahn "), err)
+
+    def test_a_csv_without_the_columns_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = pathlib.Path(d) / "throughput.csv"
+            p.write_text("a,b\n1,2\n")
+            self.refused(p)
+            p.write_text("timestamp_start_dl,download,upload\nyesterday,1,2\n")
+            self.refused(p)
+
+    def test_a_file_that_is_no_zip_or_text_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            z = pathlib.Path(d) / "throughput.zip"
+            z.write_bytes(b"PK\x03\x04 not a zip")
+            self.refused(z)
+            b = pathlib.Path(d) / "throughput.csv"
+            b.write_bytes(b"\xff\xfe\x00\xd0")
+            self.refused(b)
+
+    def test_a_fifo_is_refused_without_blocking(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = pathlib.Path(d) / "throughput.csv"
+            os.mkfifo(fifo)
+            self.refused(fifo)
+
+
+class BenchTables(unittest.TestCase):
+    def refused(self, *args):
+        code, err = run("bench-tables.py", "--bin", sys.executable, "--check", *args)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err), 1, err)
+        self.assertTrue(err[0].startswith("bench-tables: "), err)
+
+    def test_a_work_directory_that_is_a_file_or_has_no_parent_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = pathlib.Path(d) / "file"
+            f.write_text("")
+            self.refused("--work", str(f))
+            self.refused("--work", str(pathlib.Path(d) / "missing" / "work"))
+            self.assertFalse((pathlib.Path(d) / "missing").exists())
+
+    def test_a_file_to_rewrite_that_is_not_a_regular_file_is_refused(self):
+        self.refused("--file", "/nonexistent/BENCHMARKS.md")
+        self.refused("--file", os.devnull)
+
+
+if __name__ == "__main__":
+    unittest.main()
