@@ -278,15 +278,8 @@ fn direction_line(
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let link = link_spec(&args)?;
-    if let Some(file) = &args.summary_json {
-        let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
-        if dir.is_some_and(|d| !d.is_dir()) || file.is_dir() {
-            return Err(Failure::Usage(format!(
-                "--summary-json {}: not a file in an existing directory",
-                file.display()
-            )));
-        }
-    }
+    output_file("--summary-json", args.summary_json.as_deref())?;
+    output_file("--flows-json", args.flows_json.as_deref())?;
     let duration = args
         .duration
         .as_deref()
@@ -375,6 +368,24 @@ pub fn run(args: Args) -> Result<(), Failure> {
         last.flows_evicted
     )?;
     written
+}
+
+/// A file written at exit (`--summary-json`, `--flows-json`), checked before the run so
+/// that its results are not lost at the end: a regular file or none yet, in an existing
+/// directory (a FIFO would block the closing write, a directory fail it).
+fn output_file(flag: &str, file: Option<&std::path::Path>) -> Result<(), Failure> {
+    let Some(file) = file else {
+        return Ok(());
+    };
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+    let existing = std::fs::metadata(file).ok();
+    if dir.is_some_and(|d| !d.is_dir()) || existing.is_some_and(|m| !m.is_file()) {
+        return Err(Failure::Usage(format!(
+            "{flag} {}: not a regular file in an existing directory",
+            file.display()
+        )));
+    }
+    Ok(())
 }
 
 /// `--sender-cap`, parsed (the relay and the TUN link refuse it without a link model).

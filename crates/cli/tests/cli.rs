@@ -917,8 +917,18 @@ fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
     let err = usage_error(&["sim", "--sender-cap", "200MB"]);
     assert!(err.contains("bits per second"), "{err}");
     let relay = ["link", "--listen", "127.0.0.1:7", "--to", "127.0.0.1:8"];
-    let err = usage_error(&[&relay[..], &["--summary-json", "/nonexistent/dir/s.json"]].concat());
-    assert!(err.contains("--summary-json"), "{err}");
+    // The files written at exit are checked before the run: a missing directory, a
+    // directory, and a FIFO (whose closing write would block) are refused at once.
+    let fifo = std::env::temp_dir().join(format!("satquic-cli-fifo-{}", std::process::id()));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+    for flag in ["--summary-json", "--flows-json"] {
+        for file in ["/nonexistent/dir/s.json", "/", fifo.to_str().unwrap()] {
+            let err = usage_error(&[&relay[..], &["--duration", "1s", flag, file]].concat());
+            assert!(err.contains(flag), "{flag} {file}: {err}");
+        }
+    }
+    std::fs::remove_file(&fifo).unwrap();
     let err = usage_error(&[&relay[..], &["--sender-cap", "200M"]].concat());
     assert!(err.contains("needs a link model"), "{err}");
     let err = usage_error(
