@@ -224,8 +224,14 @@ fn bad_state_files_are_one_line_and_exit_code_2() {
 /// Runs `args` with a deadline (a command that waits on a FIFO would never return), then
 /// expects what [`usage_error`] expects.
 fn usage_error_at_once(args: &[&str], file: &Path) -> String {
+    usage_error_at_once_with(&[], args, file)
+}
+
+/// [`usage_error_at_once`] with environment variables `env` set.
+fn usage_error_at_once_with(env: &[(&str, &Path)], args: &[&str], file: &Path) -> String {
     let mut child = Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -301,6 +307,20 @@ fn a_fifo_for_any_file_flag_is_refused_at_once() {
         text(&key),
     ];
     assert!(usage_error_at_once(&args, &used).contains("FIFO"));
+    // SSLKEYLOGFILE, which the server and the client open to append (rustls's own key
+    // log waited for a reader for ever).
+    for args in [
+        vec!["server", "--listen", "127.0.0.1:0"],
+        vec!["client", "127.0.0.1:9", "-n", "1K", "--insecure"],
+        vec!["run", "-n", "1K"],
+    ] {
+        let env = [("SSLKEYLOGFILE", fifo.as_path())];
+        let err = usage_error_at_once_with(&env, &args, &fifo);
+        assert!(
+            err.contains("SSLKEYLOGFILE") && err.contains("FIFO"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// Lines a child prints, read on a thread.

@@ -23,6 +23,8 @@ use satquic_link::file::FileLimit;
 
 use crate::NetError;
 
+pub mod keylog;
+
 /// satquic's own perf protocol (see [`crate::perf`]).
 pub const ALPN_PERF: &[u8] = b"satquic-perf";
 /// The QUIC interop runner's HTTP/0.9 (`GET /path\r\n`).
@@ -92,8 +94,13 @@ pub fn sha256_hex(data: &[u8]) -> String {
         .common
         .hash_provider
         .hash(data);
-    let mut out = String::with_capacity(64);
-    for b in hash.as_ref() {
+    hex(hash.as_ref())
+}
+
+/// `bytes` in lower-case hex, two digits each.
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(2 * bytes.len());
+    for b in bytes {
         let _ = write!(out, "{b:02x}");
     }
     out
@@ -130,7 +137,7 @@ pub fn server_crypto(
     // (QUIC's only allowed value, RFC 9001 Sec. 4.6.1). A replayed perf request repeats
     // a measurement; hq and h3 GETs are idempotent.
     config.max_early_data_size = u32::MAX;
-    config.key_log = Arc::new(rustls::KeyLogFile::new());
+    config.key_log = keylog::from_environment()?;
     Ok(config)
 }
 
@@ -374,7 +381,7 @@ pub fn client_crypto(
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     config.alpn_protocols = vec![alpn.to_vec()];
-    config.key_log = Arc::new(rustls::KeyLogFile::new());
+    config.key_log = keylog::from_environment()?;
     Ok(config)
 }
 

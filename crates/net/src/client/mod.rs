@@ -251,6 +251,8 @@ pub fn validate(options: &ClientOptions) -> Result<(), NetError> {
     if let Some(dir) = &options.qlog_dir {
         crate::qlog::prepare_qlog_dir(dir)?;
     }
+    // SSLKEYLOGFILE is input too: refused here, before anything is printed.
+    crate::tls::keylog::from_environment()?;
     if let Some(p) = &options.path
         && !p.starts_with('/')
     {
