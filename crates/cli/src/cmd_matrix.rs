@@ -80,7 +80,7 @@ pub struct Args {
     /// Also write the report (DIR/report/index.html) when done.
     #[arg(long)]
     report: bool,
-    /// Campaign name (a directory belongs to one) [default: matrix].
+    /// Campaign name (a directory belongs to one).
     #[arg(long, default_value = "matrix")]
     name: String,
     /// List the implementations, whether each is installed, and exit.

@@ -56,6 +56,13 @@ fn usage_error(args: &[&str]) -> String {
 fn help(command: &str) {
     let text = ok(&[command, "--help"]);
     assert!(text.contains("Usage: satquic"), "{command} --help: {text}");
+    // A default stated in a doc comment and by clap as well prints twice.
+    for line in text.lines() {
+        assert!(
+            line.matches("[default: ").count() <= 1,
+            "{command} --help: {line}"
+        );
+    }
 }
 
 /// A fresh directory, removed on drop.
@@ -509,6 +516,7 @@ fn server_link_and_client_move_bytes_through_the_emulated_link() {
     help("server");
     help("link");
     help("client");
+    help("matrix");
     let server_port = free_port();
     let relay_port = free_port();
     let server = format!("127.0.0.1:{server_port}");
