@@ -483,11 +483,10 @@ fn a_validated_client_that_stalls_is_held_to_the_handshake_timeout() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let s = server.stats();
-        assert_eq!(
-            (s.retries_sent, s.accepted, s.abandoned),
-            (1, 1, 0),
-            "{s:?}"
-        );
+        // One Retry, or more: on a loaded machine the client's first Initial can be sent
+        // again before its Retry is read, and that copy gets a Retry of its own.
+        assert!(s.retries_sent >= 1, "{s:?}");
+        assert_eq!((s.accepted, s.abandoned), (1, 0), "{s:?}");
         // The client finished its side of the handshake, but none of it reached the server.
         let result = client.await.unwrap();
         assert!(result.is_err() || result.unwrap().status != "completed");
