@@ -215,13 +215,13 @@ def run_pair(args, out):
             procs.append(subprocess.Popen(
                 in_server + shlex.split(args.latecomer_server_cmd),
                 stdout=open(out / "latecomer-server.log", "w"), stderr=subprocess.STDOUT))
-        time.sleep(0.5)
+            started(procs[-1], "latecomer's server", out / "latecomer-server.log")
         incumbent = subprocess.Popen(
             in_client + client_cmd(args.bin, host, port, args.incumbent, args.duration),
             stdout=subprocess.PIPE, stderr=open(out / "incumbent.err", "w"), text=True)
         procs.append(incumbent)
-        started(incumbent, "incumbent", out / "incumbent.err", max(args.stagger, 0.5))
-        time.sleep(max(args.stagger - 0.5, 0.0))
+        # The stagger itself is the incumbent's check (none with a stagger of 0).
+        started(incumbent, "incumbent", out / "incumbent.err", args.stagger)
         if args.latecomer_cmd:
             cmd = latecomer_cmd(args.latecomer_cmd, host, port, args.duration)
         else:
