@@ -46,9 +46,9 @@ impl KeyLogFile {
             .mode(0o600)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
             .open(path)
-            .map_err(|e| match e.raw_os_error() {
-                // What a FIFO without a reader gives an O_NONBLOCK open to write.
-                Some(libc::ENXIO) => refused("a FIFO, not a regular file".into()),
+            .map_err(|e| match std::fs::metadata(path) {
+                // A FIFO without a reader: ENXIO for an O_NONBLOCK open to write.
+                Ok(meta) if !meta.is_file() => refused(not_regular(&meta.file_type())),
                 _ => refused(format!("cannot append to it: {e}")),
             })?;
         let kind = file
@@ -56,10 +56,14 @@ impl KeyLogFile {
             .map_err(|e| refused(format!("cannot append to it: {e}")))?
             .file_type();
         if !kind.is_file() {
-            return Err(refused(format!("{}, not a regular file", kind_of(&kind))));
+            return Err(refused(not_regular(&kind)));
         }
         Ok(Self(Mutex::new(file)))
     }
+}
+
+fn not_regular(kind: &std::fs::FileType) -> String {
+    format!("{}, not a regular file", kind_of(kind))
 }
 
 impl rustls::KeyLog for KeyLogFile {
@@ -139,7 +143,7 @@ mod tests {
         assert!(err.contains("not a regular file"), "{err}");
         drop(reader);
         let err = KeyLogFile::open(&dir).unwrap_err().to_string();
-        assert!(err.contains("cannot append"), "{err}");
+        assert!(err.contains("directory, not a regular file"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
