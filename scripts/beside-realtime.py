@@ -150,7 +150,12 @@ def first_error(log):
     return (errors or lines or ["no output"])[0]
 
 
-def started(proc, name, log, wait=0.5):
+# How long the link and the server are watched before the next starts: the link runs this
+# much longer than the pair's stagger, duration and tail.
+CHECK_S = 0.5
+
+
+def started(proc, name, log, wait=CHECK_S):
     """Returns once `proc` has run `wait` seconds; one that ended with an error by then
     (a link, controller or flag it refused) ends the pair in one line, exit 2."""
     deadline = time.monotonic() + wait
@@ -188,7 +193,8 @@ def run_pair(args, out):
     """Server, link, incumbent, latecomer `stagger` later; the link's flows.json."""
     server_port, relay_port = free_udp_port(), free_udp_port()
     flows_json = out / "flows.json"
-    total = args.stagger + args.duration + args.tail
+    watched = (3 if args.latecomer_server_cmd else 2) * CHECK_S  # link, server(s)
+    total = watched + args.stagger + args.duration + args.tail
     common = ["--link", args.link, "--seed", str(args.seed), "-q",
               "--flows-json", str(flows_json), "--duration", f"{total:g}s"]
     if args.tun:
