@@ -371,21 +371,24 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// A file written at exit (`--summary-json`, `--flows-json`), checked before the run so
-/// that its results are not lost at the end: a regular file or none yet, in an existing
-/// directory (a FIFO would block the closing write, a directory fail it).
+/// that its results are not lost at the end: in an existing directory, and not a
+/// directory (the closing write would fail) or a FIFO (it would block until a reader
+/// came). A character device such as a terminal or `/dev/null` is written as a file is.
 fn output_file(flag: &str, file: Option<&std::path::Path>) -> Result<(), Failure> {
+    use std::os::unix::fs::FileTypeExt;
     let Some(file) = file else {
         return Ok(());
     };
+    let refused = |why: &str| Err(Failure::Usage(format!("{flag} {}: {why}", file.display())));
     let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
-    let existing = std::fs::metadata(file).ok();
-    if dir.is_some_and(|d| !d.is_dir()) || existing.is_some_and(|m| !m.is_file()) {
-        return Err(Failure::Usage(format!(
-            "{flag} {}: not a regular file in an existing directory",
-            file.display()
-        )));
+    if dir.is_some_and(|d| !d.is_dir()) {
+        return refused("its directory does not exist");
     }
-    Ok(())
+    match std::fs::metadata(file).map(|m| m.file_type()) {
+        Ok(kind) if kind.is_dir() => refused("a directory, not a file"),
+        Ok(kind) if kind.is_fifo() => refused("a FIFO, whose closing write could block"),
+        _ => Ok(()),
+    }
 }
 
 /// `--sender-cap`, parsed (the relay and the TUN link refuse it without a link model).

@@ -937,6 +937,19 @@ fn a_relay_to_itself_and_contradicting_or_empty_values_are_refused() {
         }
     }
     std::fs::remove_file(&fifo).unwrap();
+    // A character device is written as a file is.
+    let o = satquic(&[
+        "link",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "127.0.0.1:9",
+        "--duration",
+        "200ms",
+        "--summary-json",
+        "/dev/null",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = usage_error(&[&relay[..], &["--sender-cap", "200M"]].concat());
     assert!(err.contains("needs a link model"), "{err}");
     let err = usage_error(
