@@ -44,6 +44,9 @@ pub mod tls;
 pub mod transport;
 pub mod tun;
 
+#[cfg(test)]
+mod test_files;
+
 pub use client::{Alpn, ClientOptions, ClientResult, IntervalRow, run_client};
 pub use relay::{Relay, RelayOptions, RelaySnapshot};
 pub use server::{Server, ServerOptions, ServerStats};

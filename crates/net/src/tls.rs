@@ -409,16 +409,12 @@ mod tests {
     /// not waited on.
     #[test]
     fn pem_files_that_are_fifos_are_refused() {
-        let dir = std::env::temp_dir().join(format!("satquic-tls-fifo-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_files::scratch("tls-fifo");
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
         std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
         std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
         let fifo = dir.join("fifo");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::test_files::mkfifo(&fifo);
         assert!(Identity::from_pem_files(&dir.join("cert.pem"), &dir.join("key.pem")).is_ok());
         for (cert, key) in [("cert.pem", "fifo"), ("fifo", "key.pem")] {
             let e = Identity::from_pem_files(&dir.join(cert), &dir.join(key))

@@ -108,15 +108,8 @@ fn read_at_most(file: File, size: u64, max_bytes: u64) -> Result<Vec<u8>, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_files::{mkfifo, scratch};
     use std::os::unix::fs::PermissionsExt;
-    use std::path::PathBuf;
-
-    fn temp(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("satquic-read-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
 
     fn private_file(path: &Path, bytes: &[u8]) {
         std::fs::write(path, bytes).unwrap();
@@ -125,7 +118,7 @@ mod tests {
 
     #[test]
     fn a_reader_refuses_what_is_above_its_bound_and_misses_nothing_else() {
-        let dir = temp("bound");
+        let dir = scratch("read-bound");
         let path = dir.join("state.json");
         assert_eq!(read_private(&path, 10), Ok(None));
         private_file(&path, b"0123456789");
@@ -139,11 +132,9 @@ mod tests {
 
     #[test]
     fn a_fifo_is_refused_without_waiting_for_a_writer() {
-        let dir = temp("fifo");
+        let dir = scratch("read-fifo");
         let fifo = dir.join("fifo");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         let e = read_private(&fifo, 10).unwrap_err();
         assert!(e.contains("a FIFO, not a regular file"), "{e}");
         // The open the race would reach: it returns, and the descriptor says FIFO.
@@ -154,7 +145,7 @@ mod tests {
 
     #[test]
     fn a_file_others_may_read_or_write_is_refused() {
-        let dir = temp("mode");
+        let dir = scratch("read-mode");
         let path = dir.join("state.json");
         for mode in [0o644, 0o620, 0o604, 0o660] {
             std::fs::write(&path, b"{}").unwrap();
@@ -173,7 +164,7 @@ mod tests {
             eprintln!("not root: cannot make a file another user owns");
             return;
         }
-        let dir = temp("owner");
+        let dir = scratch("read-owner");
         let path = dir.join("state.json");
         private_file(&path, b"{}");
         std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();

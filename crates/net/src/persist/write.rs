@@ -133,13 +133,7 @@ fn running(pid: u32) -> bool {
 mod tests {
     use super::*;
     use crate::persist::read_private;
-
-    fn temp(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("satquic-write-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::test_files::scratch;
 
     fn names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -160,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_file_is_replaced_whole_and_private() {
-        let dir = temp("replace");
+        let dir = scratch("write-replace");
         let path = dir.join("state.json");
         std::fs::write(&path, b"old").unwrap();
         write_private(&path, b"new").unwrap();
@@ -171,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_file_is_created_once_and_never_replaced() {
-        let dir = temp("create");
+        let dir = scratch("write-create");
         let path = dir.join("key");
         assert!(create_private(&path, b"first").unwrap());
         assert!(!create_private(&path, b"second").unwrap());
@@ -184,7 +178,7 @@ mod tests {
     /// leaves either no file or the whole one, never an empty or partial one.
     #[test]
     fn a_creation_stopped_after_any_step_leaves_no_file_or_a_whole_one() {
-        let dir = temp("steps");
+        let dir = scratch("write-steps");
         let path = dir.join("key");
         let whole = [7u8; 32];
         // Stopped after the temporary file is written: no file yet.
@@ -205,7 +199,7 @@ mod tests {
 
     #[test]
     fn only_temporary_files_of_ended_writers_are_removed() {
-        let dir = temp("leftovers");
+        let dir = scratch("write-leftovers");
         let path = dir.join("store.json");
         let ended = ended_pid();
         let mine = std::process::id();
@@ -232,7 +226,7 @@ mod tests {
 
     #[test]
     fn two_creators_at_once_agree_on_one_file() {
-        let dir = temp("race");
+        let dir = scratch("write-race");
         let path = dir.join("key");
         let barrier = std::sync::Barrier::new(8);
         let made: Vec<bool> = std::thread::scope(|s| {

@@ -89,20 +89,13 @@ impl rustls::KeyLog for KeyLogFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_files::{mkfifo, scratch};
     use rustls::KeyLog as _;
-
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("satquic-keylog-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
 
     #[test]
     fn lines_are_the_nss_format_appended_to_an_owner_only_file() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = scratch("lines");
+        let dir = scratch("keylog-lines");
         let path = dir.join("keys");
         let log = KeyLogFile::open(&path).unwrap();
         log.log(
@@ -123,11 +116,9 @@ mod tests {
 
     #[test]
     fn a_fifo_or_a_directory_is_refused_without_blocking() {
-        let dir = scratch("fifo");
+        let dir = scratch("keylog-fifo");
         let fifo = dir.join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid, NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         let err = KeyLogFile::open(&fifo).unwrap_err().to_string();
         assert!(
             err.starts_with("SSLKEYLOGFILE ") && err.contains("FIFO"),
