@@ -20,13 +20,19 @@ def run(script, *args):
     return r.returncode, r.stderr.splitlines()
 
 
+def assert_refused(test, script, prefix, *args):
+    """`script ARGS` exits 2 with one line on stderr that starts with `prefix`; the line."""
+    code, err = run(script, *args)
+    test.assertEqual(code, 2, err)
+    test.assertEqual(len(err), 1, err)
+    test.assertTrue(err[0].startswith(prefix), err)
+    return err[0]
+
+
 class BesideRealtime(unittest.TestCase):
     def refused(self, *args):
-        code, err = run("beside-realtime.py", "--bin", sys.executable, *args)
-        self.assertEqual(code, 2, err)
-        self.assertEqual(len(err), 1, err)
-        self.assertTrue(err[0].startswith("beside-realtime: "), err)
-        return err[0]
+        return assert_refused(self, "beside-realtime.py", "beside-realtime: ", "--bin",
+                              sys.executable, *args)
 
     def test_an_out_that_is_a_file_is_refused(self):
         with tempfile.NamedTemporaryFile() as f:
@@ -48,17 +54,14 @@ class BesideRealtime(unittest.TestCase):
         self.refused("--duration", "0")
 
     def test_a_missing_binary_is_refused(self):
-        code, err = run("beside-realtime.py", "--bin", "/nonexistent/satquic")
-        self.assertEqual((code, len(err)), (2, 1), err)
+        assert_refused(self, "beside-realtime.py", "beside-realtime: ", "--bin",
+                       "/nonexistent/satquic")
 
 
 class LeoCalibrate(unittest.TestCase):
     def refused(self, data_path):
-        code, err = run("leo_calibrate.py", "--satquic", sys.executable, "--autobahn",
-                        str(data_path))
-        self.assertEqual(code, 2, err)
-        self.assertEqual(len(err), 1, err)
-        self.assertTrue(err[0].startswith("leo_calibrate.py: --autobahn "), err)
+        assert_refused(self, "leo_calibrate.py", "leo_calibrate.py: --autobahn ", "--satquic",
+                       sys.executable, "--autobahn", str(data_path))
 
     def test_a_csv_without_the_columns_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
@@ -86,10 +89,8 @@ class LeoCalibrate(unittest.TestCase):
 
 class BenchTables(unittest.TestCase):
     def refused(self, *args):
-        code, err = run("bench-tables.py", "--bin", sys.executable, "--check", *args)
-        self.assertEqual(code, 2, err)
-        self.assertEqual(len(err), 1, err)
-        self.assertTrue(err[0].startswith("bench-tables: "), err)
+        assert_refused(self, "bench-tables.py", "bench-tables: ", "--bin", sys.executable,
+                       "--check", *args)
 
     def test_a_work_directory_that_is_a_file_or_has_no_parent_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
