@@ -21,16 +21,38 @@
 //! a row (a queue overflowing) reach 0.18 and are. Differences from picoquic: quinn-proto
 //! tells the controller the bytes lost per ACK batch, not the lost packet numbers, so the
 //! distance since the previous loss is counted in packets acknowledged meanwhile and the
-//! lost packets of one batch count as consecutive. Persistent congestion (RFC 9002
-//! Sec. 7.6) is always answered, as picoquic answers a timeout, and so is an ECN-CE mark. Careful Resume still sees
-//! every loss (its Safe Retreat is a safety rule, RFC 9959 Sec. 4.5), unless the `cr`
-//! option says otherwise: then a loss the filter lets pass is not heard by Careful Resume
-//! either, so one random loss during a jump does not retreat to PipeSize (ours; a burst of
-//! losses, an overloaded path, still retreats).
+//! lost packets of one batch count as consecutive.
 //!
-//! This is not RFC 9002 or RFC 9438 behaviour: it is an option (spec part
-//! `+loss-filter[:threshold=F,gain=F,scope=N,cr]`), measured in BENCHMARKS.md ("Random
-//! loss").
+//! **The round rule** (`rule=round`, or `rule=both` with the rule above), after BBRv3's
+//! `BBRLossThresh` (draft-ietf-ccwg-bbr-06: "the maximum tolerated per-round-trip packet
+//! loss rate", 2 %): losses are congestion when the packets lost in the current round
+//! trip exceed [`LOSS_FILTER_ROUND_THRESHOLD`] of that round's packets (those acknowledged
+//! and lost in it so far, or the previous round's when that is larger, so that the first
+//! loss of a round is judged against a whole window), in at least
+//! [`LOSS_FILTER_ROUND_MIN_REPORTS`] loss reports (BBRv3's `BBRStartupFullLossCnt`, 6). It
+//! reads no packet distances, so a
+//! thin return link whose ACKs cover many packets does not make spread losses look
+//! consecutive; it answers random loss above 2 % and a burst that is a large part of a
+//! round, and tolerates bursts smaller than that (BENCHMARKS.md, "Random loss", has both
+//! rules measured side by side).
+//!
+//! Whatever the rule, persistent congestion (RFC 9002 Sec. 7.6.2) is always answered, as
+//! picoquic answers a timeout, and so is an ECN-CE mark (RFC 9002 Sec. 7.1 calls it
+//! congestion). Careful Resume (RFC 9959) hears every loss by default, tolerated or not;
+//! the `cr` option says which phases hear only the losses the filter answers:
+//!
+//! | `cr` | a tolerated loss is heard by Careful Resume in |
+//! |---|---|
+//! | (not given) | every phase: any loss during a jump enters Safe Retreat |
+//! | `cr=validating` | every phase but Validating: in Reconnaissance a loss stops Careful Resume (Sec. 3.2), in the Unvalidated Phase it enters Safe Retreat (Sec. 3.3's MUST: "If the sender detects congestion (e.g., packet loss or ECN-CE marking), the Safe Retreat Phase MUST be entered"); in the Validating Phase (Sec. 3.4, whose rule has no key word) a loss the filter tolerates is not congestion, as in the rest of the connection |
+//! | `cr` | no phase: one random loss during a jump never retreats (departs from Sec. 3.3's MUST) |
+//!
+//! As the `satellite` profile's loss response (`+loss-filter:cr=validating`), this is the
+//! profile's own controller under RFC 9002 Sec. 7 ("a different controller", bound to RFC
+//! 8085 Sec. 3.1), not RFC 9002 Sec. 7.3's NewReno or RFC 9438's CUBIC
+//! (docs/conformance.md); `satellite+loss-filter:off` gives the profile every loss
+//! answered, as RFC 9438 does. Spec part: `+loss-filter[:rule=smoothed|round|both,
+//! threshold=F,gain=F,scope=N,round=F,cr[=validating]|off]`.
 
 use std::fmt;
 
@@ -45,27 +67,91 @@ pub const LOSS_FILTER_SCOPE: u32 = 32;
 /// Smoothed loss rate above which a loss reduces the window (picoquic: 0.15).
 pub const LOSS_FILTER_THRESHOLD: f64 = 0.15;
 
+/// Packets lost in a round trip, as a fraction of the round's packets, above which the
+/// round rule answers a loss (BBRv3's `BBRLossThresh`, draft-ietf-ccwg-bbr-06 Sec. 2.14:
+/// 2 %).
+pub const LOSS_FILTER_ROUND_THRESHOLD: f64 = 0.02;
+
+/// Loss reports (ACK batches that declared packets lost) a round trip must hold before the
+/// round rule answers its losses: BBRv3's `BBRStartupFullLossCnt` (draft-ietf-ccwg-bbr-06
+/// Sec. 2.14: 6 "discontiguous" lost ranges), so that one or two losses in a small window
+/// (a round of 10 packets, 10 %) are not congestion.
+pub const LOSS_FILTER_ROUND_MIN_REPORTS: u32 = 6;
+
+/// Queueing delay, as a fraction of the minimum RTT, above which the RTT of a loss shows a
+/// queue (`rule=queue`): half the smallest queue satquic's GEO paths have (thesis-sat's
+/// 0.25 BDP, which at overflow adds 0.25 x the minimum RTT), so that a drop-tail queue
+/// overflowing or an AQM dropping is seen, and a path's own RTT noise on GEO is not.
+pub const LOSS_FILTER_QUEUE_FRACTION: f64 = 0.125;
+
+/// Which test tells congestion from random loss. See the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LossRule {
+    /// picoquic's smoothed per-packet loss rate above `threshold`.
+    #[default]
+    Smoothed,
+    /// BBRv3's per-round loss rate above `round`.
+    Round,
+    /// The smoothed rate above `threshold` while the latest RTT shows a queue
+    /// ([`LOSS_FILTER_QUEUE_FRACTION`]), or the per-round rate above `round`.
+    Queue,
+}
+
+impl LossRule {
+    const ALL: [Self; 3] = [Self::Smoothed, Self::Round, Self::Queue];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Smoothed => "smoothed",
+            Self::Round => "round",
+            Self::Queue => "queue",
+        }
+    }
+}
+
+/// Which Careful Resume phases hear only the losses the filter answers (`cr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CarefulResumeHears {
+    /// Every loss, in every phase (the option not given).
+    #[default]
+    Every,
+    /// Only the answered ones in the Validating Phase, every loss elsewhere
+    /// (`cr=validating`).
+    AnsweredWhileValidating,
+    /// Only the answered ones, in every phase (`cr`).
+    Answered,
+}
+
 /// The filter's configuration. See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LossFilterConfig {
+    /// Whether the filter is on (`off` turns it off: every loss is congestion).
+    pub enabled: bool,
+    /// Which test tells congestion from random loss (`rule`).
+    pub rule: LossRule,
+    /// Per-round loss fraction above which the round rule answers, in (0, 1) (`round`).
+    pub round_threshold: f64,
     /// Rate above which a loss is congestion, in (0, 1).
     pub threshold: f64,
     /// Weight of one packet, in (0, 1).
     pub gain: f64,
     /// Most packets of decay between losses, at least 1.
     pub scope: u32,
-    /// Whether Careful Resume hears only the losses the filter answers (`cr`).
-    pub careful_resume: bool,
+    /// Which Careful Resume phases hear only the losses the filter answers (`cr`).
+    pub careful_resume: CarefulResumeHears,
 }
 
 impl Default for LossFilterConfig {
-    /// picoquic's constants.
+    /// picoquic's rule and constants, BBRv3's round threshold.
     fn default() -> Self {
         Self {
+            enabled: true,
+            rule: LossRule::default(),
+            round_threshold: LOSS_FILTER_ROUND_THRESHOLD,
             threshold: LOSS_FILTER_THRESHOLD,
             gain: LOSS_FILTER_GAIN,
             scope: LOSS_FILTER_SCOPE,
-            careful_resume: false,
+            careful_resume: CarefulResumeHears::default(),
         }
     }
 }
@@ -84,7 +170,20 @@ impl SpecPart for LossFilterConfig {
         };
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
-                None if opt == "cr" => out.careful_resume = true,
+                None if opt == "cr" => out.careful_resume = CarefulResumeHears::Answered,
+                None if opt == "off" => out.enabled = false,
+                Some(("cr", "validating")) => {
+                    out.careful_resume = CarefulResumeHears::AnsweredWhileValidating;
+                }
+                Some(("rule", v)) => {
+                    out.rule = LossRule::ALL
+                        .into_iter()
+                        .find(|r| r.name() == v)
+                        .ok_or_else(|| {
+                            format!("loss-filter option rule={v}: valid: smoothed, round, queue")
+                        })?;
+                }
+                Some(("round", v)) => out.round_threshold = unit("round", v)?,
                 Some(("threshold", v)) => out.threshold = unit("threshold", v)?,
                 Some(("gain", v)) => out.gain = unit("gain", v)?,
                 Some(("scope", v)) => {
@@ -98,17 +197,33 @@ impl SpecPart for LossFilterConfig {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown loss-filter option '{opt}'; valid: threshold=F, gain=F, scope=N, cr"
+                        "unknown loss-filter option '{opt}'; valid: rule=smoothed|round|queue, threshold=F, gain=F, scope=N, round=F, cr, cr=validating, off"
                     ));
                 }
             }
+        }
+        let off = Self {
+            enabled: false,
+            ..Self::default()
+        };
+        if !out.enabled && out != off {
+            return Err("loss-filter:off takes no other option".into());
         }
         Ok(out)
     }
 
     fn options(&self) -> Option<Vec<String>> {
+        if !self.enabled {
+            return None;
+        }
         let d = Self::default();
         let mut opts = Vec::new();
+        if self.rule != d.rule {
+            opts.push(format!("rule={}", self.rule.name()));
+        }
+        if self.round_threshold != d.round_threshold {
+            opts.push(format!("round={}", self.round_threshold));
+        }
         if self.threshold != d.threshold {
             opts.push(format!("threshold={}", self.threshold));
         }
@@ -118,8 +233,10 @@ impl SpecPart for LossFilterConfig {
         if self.scope != d.scope {
             opts.push(format!("scope={}", self.scope));
         }
-        if self.careful_resume {
-            opts.push("cr".into());
+        match self.careful_resume {
+            CarefulResumeHears::Every => {}
+            CarefulResumeHears::AnsweredWhileValidating => opts.push("cr=validating".into()),
+            CarefulResumeHears::Answered => opts.push("cr".into()),
         }
         Some(opts)
     }
@@ -140,6 +257,14 @@ pub struct LossFilter {
     rate: f64,
     /// Packets acknowledged since the last loss, capped at the scope.
     since_loss: u32,
+    /// Packets acknowledged in the current round trip.
+    round_acked: u64,
+    /// Packets declared lost in the current round trip.
+    round_lost: u64,
+    /// Loss reports in the current round trip.
+    round_reports: u32,
+    /// Packets acknowledged and lost in the previous round trip.
+    previous_round: u64,
 }
 
 impl LossFilter {
@@ -149,17 +274,57 @@ impl LossFilter {
             config,
             rate: 0.0,
             since_loss: 0,
+            round_acked: 0,
+            round_lost: 0,
+            round_reports: 0,
+            previous_round: 0,
         }
     }
 
     /// One packet was acknowledged.
     pub fn on_acked(&mut self) {
         self.since_loss = (self.since_loss + 1).min(self.config.scope);
+        self.round_acked += 1;
     }
 
-    /// `packets` (at least one) were declared lost together; true if the losses are
-    /// congestion (the smoothed rate exceeds the threshold).
-    pub fn on_lost(&mut self, packets: u64) -> bool {
+    /// A round trip ended (the controller's rounds: a packet sent after the round began
+    /// was acknowledged).
+    pub fn on_round_end(&mut self) {
+        self.previous_round = self.round_acked + self.round_lost;
+        self.round_acked = 0;
+        self.round_lost = 0;
+        self.round_reports = 0;
+    }
+
+    /// `packets` (at least one) were declared lost together, with `in_flight` packets in
+    /// flight and the latest RTT showing a queue or not (`queueing`); true if the losses
+    /// are congestion by the configured rule.
+    pub fn on_lost(&mut self, packets: u64, in_flight: u64, queueing: bool) -> bool {
+        let packets = packets.max(1);
+        let clustered = self.smoothed_on_lost(packets);
+        let heavy = self.round_on_lost(packets, in_flight);
+        match self.config.rule {
+            LossRule::Smoothed => clustered,
+            LossRule::Round => heavy,
+            LossRule::Queue => (clustered && queueing) || heavy,
+        }
+    }
+
+    /// The round rule: the round's losses over the largest of the round so far, the
+    /// previous round and the packets in flight exceed the round threshold, in at least
+    /// [`LOSS_FILTER_ROUND_MIN_REPORTS`] reports.
+    fn round_on_lost(&mut self, packets: u64, in_flight: u64) -> bool {
+        self.round_lost += packets;
+        self.round_reports += 1;
+        let round = (self.round_acked + self.round_lost)
+            .max(self.previous_round)
+            .max(in_flight);
+        self.round_reports >= LOSS_FILTER_ROUND_MIN_REPORTS
+            && self.round_lost as f64 > self.config.round_threshold * round as f64
+    }
+
+    /// picoquic's rule: the smoothed per-packet loss rate exceeds the threshold.
+    fn smoothed_on_lost(&mut self, packets: u64) -> bool {
         let keep = 1.0 - self.config.gain;
         for i in 0..packets.clamp(1, u64::from(self.config.scope)) {
             // The lost packet's own distance from the previous one: the packets delivered
@@ -174,6 +339,20 @@ impl LossFilter {
         }
         self.since_loss = 0;
         self.rate > self.config.threshold
+    }
+
+    /// Whether Careful Resume, in `phase`, hears a loss the filter tolerated.
+    pub fn careful_resume_hears_tolerated(
+        &self,
+        phase: crate::careful_resume::CarefulResumePhase,
+    ) -> bool {
+        match self.config.careful_resume {
+            CarefulResumeHears::Every => true,
+            CarefulResumeHears::AnsweredWhileValidating => {
+                phase != crate::careful_resume::CarefulResumePhase::Validating
+            }
+            CarefulResumeHears::Answered => false,
+        }
     }
 
     /// The configuration.
@@ -198,12 +377,85 @@ mod tests {
             for _ in 0..63 {
                 f.on_acked();
             }
-            assert!(!f.on_lost(1), "rate {}", f.rate());
+            assert!(!f.on_lost(1, 0, false), "rate {}", f.rate());
         }
         assert!((0.06..0.08).contains(&f.rate()), "{}", f.rate());
         // A queue overflowing: three packets lost in a row.
-        assert!(!f.on_lost(1));
-        assert!(f.on_lost(2), "rate {}", f.rate());
+        assert!(!f.on_lost(1, 0, false));
+        assert!(f.on_lost(2, 0, false), "rate {}", f.rate());
+    }
+
+    fn rule(rule: LossRule) -> LossFilter {
+        LossFilter::new(LossFilterConfig {
+            rule,
+            ..LossFilterConfig::default()
+        })
+    }
+
+    /// One round trip of `packets`, `lost` of them lost one per report, spread evenly;
+    /// true if any report was congestion.
+    fn round(f: &mut LossFilter, packets: u64, lost: u64, queueing: bool) -> bool {
+        let mut congestion = false;
+        for i in 0..packets {
+            if lost > 0 && i % (packets / lost) == 0 {
+                congestion |= f.on_lost(1, packets, queueing);
+            } else {
+                f.on_acked();
+            }
+        }
+        f.on_round_end();
+        congestion
+    }
+
+    #[test]
+    fn the_round_rule_answers_more_than_two_per_cent_a_round_in_six_reports() {
+        let mut f = rule(LossRule::Round);
+        // 1 % of 1,000 packets a round: tolerated, round after round.
+        for _ in 0..20 {
+            assert!(!round(&mut f, 1_000, 10, false));
+        }
+        // 3 %: answered.
+        assert!(round(&mut f, 1_000, 30, false));
+        // Five losses in a round of 100 (5 %): fewer than six reports, tolerated.
+        assert!(!round(&mut f, 100, 5, false));
+        assert!(round(&mut f, 100, 10, false));
+    }
+
+    #[test]
+    fn the_queue_rule_answers_clustered_losses_only_with_a_queue() {
+        for queueing in [false, true] {
+            let mut f = rule(LossRule::Queue);
+            for _ in 0..63 {
+                f.on_acked();
+            }
+            assert!(!f.on_lost(1, 10_000, queueing), "an isolated loss");
+            assert_eq!(
+                f.on_lost(3, 10_000, queueing),
+                queueing,
+                "queueing {queueing}"
+            );
+        }
+        // Heavy loss is congestion with or without a queue.
+        let mut f = rule(LossRule::Queue);
+        assert!(round(&mut f, 1_000, 50, false));
+        // picoquic's rule alone does not read the queue.
+        let mut f = rule(LossRule::Smoothed);
+        assert!(!f.on_lost(1, 10_000, false));
+        assert!(f.on_lost(3, 10_000, false));
+    }
+
+    #[test]
+    fn careful_resume_hears_by_phase() {
+        use crate::careful_resume::CarefulResumePhase as Phase;
+        let hears = |opts: &str, phase| {
+            LossFilter::new(LossFilterConfig::parse_options(opts).unwrap())
+                .careful_resume_hears_tolerated(phase)
+        };
+        for phase in [Phase::Reconnaissance, Phase::Unvalidated, Phase::Validating] {
+            assert!(hears("", phase));
+            assert!(!hears("cr", phase));
+            assert_eq!(hears("cr=validating", phase), phase != Phase::Validating);
+        }
     }
 
     #[test]
@@ -214,6 +466,8 @@ mod tests {
             "gain=0.125,scope=8",
             "cr",
             "cr,threshold=0.2",
+            "rule=queue,cr=validating",
+            "rule=round,round=0.05",
         ] {
             let c = LossFilterConfig::parse_options(text).unwrap();
             let printed = c.to_string();
@@ -223,7 +477,22 @@ mod tests {
                 .trim_start_matches(':');
             assert_eq!(LossFilterConfig::parse_options(opts), Ok(c), "{printed}");
         }
-        for bad in ["threshold=1", "gain=0", "scope=0", "scope=x", "big", "cr=1"] {
+        assert!(!LossFilterConfig::parse_options("off").unwrap().enabled);
+        assert_eq!(
+            LossFilterConfig::parse_options("off").unwrap().options(),
+            None
+        );
+        for bad in [
+            "threshold=1",
+            "gain=0",
+            "scope=0",
+            "scope=x",
+            "big",
+            "cr=1",
+            "rule=x",
+            "round=2",
+            "off,cr",
+        ] {
             let e = LossFilterConfig::parse_options(bad).unwrap_err();
             assert!(!e.contains('\n'), "{e}");
         }

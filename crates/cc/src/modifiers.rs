@@ -32,7 +32,7 @@ use crate::burst::SlowStartBurst;
 use crate::careful_resume::CarefulResumeConfig;
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
-use crate::loss_filter::LossFilterConfig;
+use crate::loss_filter::{CarefulResumeHears, LossFilterConfig};
 use crate::retreat::Retreat;
 use crate::rollback::RollbackConfig;
 use crate::unpaced::Unpaced;
@@ -124,7 +124,8 @@ impl Modifiers {
             standalone_refusals: Vec::new(),
         };
         let growth = taken.part::<StartupGrowth>()?;
-        let loss_filter = taken.part::<LossFilterConfig>()?;
+        // `+loss-filter:off` is the part left out: every loss is congestion.
+        let loss_filter = taken.part::<LossFilterConfig>()?.filter(|f| f.enabled);
         let rollback = taken.part::<RollbackConfig>()?;
         let retreat = taken.part::<Retreat>()?;
         let jump = taken.part::<BdpJump>()?;
@@ -132,7 +133,10 @@ impl Modifiers {
         let burst = taken.part::<SlowStartBurst>()?;
         let unpaced = taken.part::<Unpaced>()?;
         let careful_resume = taken.part::<CarefulResumeConfig>()?;
-        if loss_filter.is_some_and(|f| f.careful_resume)
+        // `cr=unvalidated` (the profile's) has nothing to say to a Careful Resume that is
+        // off, and `satellite+cr:off` must stay a valid spec; a bare `cr`, asked for
+        // explicitly, is refused beside `cr:off`.
+        if loss_filter.is_some_and(|f| f.careful_resume == CarefulResumeHears::Answered)
             && careful_resume.as_ref().is_some_and(|cr| !cr.enabled)
         {
             return Err(

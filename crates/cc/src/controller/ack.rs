@@ -361,6 +361,9 @@ impl Controller {
                 self.slow_start.on_round_end(now);
             }
             self.cr.on_round_end(now);
+            if let Some(filter) = self.loss_filter.as_mut() {
+                filter.on_round_end();
+            }
             self.round_end_pn = self.last_sent_pn.map(|pn| pn.max(largest + 1));
         }
     }

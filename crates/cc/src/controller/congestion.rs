@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::avoidance::Avoidance;
 use crate::careful_resume::{Effect, ResumedController, Transition};
 use crate::event::CcEvent;
+use crate::loss_filter::LOSS_FILTER_QUEUE_FRACTION;
 
 use super::Controller;
 
@@ -57,7 +58,8 @@ impl Controller {
     ) {
         let before_losses = self.count_losses(lost_bytes);
         let (tolerated, hidden_from_cr) = self.filter_loss(persistent, lost_bytes);
-        // C3: `loss-filter:cr` keeps a tolerated loss from Careful Resume too.
+        // C3: `loss-filter:cr` keeps a tolerated loss from Careful Resume too (with
+        // `cr=validating`, in the Validating Phase).
         if hidden_from_cr {
             return;
         }
@@ -94,14 +96,29 @@ impl Controller {
     /// C2-C3: the loss filter hears every loss once ([`crate::loss_filter`]); returns
     /// whether it lets this one pass (never a mark, which is congestion by definition, RFC
     /// 9002 Sec. 7.1, as picoquic treats it; never persistent congestion), and whether
-    /// Careful Resume must not hear of it either (its `cr` option).
+    /// Careful Resume, in its phase, must not hear of it either (the filter's `cr` option).
     fn filter_loss(&mut self, persistent: bool, lost_bytes: u64) -> (bool, bool) {
         let mss = self.mss;
+        let phase = self.cr.phase();
+        let in_flight = self.in_flight.div_ceil(mss);
+        let queueing = self.rtt_shows_queue();
         let Some(filter) = self.loss_filter.as_mut() else {
             return (false, false);
         };
-        let tolerated = lost_bytes > 0 && !filter.on_lost(lost_bytes.div_ceil(mss)) && !persistent;
-        (tolerated, tolerated && filter.config().careful_resume)
+        let tolerated = lost_bytes > 0
+            && !filter.on_lost(lost_bytes.div_ceil(mss), in_flight, queueing)
+            && !persistent;
+        (
+            tolerated,
+            tolerated && !filter.careful_resume_hears_tolerated(phase),
+        )
+    }
+
+    /// Whether the latest RTT sample is above the minimum by more than
+    /// [`LOSS_FILTER_QUEUE_FRACTION`] of it: a queue at the bottleneck.
+    fn rtt_shows_queue(&self) -> bool {
+        let queueing = self.rtt.latest.saturating_sub(self.rtt.min);
+        queueing.as_secs_f64() > LOSS_FILTER_QUEUE_FRACTION * self.rtt.min.as_secs_f64()
     }
 
     /// The window a reduction at `now` starts from: the window, or with `+retreat` on the

@@ -57,7 +57,7 @@
 //! |---|---|---|---|
 //! | E1 | flight, recent delivery | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]) | quinn's own count, after the batch |
 //! | E2 | jump (`+jump`, initial slow start; not during a drain, nor unless Careful Resume is Normal) | its peak rate and queueing-delay bound (`bound`, re-read against its reference); the window, raised to the jump's target, bounded by the ceiling and `ssthresh`; with `validate`, the jump's phase: the first raise starts the judging of its flight, a flight that came back as it left raises the window to the ceiling, one that came back slower ends the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
-//! | E3 | rounds | the slow start's round end (initial slow start), Careful Resume's observation round, the next round's end | RFC 9406 `windowEnd` |
+//! | E3 | rounds | the slow start's round end (initial slow start), Careful Resume's observation round, the loss filter's round (`rule=round`, `rule=queue`), the next round's end | RFC 9406 `windowEnd` |
 //! | E4 | Careful Resume | its phase: Unvalidated to Validating or Normal (first unvalidated packet acknowledged, an RTT passed), Validating to Normal (`ss-cap` caps `ssthresh`), Safe Retreat to Normal (`ssthresh` capped, the avoidance learns PipeSize) | these wait for a batch's largest acknowledged packet |
 //! | E5 | events | nothing (a `Sample` event) | the state after the batch |
 //!
@@ -66,8 +66,8 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | C1 | loss count (`+rollback`) | the count of lost packets, tolerated or not; an ECN-CE mark cancels a pending undo | every report counts, before anyone filters it |
-//! | C2 | loss filter (`+loss-filter`) | its smoothed loss rate (a mark is not a loss to it); whether the loss is tolerated (never a mark, never persistent congestion) | it hears every loss once |
-//! | C3 | `+loss-filter:cr` | nothing: a tolerated loss **stops** here | Careful Resume does not hear it either |
+//! | C2 | loss filter (`+loss-filter`) | its smoothed loss rate and the round's loss count (a mark is not a loss to it); whether the loss is tolerated by its rule (never a mark, never persistent congestion) | it hears every loss once |
+//! | C3 | `+loss-filter:cr` (every phase), `cr=validating` (the Validating Phase) | nothing: a tolerated loss **stops** here | Careful Resume does not hear it either |
 //! | C4 | Careful Resume | its phase and flight: Reconnaissance to Normal; Unvalidated or Validating to Safe Retreat; persistent congestion to Normal, `ssthresh` capped | RFC 9959 Sec. 3.2-3.6 |
 //! | C5 | Safe Retreat | the window (PipeSize x `retreat`, at most the window), a recovery period, the end of the initial slow start; a `Congestion` event; **stops** | RFC 9959 Sec. 3.5: it replaces the reduction |
 //! | C6 | loss filter's verdict | a tolerated loss: no reduction, no recovery period, no slow-start exit (C4's phase change still applies) | picoquic's rule |
