@@ -280,9 +280,9 @@ def suite_command(row):
     return shlex.join(suite_args(link, size, flags))
 
 
-# The profile keeps RFC 9002's and RFC 9438's loss response; `satellite+loss-filter` is its
-# option for random loss (docs/conformance.md).
-LOSSY = "satellite+loss-filter"
+# The profile with every loss answered as RFC 9438 does (its loss response off; the profile
+# of issue 38): the column beside the profile on every row (docs/conformance.md).
+LOSSY = "satellite+loss-filter:off"
 SUITE_TASKS = {
     row[0]: (Sim(suite_args(*row[1:4]) + ("--cc", "satellite")),
              Sim(suite_args(*row[1:4]) + ("--cc", "satellite", "--resume")),
@@ -313,15 +313,16 @@ def picoquic_suite(results):
             time_or_rate(runs_of(others, "cubic")[0]), time_or_rate(runs_of(others, "bbr3")[0]),
         ])
     return md_table(["scenario", "ROW", "picoquic", "picoquic seeded", "`satellite`: s, lost, SEARCH exit",
-                     "`satellite` resumed", f"`{LOSSY}`: first / resumed", "cubic", "bbr3"], rows)
+                     "`satellite` resumed", f"`{LOSSY}` (every loss answered): first / resumed", "cubic", "bbr3"], rows)
 
 
 SEEDS_ROWS = [row for row in SUITE if row[4]]
 
 
 def seeds_cc(row):
-    """The profile on a lossless row, its random-loss option on a lossy one."""
-    return LOSSY if "loss=" in row[1] else "satellite"
+    """The profile, on every row (it is the setting for lossy paths too)."""
+    del row
+    return "satellite"
 
 
 SEEDS_TASKS = {row[0]: Sim(suite_args(*row[1:4]) + ("--cc", seeds_cc(row), "--runs", "8")) for row in SEEDS_ROWS}
@@ -419,13 +420,14 @@ RESUME_COLUMNS = [
     (1, "geo-viasat", "geo-viasat 10 MiB"),
 ]
 RESUME_VARIANTS = [
-    ("profile", "`satellite`: `+cr:ss-cap=1,jump-on-confirm`, every loss heard (RFC 9959 Sec. 3.3)"),
+    ("profile", "`satellite`: `+cr:ss-cap=1,jump-on-confirm`; every loss heard in Reconnaissance and the Unvalidated Phase, in the Validating Phase those the loss response answers (`loss-filter:cr=validating`)"),
     ("cr-no-ss-cap", "`+cr:jump-on-confirm`: normal congestion control after the validated jump"),
     ("cr-deferred-jump", "`+cr:ss-cap=1`: the jump deferred until the window is full"),
     ("cr-rfc", "`+cr` (the same as no `+cr`): RFC 9959's defaults, the jump deferred until the window is full"),
     ("no-cr", "`+cr:off`: no Careful Resume, 0-RTT and the token only"),
-    ("loss-filter", "`satellite+loss-filter`: isolated losses forgiven (not RFC 9002 Sec. 7.3.1 or RFC 9438 Sec. 4.6); Careful Resume still hears them"),
-    ("loss-filter-cr", "`satellite+loss-filter:cr`: and Careful Resume does not hear them either (not RFC 9959 Sec. 3.3)"),
+    ("every-loss", "`satellite+loss-filter:off`: every loss answered (RFC 9438's response), and heard by Careful Resume in every phase"),
+    ("validating-hears-all", "`satellite+loss-filter`: isolated losses tolerated, but Careful Resume hears every loss in every phase (Safe Retreat in the Validating Phase too)"),
+    ("loss-filter-cr", "`satellite+loss-filter:cr`: Careful Resume hears no tolerated loss, in any phase (not RFC 9959 Sec. 3.3)"),
     ("probe-ping", "probe timeouts send a PING (quinn-proto without patch 11's option)"),
 ]
 
@@ -445,8 +447,14 @@ def resume_options(results):
     return md_table(["connection", "variant", *(c[2] for c in RESUME_COLUMNS)], rows)
 
 
-LOSS_CCS = ["cubic", "cubic+rollback", "cubic+loss-filter", "bbr3", "satellite", LOSSY]
+LOSS_CCS = ["cubic", "cubic+rollback", "cubic+loss-filter", "bbr3", "satellite", LOSSY,
+            "satellite+loss-filter:rule=round,cr=validating", "satellite+loss-filter:rule=queue,cr=validating"]
 LOSS_ROWS = [
+    ("geo-viasat:plr=0.0001", "100M", ()),
+    ("geo-viasat:plr=0.001", "100M", ()),
+    ("geo-viasat:plr=0.01", "100M", ()),
+    ("geo-viasat:plr=0.05", "100M", ()),
+    ("geo-viasat:plr=0.1", "100M", ()),
     ("qir-satloss", "10MiB", ()),
     ("thesis-sat:plr=0.001", "20MB", ()),
     ("thesis-sat:plr=0.01", "20MB", ()),

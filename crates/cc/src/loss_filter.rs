@@ -27,8 +27,8 @@
 //! `BBRLossThresh` (draft-ietf-ccwg-bbr-06: "the maximum tolerated per-round-trip packet
 //! loss rate", 2 %): losses are congestion when the packets lost in the current round
 //! trip exceed [`LOSS_FILTER_ROUND_THRESHOLD`] of that round's packets (those acknowledged
-//! and lost in it so far, or the previous round's when that is larger, so that the first
-//! loss of a round is judged against a whole window), in at least
+//! and lost in it so far, the previous round's or the packets in flight, whichever is
+//! largest, so that the first losses of a round are judged against a whole window), in at least
 //! [`LOSS_FILTER_ROUND_MIN_REPORTS`] loss reports (BBRv3's `BBRStartupFullLossCnt`, 6). It
 //! reads no packet distances, so a
 //! thin return link whose ACKs cover many packets does not make spread losses look
