@@ -73,6 +73,7 @@ pub mod claims;
 pub mod dataset;
 pub mod exec;
 pub mod files;
+pub mod limit;
 pub mod matrix;
 pub mod plan;
 pub mod plot;
