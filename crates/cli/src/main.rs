@@ -26,6 +26,7 @@ mod cmd_presets;
 mod cmd_report;
 mod cmd_reproduce;
 mod cmd_run;
+mod cmd_scorecard;
 mod cmd_server;
 mod cmd_sim;
 mod seconds;
@@ -60,6 +61,8 @@ enum Command {
     Reproduce(cmd_reproduce::Args),
     /// Pairs of controllers and a busy beam on one bottleneck: harm, loss, queueing delay.
     Beside(cmd_beside::Args),
+    /// Every regime a satellite controller must serve, judged in one command (issue 45).
+    Scorecard(cmd_scorecard::Args),
     /// Rank candidate links by the seeds' claims about their real GEO link.
     Calibrate(cmd_calibrate::Args),
     /// Every client x server pair of QUIC implementations through `satquic link` (seed 002).
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cmd_report::run(args),
         Command::Reproduce(args) => cmd_reproduce::run(args),
         Command::Beside(args) => cmd_beside::run(args),
+        Command::Scorecard(args) => cmd_scorecard::run(args),
         Command::Calibrate(args) => cmd_calibrate::run(args),
         Command::Matrix(args) => cmd_matrix::run(args),
     };

@@ -79,6 +79,7 @@ pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
+pub mod scorecard;
 pub mod slurm;
 pub mod spec;
 pub mod stats;

@@ -1,0 +1,128 @@
+//! `satquic scorecard`: every regime a satellite controller must serve, judged in one
+//! command (logic in satquic-lab's `scorecard`).
+
+use std::path::PathBuf;
+
+use satquic_lab::scorecard::{self, SetKind};
+
+use crate::Failure;
+use crate::cmd_campaign::{exec_options, lab_failure};
+use crate::cmd_reproduce::CampaignsProgress;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A controller spec to judge (repeatable; the first is the one the others are
+    /// compared with). Default: satellite.
+    #[arg(long = "cc")]
+    ccs: Vec<String>,
+    /// Only these regimes (comma-separated: geo-lossless, geo-loss, startup, resumption,
+    /// beside, leo).
+    #[arg(long, value_delimiter = ',')]
+    regime: Vec<String>,
+    /// The smoke set: one scenario per regime, about two minutes.
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Every scenario of every regime (the benchmark); resumes finished runs.
+    #[arg(long)]
+    full: bool,
+    /// Output directory: scorecard.json, wall.json, scorecard.html and runs/ (the
+    /// campaigns, keyed by the binary's SHA-256, so finished runs are reused, never stale).
+    #[arg(long, short, default_value = "satquic-scorecard")]
+    out: PathBuf,
+    /// Runs in parallel (default: the number of CPUs).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// A saved scorecard.json to compare with, on the scenarios both hold.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// A scenario set file instead of the committed ones (tests).
+    #[arg(long, hide = true)]
+    set: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let kind = if args.quick {
+        SetKind::Quick
+    } else if args.full {
+        SetKind::Full
+    } else {
+        SetKind::Default
+    };
+    let opts = exec_options(args.jobs)?;
+    let specs = if args.ccs.is_empty() {
+        vec!["satellite".to_string()]
+    } else {
+        args.ccs.clone()
+    };
+    let regimes = scorecard::regimes(&args.regime).map_err(lab_failure)?;
+    let text = match &args.set {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| Failure::Usage(format!("--set {}: {e}", p.display())))?,
+        None => kind.text().to_string(),
+    };
+    let scenarios = scorecard::parse_set(&text).map_err(lab_failure)?;
+    let baseline = match &args.baseline {
+        Some(p) => Some(scorecard::read_card(p).map_err(lab_failure)?),
+        None => None,
+    };
+    let exe = std::env::current_exe()
+        .and_then(std::fs::read)
+        .map_err(|e| Failure::Other(format!("cannot read the satquic binary: {e}")))?;
+    let sha = satquic_net::tls::sha256_hex(&exe);
+    // The specs are checked (the campaigns planned) with the link files in a scratch
+    // directory before --out is touched.
+    let scratch = std::env::temp_dir().join(format!("satquic-scorecard-{}", std::process::id()));
+    let checked = scorecard::jobs(&scenarios, &specs, &regimes, &scratch.join("links"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    checked.map_err(lab_failure)?;
+    satquic_lab::output_dir(&args.out).map_err(|e| match e {
+        satquic_lab::LabError::Io(m) => Failure::Usage(m),
+        e => lab_failure(e),
+    })?;
+    let probe = args.out.join(".scorecard-probe");
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| Failure::Usage(format!("--out {}: cannot write: {e}", args.out.display())))?;
+    let runs_dir = args.out.join("runs").join(&sha[..16]);
+    let jobs = scorecard::jobs(&scenarios, &specs, &regimes, &runs_dir.join("links"))
+        .map_err(lab_failure)?;
+    let progress = CampaignsProgress::new("satquic scorecard");
+    let outcome = scorecard::run(
+        &jobs,
+        &scorecard::Request {
+            set: kind,
+            specs: &specs,
+            regimes: &regimes,
+            runs_dir: &runs_dir,
+            binary_sha256: &sha,
+        },
+        &opts,
+        &|name, p| progress.update(name, p),
+    );
+    let finished = progress.finish();
+    let (card, walls) = outcome.map_err(lab_failure)?;
+    let json = serde_json::to_string_pretty(&card)? + "\n";
+    scorecard::write_atomic(&args.out, "scorecard.json", json.as_bytes()).map_err(lab_failure)?;
+    let wall = serde_json::to_string_pretty(&walls)? + "\n";
+    scorecard::write_atomic(&args.out, "wall.json", wall.as_bytes()).map_err(lab_failure)?;
+    let html = scorecard::render::html(&card);
+    scorecard::write_atomic(&args.out, "scorecard.html", html.as_bytes()).map_err(lab_failure)?;
+    out!("{}", scorecard::render::table(&card))?;
+    if let Some(b) = &baseline {
+        outln!("\nagainst the baseline:")?;
+        for line in scorecard::compare(&card, b) {
+            outln!("  {line}")?;
+        }
+    }
+    let total: f64 = walls.values().sum();
+    outln!(
+        "\nwall time {total:.1} s ({}); {} written",
+        walls
+            .iter()
+            .map(|(r, s)| format!("{r} {s:.1} s"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.out.join("scorecard.json").display()
+    )?;
+    finished
+}
