@@ -1,0 +1,215 @@
+//! `satquic scorecard` end to end on a tiny set (one scenario per regime, short): both
+//! output files, byte-identical JSON across two runs, the refusals of bad input (one line,
+//! exit 2, nothing written) and --baseline. Verdicts are results, not failures here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_satquic");
+
+const TINY: &str = r#"
+[[scenario]]
+regime = "geo-lossless"
+name = "grid-p02-down"
+link = "grid:p02"
+kind = "download"
+bytes = 100000
+time_cap_s = 60
+
+[[scenario]]
+regime = "geo-loss"
+name = "grid-p01-up"
+link = "grid:p01"
+kind = "upload"
+bytes = 100000
+time_cap_s = 60
+
+[[scenario]]
+regime = "startup"
+name = "qir-sat-100kB"
+link = "qir-sat"
+kind = "download"
+bytes = 100000
+time_cap_s = 60
+refs = ["cubic"]
+
+[[scenario]]
+regime = "resumption"
+name = "qir-sat-1MB-resumed"
+link = "qir-sat"
+kind = "download"
+bytes = 1000000
+time_cap_s = 60
+resume_after = "10s"
+
+[[scenario]]
+regime = "beside"
+name = "pair-qir-sat-cubic-latecomer-1s"
+link = "qir-sat"
+kind = "pair"
+other = "cubic"
+role = "latecomer"
+stagger_s = 1
+duration_s = 3
+time_cap_s = 10
+seeds = [1]
+
+[[scenario]]
+regime = "leo"
+name = "leo-p00-up"
+link = "leo:p00"
+kind = "upload"
+bytes = 100000
+time_cap_s = 60
+refs = ["cubic"]
+"#;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "satquic-scorecard-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn scorecard(set: &Path, out: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("scorecard")
+        .arg("--set")
+        .arg(set)
+        .arg("--out")
+        .arg(out)
+        .args(["--jobs", "2"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn refused(o: &Output, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.starts_with("satquic: "), "{what}: {err}");
+}
+
+#[test]
+fn end_to_end_on_a_tiny_set() {
+    let d = scratch("e2e");
+    let set = d.join("tiny.toml");
+    std::fs::write(&set, TINY).unwrap();
+    let (a, b) = (d.join("a"), d.join("b"));
+    let o = scorecard(&set, &a, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    for r in [
+        "geo-lossless",
+        "geo-loss",
+        "startup",
+        "resumption",
+        "beside",
+        "leo",
+    ] {
+        assert!(table.contains(r), "{r} missing from the table:\n{table}");
+    }
+    let json_a = std::fs::read(a.join("scorecard.json")).unwrap();
+    let html = std::fs::read_to_string(a.join("scorecard.html")).unwrap();
+    for r in [
+        "geo-lossless",
+        "geo-loss",
+        "startup",
+        "resumption",
+        "beside",
+        "leo",
+    ] {
+        assert!(html.contains(&format!("id=\"panel-{r}\"")), "panel {r}");
+    }
+    assert!(a.join("wall.json").is_file());
+    let card: serde_json::Value = serde_json::from_slice(&json_a).unwrap();
+    assert_eq!(card["regimes"].as_array().unwrap().len(), 6);
+    let text = String::from_utf8_lossy(&json_a);
+    assert!(
+        !text.contains(&d.display().to_string()),
+        "an absolute path in scorecard.json"
+    );
+
+    // A second run elsewhere: the same bytes.
+    let o = scorecard(&set, &b, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json_a, std::fs::read(b.join("scorecard.json")).unwrap());
+
+    // Two specs side by side and a baseline.
+    let c = d.join("c");
+    let baseline = a.join("scorecard.json");
+    let o = scorecard(
+        &set,
+        &c,
+        &[
+            "--cc",
+            "satellite",
+            "--cc",
+            "cubic",
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("x the first"), "{table}");
+    assert!(table.contains("against the baseline"), "{table}");
+    assert!(table.contains("could not compare: none"), "{table}");
+
+    // A baseline with a regime fewer: said.
+    let o = scorecard(
+        &set,
+        &d.join("e"),
+        &[
+            "--regime",
+            "leo,startup",
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("could not compare: regime geo-lossless"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_is_one_line_and_nothing_written() {
+    let d = scratch("bad");
+    let set = d.join("tiny.toml");
+    std::fs::write(&set, TINY).unwrap();
+    let out = d.join("out");
+    refused(
+        &scorecard(&set, &out, &["--cc", "no-such-controller"]),
+        "unknown spec",
+    );
+    refused(
+        &scorecard(&set, &out, &["--regime", "mars"]),
+        "unknown regime",
+    );
+    refused(
+        &scorecard(&set, &out, &["--baseline", "/nonexistent/scorecard.json"]),
+        "baseline",
+    );
+    let junk = d.join("junk.json");
+    std::fs::write(&junk, "not json").unwrap();
+    refused(
+        &scorecard(&set, &out, &["--baseline", junk.to_str().unwrap()]),
+        "bad baseline",
+    );
+    assert!(
+        !out.exists(),
+        "an output directory was written for refused input"
+    );
+    let file = d.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    refused(&scorecard(&set, &file, &[]), "--out a file");
+    refused(
+        &scorecard(&set, &file.join("below"), &[]),
+        "--out below a file",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
