@@ -10,7 +10,8 @@
 # What the tests need beyond Cargo: Slurm and munge for the job-array test
 # (crates/cli/tests/slurm.rs starts them through scripts/slurm-local.sh), pandas and
 # matplotlib for examples/analysis.py's test, aioquic for the matrix test, iperf3 for the
-# kernel TCP test (crates/cli/tests/tun.rs, which also needs root and /dev/net/tun).
+# kernel TCP test (crates/cli/tests/tun.rs, which also needs root and /dev/net/tun), Chromium
+# for the scorecard's page (scripts/check-scorecard-html.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,8 @@ apt_install() {
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 apt_install slurm-wlm munge
+# Headless Chromium for scorecard.html (scripts/check-scorecard-html.sh).
+apt_install chromium
 # aioquic and iperf3 through the script that installs every implementation `satquic
 # matrix` runs; only the cheap ones here.
 scripts/install-peers.sh aioquic tcp
@@ -56,6 +59,8 @@ cargo test -p satquic-cc --locked
 # That application, outside the workspace on the registry's quinn-proto: one download
 # through `satquic link --link qir-sat` (the binary the tests just built).
 scripts/check-quinn-app.sh target/debug/satquic
+# scorecard.html drawn in a real browser, every regime's panel.
+scripts/check-scorecard-html.sh target/debug/satquic
 # The documents quote only commands, flags, files and headings that exist (the binary is
 # the one the tests just built).
 python3 scripts/check-doc-commands.py --bin target/debug/satquic

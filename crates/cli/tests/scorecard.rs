@@ -7,62 +7,7 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_satquic");
 
-const TINY: &str = r#"
-[[scenario]]
-regime = "geo-lossless"
-name = "grid-p02-down"
-link = "grid:p02"
-kind = "download"
-bytes = 100000
-time_cap_s = 60
-
-[[scenario]]
-regime = "geo-loss"
-name = "grid-p01-up"
-link = "grid:p01"
-kind = "upload"
-bytes = 100000
-time_cap_s = 60
-
-[[scenario]]
-regime = "startup"
-name = "qir-sat-100kB"
-link = "qir-sat"
-kind = "download"
-bytes = 100000
-time_cap_s = 60
-refs = ["cubic"]
-
-[[scenario]]
-regime = "resumption"
-name = "qir-sat-1MB-resumed"
-link = "qir-sat"
-kind = "download"
-bytes = 1000000
-time_cap_s = 60
-resume_after = "10s"
-
-[[scenario]]
-regime = "beside"
-name = "pair-qir-sat-cubic-latecomer-1s"
-link = "qir-sat"
-kind = "pair"
-other = "cubic"
-role = "latecomer"
-stagger_s = 1
-duration_s = 3
-time_cap_s = 10
-seeds = [1]
-
-[[scenario]]
-regime = "leo"
-name = "leo-p00-up"
-link = "leo:p00"
-kind = "upload"
-bytes = 100000
-time_cap_s = 60
-refs = ["cubic"]
-"#;
+const TINY: &str = include_str!("../../lab/campaigns/scorecard/tiny.toml");
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
