@@ -83,7 +83,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     std::fs::write(&probe, b"")
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| Failure::Usage(format!("--out {}: cannot write: {e}", args.out.display())))?;
-    let runs_dir = args.out.join("runs").join(&sha[..16]);
+    // The campaigns name their link files by path from their own directory: give them an
+    // absolute one, whatever --out was relative to.
+    let out = std::fs::canonicalize(&args.out)
+        .map_err(|e| Failure::Usage(format!("--out {}: {e}", args.out.display())))?;
+    let runs_dir = out.join("runs").join(&sha[..16]);
     let jobs = scorecard::jobs(&scenarios, &specs, &regimes, &runs_dir.join("links"))
         .map_err(lab_failure)?;
     let progress = CampaignsProgress::new("satquic scorecard");

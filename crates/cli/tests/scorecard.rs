@@ -121,6 +121,30 @@ fn end_to_end_on_a_tiny_set() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A relative --out (the default is one) names the same files from the campaigns' own
+/// directories: the link files were looked up below themselves before.
+#[test]
+fn a_relative_out_directory_runs() {
+    let d = scratch("relative");
+    std::fs::write(d.join("tiny.toml"), TINY).unwrap();
+    let o = Command::new(BIN)
+        .current_dir(&d)
+        .args([
+            "scorecard",
+            "--set",
+            "tiny.toml",
+            "--out",
+            "card",
+            "--jobs",
+            "2",
+        ])
+        .args(["--regime", "geo-loss"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(d.join("card/scorecard.json").is_file());
+}
+
 #[test]
 fn bad_input_is_one_line_and_nothing_written() {
     let d = scratch("bad");
