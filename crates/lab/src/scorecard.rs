@@ -208,6 +208,23 @@ fn link_lines(s: &Scenario, links_dir: &Path) -> Result<String, LabError> {
     Ok(format!("[[link]]\npreset = {:?}\n", s.link))
 }
 
+/// A pair's two variants for `spec`: the candidate in its role, and the same pair with
+/// `cubic` in the candidate's role (one variant for every spec whose other flow is not
+/// itself).
+fn pair_labels(s: &Scenario, spec: &str) -> (String, String) {
+    let other = s.other.clone().unwrap_or_else(|| "cubic".into());
+    let o = if other == CANDIDATE {
+        spec.to_string()
+    } else {
+        other
+    };
+    if s.role.as_deref() == Some("incumbent") {
+        (format!("{spec}|{o}"), format!("cubic|{o}"))
+    } else {
+        (format!("{o}|{spec}"), format!("{o}|cubic"))
+    }
+}
+
 /// The variants of a scenario: (cc, judged spec, role).
 fn variants(s: &Scenario, specs: &[String]) -> Vec<(String, String, String)> {
     let mut out: Vec<(String, String, String)> = Vec::new();
@@ -218,21 +235,10 @@ fn variants(s: &Scenario, specs: &[String]) -> Vec<(String, String, String)> {
     };
     match s.kind.as_str() {
         "pair" => {
-            let other = s.other.clone().unwrap_or_else(|| "cubic".into());
-            let latecomer = s.role.as_deref() != Some("incumbent");
             for c in specs {
-                let o = if other == CANDIDATE {
-                    c.clone()
-                } else {
-                    other.clone()
-                };
-                if latecomer {
-                    push(format!("{o}|{c}"), c, "candidate");
-                    push(format!("{o}|cubic"), c, "cubic-newcomer");
-                } else {
-                    push(format!("{c}|{o}"), c, "candidate");
-                    push(format!("cubic|{o}"), c, "cubic-newcomer");
-                }
+                let (candidate, cubic) = pair_labels(s, c);
+                push(candidate, c, "candidate");
+                push(cubic, c, "cubic-newcomer");
             }
         }
         "mix" => {
@@ -703,12 +709,14 @@ fn fmt_opt(x: Option<f64>, digits: usize) -> String {
 
 /// The variant label of a spec's role in a scenario.
 fn label_of<'a>(jobs: &'a [Job], scenario: &str, spec: &str, role: &str) -> Option<&'a str> {
+    let job = jobs.iter().find(|j| j.scenario.name == scenario)?;
+    // A pair's cubic reference is shared by the specs: it is registered under the first.
+    let shared = (job.scenario.kind == "pair" && role == "cubic-newcomer")
+        .then(|| pair_labels(&job.scenario, spec).1);
     let want = format!("{spec}\t{role}");
-    jobs.iter()
-        .find(|j| j.scenario.name == scenario)?
-        .variants
+    job.variants
         .iter()
-        .find(|(_, r)| *r == want)
+        .find(|(cc, r)| *r == want || shared.as_deref() == Some(cc.as_str()))
         .map(|(cc, _)| cc.as_str())
 }
 
@@ -1047,4 +1055,50 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Lab
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| LabError::Io(format!("{}: {e}", path.display())))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spec of a side-by-side run finds the pair's `cubic` reference, which is
+    /// registered once, under the first spec (the second spec's pairs all failed before).
+    #[test]
+    fn every_spec_finds_the_shared_cubic_reference_of_a_pair() {
+        let pair = Scenario {
+            regime: "beside".into(),
+            name: "pair-thesis-sat-bbr3-latecomer-5s".into(),
+            link: "thesis-sat".into(),
+            kind: "pair".into(),
+            bytes: None,
+            rwnd: None,
+            resume_after: None,
+            other: Some("bbr3".into()),
+            role: Some("latecomer".into()),
+            stagger_s: Some(5),
+            duration_s: Some(20),
+            time_cap_s: 40,
+            refs: Vec::new(),
+            seeds: None,
+        };
+        let specs = [
+            "satellite".to_string(),
+            "satellite+loss-filter:off".to_string(),
+        ];
+        let dir =
+            std::env::temp_dir().join(format!("satquic-scorecard-unit-{}", std::process::id()));
+        let jobs = jobs(std::slice::from_ref(&pair), &specs, &["beside"], &dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        for spec in &specs {
+            assert_eq!(
+                label_of(&jobs, &pair.name, spec, "cubic-newcomer"),
+                Some("bbr3|cubic"),
+                "{spec}"
+            );
+            assert_eq!(
+                label_of(&jobs, &pair.name, spec, "candidate"),
+                Some(format!("bbr3|{spec}").as_str())
+            );
+        }
+    }
 }
