@@ -57,6 +57,19 @@ class BesideRealtime(unittest.TestCase):
         assert_refused(self, "beside-realtime.py", "beside-realtime: ", "--bin",
                        "/nonexistent/satquic")
 
+    def test_an_empty_latecomer_command_is_refused(self):
+        self.assertIn("empty command", self.refused("--latecomer-cmd", ""))
+        self.assertIn("empty command", self.refused("--latecomer-cmd", "  "))
+        self.assertIn("empty command", self.refused("--latecomer-server-cmd", ""))
+
+    def test_a_lock_that_is_a_fifo_or_a_directory_is_refused_without_blocking(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = pathlib.Path(d) / "lock"
+            os.mkfifo(fifo)
+            self.assertIn("a FIFO", self.refused("--lock", str(fifo)))
+            self.assertIn("a directory", self.refused("--lock", d))
+            self.refused("--lock", "")
+
 
 class LeoCalibrate(unittest.TestCase):
     def refused(self, data_path):
