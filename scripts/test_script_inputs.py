@@ -1,5 +1,6 @@
 """Bad input to the measurement scripts gets one line and exit 2, never a traceback or a
-hang: scripts/beside-realtime.py, scripts/leo_calibrate.py and scripts/bench-tables.py.
+hang: scripts/beside-realtime.py, scripts/leo_calibrate.py, scripts/bench-tables.py and
+scripts/grid.py.
 Only what they refuse before starting anything (no satquic binary needed; the Python
 interpreter passes their `--bin`/`--satquic` check). `python3 -m unittest discover -s scripts -p 'test_*.py'`."""
 
@@ -69,6 +70,19 @@ class BesideRealtime(unittest.TestCase):
             self.assertIn("a FIFO", self.refused("--lock", str(fifo)))
             self.assertIn("a directory", self.refused("--lock", d))
             self.refused("--lock", "")
+
+
+class Grid(unittest.TestCase):
+    def test_a_satquic_that_is_no_program_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            line = assert_refused(self, "grid.py", "grid.py: ", "run", "--out",
+                                  str(pathlib.Path(d) / "out"), "--satquic", "/etc/passwd")
+            self.assertIn("not executable", line)
+            script = pathlib.Path(d) / "satquic"
+            script.write_bytes(b"\x7fELF not a program")
+            script.chmod(0o755)
+            assert_refused(self, "grid.py", "grid.py: ", "run", "--out",
+                           str(pathlib.Path(d) / "out"), "--satquic", str(script))
 
 
 class LeoCalibrate(unittest.TestCase):
