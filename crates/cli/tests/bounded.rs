@@ -1,0 +1,168 @@
+//! Inputs that asked satquic for gigabytes (issue 47): campaign plans, slot plans, probes and
+//! link files. Each child runs under an address-space limit of 1 GiB (RLIMIT_AS) and a
+//! guard that kills it after [`GUARD`] (a hang fails the test; no timing is asserted). It
+//! either refuses in one line with exit 2, or runs within the limit, streaming what it
+//! prints. Each test prints how long its children took (`--nocapture`).
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_satquic");
+/// The address space a child may use.
+const LIMIT: u64 = 1 << 30;
+/// A child still running after this long is killed and the test fails.
+const GUARD: Duration = Duration::from_secs(300);
+
+struct Ran {
+    status: ExitStatus,
+    stdout_bytes: u64,
+    stderr: String,
+    took: Duration,
+}
+
+/// Runs satquic with `args` under [`LIMIT`] and [`GUARD`]; stdout is counted, not kept.
+fn bounded(args: &[&str]) -> Ran {
+    let dir = std::env::temp_dir();
+    let tag = format!("{}-{:?}", std::process::id(), std::thread::current().id());
+    let err_path = dir.join(format!("satquic-bounded-{tag}.err").replace(['(', ')'], ""));
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err_path).unwrap());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: LIMIT,
+                rlim_max: LIMIT,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("the binary starts");
+    let mut stdout = child.stdout.take().unwrap();
+    let counter = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut n = 0u64;
+        loop {
+            match std::io::Read::read(&mut stdout, &mut buf) {
+                Ok(0) | Err(_) => return n,
+                Ok(k) => n += k as u64,
+            }
+        }
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still ran after {GUARD:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = started.elapsed();
+    let stdout_bytes = counter.join().unwrap();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&err_path);
+    println!("{args:?}: {status} in {took:.2?}, {stdout_bytes} bytes on stdout");
+    Ran {
+        status,
+        stdout_bytes,
+        stderr,
+        took,
+    }
+}
+
+/// A refusal: exit 2, one line on stderr (returned), no panic, no abort, nothing printed.
+fn refused(args: &[&str]) -> String {
+    let r = bounded(args);
+    assert_eq!(r.status.code(), Some(2), "{args:?}: {}", r.stderr);
+    assert_eq!(
+        r.stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: {:?}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    assert_eq!(r.stdout_bytes, 0, "{args:?}");
+    println!("  refused in {:.2?}: {}", r.took, r.stderr.trim_end());
+    r.stderr
+}
+
+/// A fresh directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("satquic-bounded-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn join(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A TOML list of `n` numbers.
+fn values(n: usize, scale: f64) -> String {
+    let v: Vec<String> = (1..=n).map(|i| format!("{}", i as f64 * scale)).collect();
+    format!("[{}]", v.join(", "))
+}
+
+/// Four parameters of 200 values (1.6 x 10^9 links: 5.8 GB and an abort before) and two
+/// of 1,000 (10^6 links: 2.4 GB and 8.8 s before the right line) are counted, not built.
+#[test]
+fn a_campaign_plan_is_counted_before_it_is_built() {
+    let dir = TempDir::new("plan");
+    let four = dir.join("four.toml");
+    std::fs::write(
+        &four,
+        format!(
+            "name = \"huge\"\n[[link]]\npreset = \"geo-viasat\"\nparams = {{ plr = {}, rate = {}, queue = {}, \"aqm-at\" = {} }}\n[[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"1MB\"\n",
+            values(200, 0.0001),
+            values(200, 1.0),
+            values(200, 0.01),
+            values(200, 0.001),
+        ),
+    )
+    .unwrap();
+    let e = refused(&["campaign", "plan", &four]);
+    assert!(
+        e.contains("1600000000 links") && e.contains("100000 runs"),
+        "{e}"
+    );
+    let two = dir.join("two.toml");
+    std::fs::write(
+        &two,
+        format!(
+            "name = \"big\"\n[[link]]\npreset = \"geo-viasat\"\nparams = {{ plr = {}, rate = {} }}\n[[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"1MB\"\n",
+            values(1000, 0.00001),
+            values(1000, 1.0),
+        ),
+    )
+    .unwrap();
+    let e = refused(&["campaign", "plan", &two]);
+    assert!(e.contains("1000000 links"), "{e}");
+    // Runs too, before its directory is made.
+    let out = dir.join("out");
+    refused(&["campaign", "run", &four, "--out", &out]);
+    assert!(!Path::new(&out).exists());
+}
