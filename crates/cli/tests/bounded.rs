@@ -98,6 +98,13 @@ fn refused(args: &[&str]) -> String {
     r.stderr
 }
 
+/// A run within the limit: exit 0, nothing on stderr; the bytes it printed.
+fn ran(args: &[&str]) -> u64 {
+    let r = bounded(args);
+    assert!(r.status.success(), "{args:?}: {} {}", r.status, r.stderr);
+    r.stdout_bytes
+}
+
 /// A fresh directory, removed on drop.
 struct TempDir(PathBuf);
 
@@ -165,4 +172,63 @@ fn a_campaign_plan_is_counted_before_it_is_built() {
     let out = dir.join("out");
     refused(&["campaign", "run", &four, "--out", &out]);
     assert!(!Path::new(&out).exists());
+}
+
+/// `presets --toml starlink-busy` with its slots 1 ms apart (and no handover events, which
+/// must end within their slot).
+fn one_ms_slots(dir: &TempDir) -> String {
+    let o = Command::new(BIN)
+        .args(["presets", "--toml", "starlink-busy"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut out = String::new();
+    let mut in_slots = false;
+    let mut in_handover = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            in_slots = line.trim() == "[slots]";
+            in_handover = line.starts_with("[slots.handover");
+        }
+        if in_handover {
+            continue;
+        }
+        if in_slots && line.starts_with("interval") {
+            out.push_str("interval = \"1ms\"\n");
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    assert!(out.contains("interval = \"1ms\""), "{text}");
+    let path = dir.join("fast-slots.toml");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+/// 1 ms slots: `--slots --for 10000s` took 2.6 GB and aborted, `--probe --for 3000s`
+/// 1.2 GB. The rows are streamed now; a probe's pings (held until it ends) are bounded.
+#[test]
+fn slot_plans_and_probes_stream_their_rows_or_refuse_in_one_line() {
+    let dir = TempDir::new("slots");
+    let link = one_ms_slots(&dir);
+    // 5 million rows, within the limit (before: all held, then printed).
+    let bytes = ran(&["presets", "--slots", &link, "--for", "5000s"]);
+    assert!(bytes > 5_000_000 * 40, "{bytes}");
+    let bytes = ran(&["presets", "--probe", &link, "--for", "3000s"]);
+    assert!(bytes > 3_000_000 * 40, "{bytes}");
+    // More pings than a probe holds: refused at once.
+    let e = refused(&[
+        "presets",
+        "--probe",
+        &link,
+        "--for",
+        "86400s",
+        "--ping-interval",
+        "1ms",
+    ]);
+    assert!(
+        e.contains("86400000 pings") && e.contains("--ping-interval"),
+        "{e}"
+    );
 }
