@@ -232,3 +232,51 @@ fn slot_plans_and_probes_stream_their_rows_or_refuse_in_one_line() {
         "{e}"
     );
 }
+
+/// A link file is refused by its size before it is parsed (127 MB took 3.4 GB before), and
+/// a table of 10^6 quantiles (accepted in 54 MB, 2.4 GB) by the file cap and, smaller, by
+/// the quantile bound.
+#[test]
+fn link_files_are_refused_by_their_size_and_their_tables_bounded() {
+    let dir = TempDir::new("link");
+    // Real bytes (not sparse): the cap must hold before any parse.
+    let big = dir.join("big.toml");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+        writeln!(f, "name = \"big\"\n[down]\nrate = {{ kind = \"mahimahi_trace\", opportunity_bytes = 1500, timestamps_ms = [").unwrap();
+        let mut written = 0u64;
+        let mut t = 0u64;
+        while written < 127_000_000 {
+            let s = format!("{t},");
+            written += s.len() as u64;
+            f.write_all(s.as_bytes()).unwrap();
+            t += 1;
+        }
+        writeln!(f, "] }}").unwrap();
+    }
+    let e = refused(&["sim", "--link", &big, "-n", "1M"]);
+    assert!(e.contains("4 MiB"), "{e}");
+    let quantiles = |n: usize| -> String {
+        let q: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    "{{ p = {}, rate_bps = {} }}",
+                    i as f64 / (n - 1) as f64,
+                    1_000_000 + i
+                )
+            })
+            .collect();
+        format!(
+            "name = \"many\"\n[down]\nrate = {{ kind = \"slotted\", quantiles = [{}] }}\ndelay = {{ base = \"20ms\" }}\nqueue = {{ limit = {{ bytes = 1000000 }} }}\n[up]\nrate = {{ kind = \"constant\", rate_bps = 10000000 }}\ndelay = {{ base = \"20ms\" }}\nqueue = {{ limit = {{ bytes = 1000000 }} }}\n[slots]\n",
+            q.join(", ")
+        )
+    };
+    let many = dir.join("many.toml");
+    std::fs::write(&many, quantiles(1_000_000)).unwrap();
+    let e = refused(&["sim", "--link", &many, "-n", "1M"]);
+    assert!(e.contains("4 MiB"), "{e}");
+    std::fs::write(&many, quantiles(1001)).unwrap();
+    let e = refused(&["sim", "--link", &many, "-n", "1M"]);
+    assert!(e.contains("1001 quantiles") && e.contains("1000"), "{e}");
+}

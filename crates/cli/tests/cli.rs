@@ -1285,11 +1285,11 @@ fn files_that_are_devices_fifos_or_huge_are_refused_with_their_limit() {
     let mut cases: Vec<(Vec<&str>, &[&str])> = vec![
         (
             vec!["sim", "--link", "/dev/zero", "-n", "1M"],
-            &["/dev/zero", "character device", "128 MiB"],
+            &["/dev/zero", "character device", "4 MiB"],
         ),
         (
             vec!["sim", "--link", &sparse, "-n", "1M"],
-            &["10000000000 bytes", "128 MiB"],
+            &["10000000000 bytes", "4 MiB"],
         ),
         (
             vec!["sim", "--link", &trace_link, "-n", "1M"],

@@ -339,7 +339,7 @@ fn link_and_trace_files_are_read_bounded() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("/dev/zero") && e.contains("character device") && e.contains("128 MiB"),
+        e.contains("/dev/zero") && e.contains("character device") && e.contains("4 MiB"),
         "{e}"
     );
     let dir = std::env::temp_dir().join(format!("satquic-link-bounded-{}", std::process::id()));
@@ -361,7 +361,7 @@ fn link_and_trace_files_are_read_bounded() {
         .unwrap();
     let e = LinkSpec::from_toml_file(&sparse).unwrap_err().to_string();
     assert!(
-        e.contains("10000000000 bytes") && e.contains("128 MiB"),
+        e.contains("10000000000 bytes") && e.contains("4 MiB"),
         "{e}"
     );
     assert!(!e.contains('\n'));
