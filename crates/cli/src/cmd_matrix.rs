@@ -135,6 +135,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     );
     bar.finish();
     let outcome = outcome.map_err(lab_failure)?;
+    if let Some(first) = outcome.rerun.first() {
+        eprintln!(
+            "satquic: ran {} runs again whose row.json could not be read ({first}{})",
+            outcome.rerun.len(),
+            if outcome.rerun.len() > 1 { ", ..." } else { "" }
+        );
+    }
     let rows = satquic_lab::dataset::read_csv(&out.join("runs.csv")).map_err(Failure::Other)?;
     out!("{}", matrix::text_summary(&rows))?;
     outln!(

@@ -772,6 +772,58 @@ fn oversized_plans_and_seeds_past_the_largest_are_refused_at_planning() {
     assert!(err.contains("2^64-1"), "{err}");
 }
 
+/// A run directory whose row.json is garbage: `collect` and `report` name the file (exit 2),
+/// and the next `campaign run` runs that run again and says so, so the campaign finishes.
+/// Before, every `campaign run` left the garbage and reported "1 run now ..., 3 finished
+/// before" (the new directory could not replace the corrupt one), and `collect` and
+/// `report` left the run out and exited 0.
+#[test]
+fn a_corrupt_run_is_run_again_and_named_until_then() {
+    let dir = TempDir::new("corrupt");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\nrepetitions = 2\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"200kB\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    ok(&["campaign", "run", &spec, "--out", &out]);
+    let runs = dir.path().join("out/runs");
+    let mut ids: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let row = runs.join(&ids[0]).join("row.json");
+    std::fs::write(&row, "garbage").unwrap();
+    for args in [&["campaign", "collect", &out][..], &["report", &out]] {
+        let err = usage_error(args);
+        assert!(
+            err.contains(&row.display().to_string()) && err.contains("campaign run"),
+            "{args:?}: {err}"
+        );
+    }
+    let o = satquic(&["campaign", "run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ran 1 runs again whose row.json could not be read"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("1 run now"), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&row).unwrap();
+    assert!(text.trim_start().starts_with('{'), "{text}");
+    ok(&["campaign", "collect", &out]);
+    let runs_csv = std::fs::read_to_string(dir.path().join("out/runs.csv")).unwrap();
+    assert_eq!(runs_csv.lines().count(), 3, "{runs_csv}");
+    // A directory without its row.json is the same.
+    std::fs::remove_file(&row).unwrap();
+    usage_error(&["campaign", "collect", &out]);
+    ok(&["campaign", "run", &spec, "--out", &out]);
+    ok(&["campaign", "collect", &out]);
+}
+
 #[test]
 fn a_campaign_directory_is_not_taken_over_and_is_locked_while_in_use() {
     let dir = TempDir::new("owner");
