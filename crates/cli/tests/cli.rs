@@ -824,6 +824,88 @@ fn a_corrupt_run_is_run_again_and_named_until_then() {
     ok(&["campaign", "collect", &out]);
 }
 
+/// A small tmpfs mounted (as root) for the test's life; `None` where mounting is not
+/// allowed (not root, no tmpfs).
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(at: &Path, size: &str, read_only: bool) -> Option<SmallFs> {
+        std::fs::create_dir_all(at).unwrap();
+        let mut options = format!("size={size}");
+        if read_only {
+            options.push_str(",ro");
+        }
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &options, "tmpfs"])
+            .arg(at)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallFs(at.to_path_buf()))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk: `campaign collect` names runs.csv, the file it could not write (it named
+/// the directory), and leaves no `.runs.csv.PID.N.tmp` behind (an empty one stayed, and no
+/// resume removed it); one a killed process left is removed by the next `campaign run`.
+#[test]
+fn a_full_disk_names_the_file_and_leaves_no_temporary_file() {
+    let dir = TempDir::new("full");
+    let Some(_fs) = SmallFs::mount(&dir.path().join("fs"), "4m", false) else {
+        eprintln!("skipped: cannot mount a tmpfs here (root only)");
+        return;
+    };
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"200kB\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("fs/out");
+    ok(&["campaign", "run", &spec, "--out", out.to_str().unwrap()]);
+    // Fill what is left.
+    {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(dir.path().join("fs/filler")).unwrap();
+        let block = vec![0u8; 1 << 16];
+        while filler.write_all(&block).is_ok() {}
+        let _ = filler.flush();
+    }
+    let o = satquic(&["campaign", "collect", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&out.join("runs.csv").display().to_string()) && err.contains("space"),
+        "{err}"
+    );
+    let temporaries = || -> Vec<String> {
+        std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    };
+    assert!(temporaries().is_empty(), "{:?}", temporaries());
+    std::fs::remove_file(dir.path().join("fs/filler")).unwrap();
+    // One left by a process that is gone, two minutes ago, is removed on resume.
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .map_or(4_194_304, |s| s.trim().parse().unwrap());
+    let stale = out.join(format!(".runs.csv.{}.0.tmp", pid_max + 1));
+    let file = std::fs::File::create(&stale).unwrap();
+    file.set_modified(std::time::SystemTime::now() - Duration::from_secs(120))
+        .unwrap();
+    drop(file);
+    ok(&["campaign", "run", &spec, "--out", out.to_str().unwrap()]);
+    assert!(temporaries().is_empty(), "{:?}", temporaries());
+}
+
 #[test]
 fn a_campaign_directory_is_not_taken_over_and_is_locked_while_in_use() {
     let dir = TempDir::new("owner");

@@ -372,6 +372,7 @@ fn prepare_dir(
     }
     std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
     remove_stale_partials(runs_dir);
+    remove_stale_temporaries(out);
     write_meta(spec, plan, out)?;
     Ok(held)
 }
@@ -395,7 +396,7 @@ fn write_meta(spec: &CampaignSpec, plan: &Plan, out: &Path) -> Result<(), LabErr
         "campaign.json",
         &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
     )
-    .map_err(|e| io_err(out, e))
+    .map_err(|e| io_err(&out.join("campaign.json"), e))
 }
 
 /// Refuses a directory whose campaign.json is another campaign's (by name: a campaign
@@ -764,7 +765,8 @@ pub fn collect<'a>(
             }
         }
     }
-    write_atomic_unique(out, "runs.csv", &dataset::to_csv(&rows)).map_err(|e| io_err(out, e))?;
+    write_atomic_unique(out, "runs.csv", &dataset::to_csv(&rows))
+        .map_err(|e| io_err(&out.join("runs.csv"), e))?;
     Ok(rows)
 }
 
@@ -776,17 +778,55 @@ pub fn collect_dir(out: &Path) -> Result<Vec<Row>, LabError> {
 
 /// Atomic write through a temporary name unique to this process and call, so that
 /// concurrent shards never share a temporary file. Atomic against a killed process, not
-/// against power loss (no fsync: it costs ~0.1 s per file on some file systems).
+/// against power loss (no fsync: it costs ~0.1 s per file on some file systems). A write
+/// that fails (a full disk) removes its temporary file.
 pub fn write_atomic_unique(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+        .and_then(|()| std::fs::rename(&tmp, dir.join(name)));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, dir.join(name))
+    written
+}
+
+/// Removes the temporary files of [`write_atomic_unique`] in `dir` that a killed process
+/// left: those of a process of this host that no longer exists, a minute old at least (a
+/// shard on another node of a shared file system may have the same pid), and any an hour
+/// old.
+pub(crate) fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+            continue;
+        };
+        let mut parts = rest.rsplitn(3, '.');
+        let (Some(n), Some(pid), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let (Ok(_), Ok(pid)) = (n.parse::<usize>(), pid.parse::<u32>()) else {
+            continue;
+        };
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .unwrap_or_default();
+        let dead = Path::new("/proc/self").exists()
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists();
+        if (dead && age > Duration::from_secs(60)) || age > Duration::from_secs(3600) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -233,7 +233,8 @@ impl<'a> Bench<'a> {
         std::fs::create_dir_all(&runs_dir).map_err(|e| exec::io_err(&runs_dir, e))?;
         exec::remove_stale_partials(&runs_dir);
         let write = |name: &str, bytes: Vec<u8>| {
-            exec::write_atomic_unique(out, name, &bytes).map_err(|e| exec::io_err(out, e))
+            exec::write_atomic_unique(out, name, &bytes)
+                .map_err(|e| exec::io_err(&out.join(name), e))
         };
         write(
             "campaign.json",
