@@ -906,6 +906,37 @@ fn a_full_disk_names_the_file_and_leaves_no_temporary_file() {
     assert!(temporaries().is_empty(), "{:?}", temporaries());
 }
 
+/// An existing output directory this process cannot write in (a read-only file system
+/// here) is refused in one line, exit 2, as a path that cannot be made is; it failed at the
+/// first file, exit 1.
+#[test]
+fn a_read_only_output_directory_is_refused_at_once() {
+    let dir = TempDir::new("readonly");
+    let Some(_fs) = SmallFs::mount(&dir.path().join("ro"), "1m", true) else {
+        eprintln!("skipped: cannot mount a tmpfs here (root only)");
+        return;
+    };
+    let ro = dir.join("ro");
+    let err = usage_error(&[
+        "beside", "--quick", "--only", "pairs", "--links", "qir-sat", "--cc", "cubic", "--out", &ro,
+    ]);
+    assert!(
+        err.contains("cannot write in the output directory"),
+        "{err}"
+    );
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\n[[link]]\npreset = \"qir-terrestrial\"\n[[variant]]\ncc = \"cubic\"\n[[workload]]\nkind = \"download\"\nbytes = \"200kB\"\n",
+    )
+    .unwrap();
+    let err = usage_error(&["campaign", "run", &spec, "--out", &ro]);
+    assert!(
+        err.contains("cannot write in the output directory"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_campaign_directory_is_not_taken_over_and_is_locked_while_in_use() {
     let dir = TempDir::new("owner");
