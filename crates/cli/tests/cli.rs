@@ -428,6 +428,57 @@ fn beside_runs_a_tiny_pair_campaign_into_its_report() {
     }
 }
 
+/// SIGINT and SIGTERM stop `beside` between runs as they stop `campaign run`: one line
+/// saying what was kept and how to resume, exit 1, the campaign's runs.csv written; the
+/// same command then finishes it. Before, the signal killed it with no word and no runs.csv.
+#[test]
+fn a_signal_stops_beside_with_what_was_kept_and_how_to_resume() {
+    for signal in ["-INT", "-TERM"] {
+        let dir = TempDir::new(&format!("beside-signal{signal}"));
+        let out = dir.join("out");
+        let args = [
+            "beside", "--quick", "--only", "pairs", "--links", "qir-sat", "--cc", "cubic",
+            "--jobs", "1", "--out", &out,
+        ];
+        let child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let campaign = dir.path().join("out/beside-pairs");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !campaign.join("runs").exists() {
+            assert!(Instant::now() < deadline, "no campaign directory in 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let o = child.wait_with_output().unwrap();
+        let all = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{signal}: {all}");
+        // Progress lines come first (stderr is no terminal); the last line says it.
+        let err = all.trim_end().lines().last().unwrap_or_default();
+        assert!(err.starts_with("satquic: "), "{signal}: {all}");
+        assert!(
+            err.contains("beside-pairs: stopped")
+                && err.contains("run the same command again to resume")
+                && err.contains("runs.csv"),
+            "{signal}: {err}"
+        );
+        assert!(campaign.join("runs.csv").exists(), "{signal}");
+        ok(&args);
+        assert!(dir.path().join("out/report/index.html").exists());
+    }
+}
+
 #[test]
 fn calibrate_refuses_bad_candidates_in_one_line() {
     help("calibrate");
