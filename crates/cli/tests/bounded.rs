@@ -217,6 +217,10 @@ fn slot_plans_and_probes_stream_their_rows_or_refuse_in_one_line() {
     assert!(bytes > 5_000_000 * 40, "{bytes}");
     let bytes = ran(&["presets", "--probe", &link, "--for", "3000s"]);
     assert!(bytes > 3_000_000 * 40, "{bytes}");
+    // A day at the default interval (5.96 million pings), the most a probe holds: its
+    // queue-occupancy record alone took more than 1 GB.
+    let bytes = ran(&["presets", "--probe", "starlink-busy", "--for", "86400s"]);
+    assert!(bytes > 5_900_000 * 10, "{bytes}");
     // More pings than a probe holds: refused at once.
     let e = refused(&[
         "presets",

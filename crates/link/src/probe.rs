@@ -85,7 +85,14 @@ pub fn probe(spec: &LinkSpec, config: &ProbeConfig) -> Result<ProbeReport, LinkE
             ),
         ));
     }
-    let mut path: Path<usize> = Path::new(spec, config.seed)?;
+    // The queue-occupancy record (a bin per millisecond in which the queue changed, two
+    // per ping each way) is not read here: one bin for the whole probe. With 1 ms bins a
+    // day of pings took more than 1 GB.
+    let truth = crate::truth::GroundTruthConfig {
+        occupancy_resolution: config.duration.max(Duration::from_millis(1)),
+        ..Default::default()
+    };
+    let mut path: Path<usize> = Path::with_ground_truth(spec, config.seed, truth)?;
     let pings = ping(&mut path, config);
     let seconds = config.duration.as_secs();
     let per_second = |d: &crate::Direction<usize>| -> Vec<f64> {
