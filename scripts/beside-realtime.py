@@ -34,11 +34,14 @@ goodput; the clients' own figures follow in the last columns).
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import json
+import os
 import shlex
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -122,11 +125,20 @@ def finish(proc, timeout):
 
 @contextlib.contextmanager
 def lock(path):
-    """Holds `path` exclusively (flock) while the pair runs, if given."""
-    if not path:
+    """Holds `path` exclusively (flock) while the pair runs, if given. Anything but a regular
+    file (made if missing) is refused in one line: a FIFO nobody reads blocked the open for
+    ever, a directory was a traceback. Opened without blocking, then checked."""
+    if path is None:
         yield
         return
-    with open(path, "a") as f:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        kind = "a directory" if os.path.isdir(path) else "a FIFO" if e.errno == errno.ENXIO else None
+        fail(f"--lock {path}: {kind + ', not a regular file' if kind else e.strerror}")
+    with os.fdopen(fd, "a") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            fail(f"--lock {path}: not a regular file")
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
@@ -277,6 +289,12 @@ def main():
         fail(f"no satquic binary at {args.bin} (--bin)")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         fail(f"--out {args.out}: not a directory")
+    for flag, cmd in (("--latecomer-cmd", args.latecomer_cmd),
+                      ("--latecomer-server-cmd", args.latecomer_server_cmd)):
+        if cmd is not None and not cmd.split():
+            fail(f"{flag} {cmd!r}: an empty command (leave the flag out for satquic's latecomer)")
+    if args.lock is not None and not args.lock:
+        fail("--lock '': an empty path")
     args.latecomer_label = args.latecomer_cmd.split()[0] if args.latecomer_cmd else args.latecomer
     latecomer_cmd(args.latecomer_cmd or "", "", 0, 0)  # refuses a bad template before the run
     with tempfile.TemporaryDirectory() as tmp, lock(args.lock):

@@ -28,6 +28,7 @@ import argparse
 import concurrent.futures
 import hashlib
 import json
+import os
 import pathlib
 import resource
 import shutil
@@ -261,17 +262,23 @@ def check_campaign(satquic, p, direction, variants, grid_dir=GRID_DIR):
     with tempfile.TemporaryDirectory(prefix="grid-check-") as d:
         toml = pathlib.Path(d) / f"{p.point}-{direction}.toml"
         toml.write_text(campaign_toml(p, direction, variants, grid_dir))
-        r = subprocess.run([str(satquic), "campaign", "plan", str(toml)], capture_output=True, text=True)
+        try:
+            r = subprocess.run([str(satquic), "campaign", "plan", str(toml)], capture_output=True,
+                               text=True)
+        except OSError as e:  # a file that is no program (exec format error)
+            usage(f"--satquic {satquic}: cannot run it: {e.strerror or e}")
     if r.returncode != 0:
         why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "satquic campaign plan failed"
         usage(why.replace(str(toml), f"the campaign of {p.point}-{direction}"))
 
 
 def executable(flag, path):
-    """`path` resolved, if it is a file; else one line and exit 2."""
+    """`path` resolved, if it is an executable file; else one line and exit 2."""
     resolved = pathlib.Path(path).resolve()
     if not resolved.is_file():
         usage(f"{flag} {path}: no such file")
+    if not os.access(resolved, os.X_OK):
+        usage(f"{flag} {path}: not executable")
     return resolved
 
 

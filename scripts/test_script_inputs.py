@@ -1,5 +1,6 @@
 """Bad input to the measurement scripts gets one line and exit 2, never a traceback or a
-hang: scripts/beside-realtime.py, scripts/leo_calibrate.py and scripts/bench-tables.py.
+hang: scripts/beside-realtime.py, scripts/leo_calibrate.py, scripts/bench-tables.py and
+scripts/grid.py.
 Only what they refuse before starting anything (no satquic binary needed; the Python
 interpreter passes their `--bin`/`--satquic` check). `python3 -m unittest discover -s scripts -p 'test_*.py'`."""
 
@@ -56,6 +57,32 @@ class BesideRealtime(unittest.TestCase):
     def test_a_missing_binary_is_refused(self):
         assert_refused(self, "beside-realtime.py", "beside-realtime: ", "--bin",
                        "/nonexistent/satquic")
+
+    def test_an_empty_latecomer_command_is_refused(self):
+        self.assertIn("empty command", self.refused("--latecomer-cmd", ""))
+        self.assertIn("empty command", self.refused("--latecomer-cmd", "  "))
+        self.assertIn("empty command", self.refused("--latecomer-server-cmd", ""))
+
+    def test_a_lock_that_is_a_fifo_or_a_directory_is_refused_without_blocking(self):
+        with tempfile.TemporaryDirectory() as d:
+            fifo = pathlib.Path(d) / "lock"
+            os.mkfifo(fifo)
+            self.assertIn("a FIFO", self.refused("--lock", str(fifo)))
+            self.assertIn("a directory", self.refused("--lock", d))
+            self.refused("--lock", "")
+
+
+class Grid(unittest.TestCase):
+    def test_a_satquic_that_is_no_program_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            line = assert_refused(self, "grid.py", "grid.py: ", "run", "--out",
+                                  str(pathlib.Path(d) / "out"), "--satquic", "/etc/passwd")
+            self.assertIn("not executable", line)
+            script = pathlib.Path(d) / "satquic"
+            script.write_bytes(b"\x7fELF not a program")
+            script.chmod(0o755)
+            assert_refused(self, "grid.py", "grid.py: ", "run", "--out",
+                           str(pathlib.Path(d) / "out"), "--satquic", str(script))
 
 
 class LeoCalibrate(unittest.TestCase):

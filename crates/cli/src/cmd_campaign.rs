@@ -390,6 +390,13 @@ fn run_one(
         )),
         e => lab_failure(e),
     })?;
+    if let Some(first) = o.rerun.first() {
+        eprintln!(
+            "satquic: ran {} runs again whose row.json could not be read ({first}{})",
+            o.rerun.len(),
+            if o.rerun.len() > 1 { ", ..." } else { "" }
+        );
+    }
     // A closed stdout does not hide that every run failed.
     let printed = outln!(
         "{}: {} runs planned, {} in this invocation: {} run now ({} failed or timed out), {} finished before; {} rows in {} ({:.1} s)",

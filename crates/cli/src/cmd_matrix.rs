@@ -135,6 +135,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     );
     bar.finish();
     let outcome = outcome.map_err(lab_failure)?;
+    if let Some(first) = outcome.rerun.first() {
+        eprintln!(
+            "satquic: ran {} runs again whose row.json could not be read ({first}{})",
+            outcome.rerun.len(),
+            if outcome.rerun.len() > 1 { ", ..." } else { "" }
+        );
+    }
     let rows = satquic_lab::dataset::read_csv(&out.join("runs.csv")).map_err(Failure::Other)?;
     out!("{}", matrix::text_summary(&rows))?;
     outln!(
@@ -184,6 +191,14 @@ fn list(adapters: &AdapterFile, env: &PeerEnv) -> Result<(), Failure> {
 
 /// The matrix the flags ask for: what is not given takes the default, or `--quick`'s.
 fn matrix_spec(args: &Args, adapters: &AdapterFile) -> Result<MatrixSpec, Failure> {
+    // As a campaign spec's `name`: a directory belongs to one, so it cannot be empty (an
+    // empty --name ran the whole matrix under no name).
+    if args.name.trim().is_empty() {
+        return Err(Failure::Usage(format!(
+            "--name {:?}: must not be empty",
+            args.name
+        )));
+    }
     let or = |given: &[String], default: &[&str]| -> Vec<String> {
         if given.is_empty() {
             default.iter().map(|s| s.to_string()).collect()

@@ -103,13 +103,18 @@ fn print_slots(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {
     }
     let until = span(args)?;
     let path: Path<()> = Path::new(spec, args.seed).map_err(|e| Failure::Usage(e.to_string()))?;
-    outln!("{SLOT_COLUMNS}")?;
+    // Row by row as they are drawn: a day of 1 ms slots is 86.4 million rows.
+    let mut out = crate::out::Buffered::new();
+    out.write(format_args!("{SLOT_COLUMNS}\n"))?;
     for s in path.slots(until) {
-        outln!("{}", slot_row(&s))?;
+        out.write(format_args!("{}\n", slot_row(&s)))?;
     }
-    Ok(())
+    out.finish()
 }
 
+/// The probe's JSON object, written as it goes: the pings (at most
+/// [`satquic_link::probe::MAX_PINGS`]) and the slots of a long probe are too many to hold
+/// as JSON values.
 fn print_probe(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {
     let config = ProbeConfig {
         duration: span(args)?,
@@ -121,28 +126,43 @@ fn print_probe(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {
         seed: args.seed,
         ..ProbeConfig::default()
     };
-    let report = probe(spec, &config).map_err(|e| Failure::Usage(e.to_string()))?;
-    let pings: Vec<serde_json::Value> = report
-        .pings
-        .iter()
-        .map(|p| {
-            serde_json::json!([
-                p.sent.as_secs_f64(),
-                p.rtt.map(|r| (r.as_secs_f64() * 1e6).round() / 1e3)
-            ])
-        })
-        .collect();
-    let slots: Vec<String> = report.slots.iter().map(slot_row).collect();
-    let json = serde_json::json!({
-        "link": spec.name,
-        "seed": args.seed,
-        "ping_interval_s": config.ping_interval.as_secs_f64(),
-        "pings": pings,
-        "down_bps": report.down_bps,
-        "up_bps": report.up_bps,
-        "slot_columns": SLOT_COLUMNS,
-        "slots": slots,
-    });
-    outln!("{json}")?;
-    Ok(())
+    let usage = |e: satquic_link::LinkError| Failure::Usage(e.to_string());
+    let report = probe(spec, &config).map_err(|e| match e {
+        satquic_link::LinkError::Invalid { field, reason } if field == "ping_interval" => {
+            Failure::Usage(format!(
+                "--for {} --ping-interval {}: {reason}",
+                args.span, args.ping_interval
+            ))
+        }
+        e => usage(e),
+    })?;
+    let path: Path<()> = Path::new(spec, args.seed).map_err(usage)?;
+    let json = |v: serde_json::Value| v.to_string();
+    let mut out = crate::out::Buffered::new();
+    out.write(format_args!(
+        "{{\"link\":{},\"seed\":{},\"ping_interval_s\":{},\"pings\":[",
+        json(spec.name.clone().into()),
+        args.seed,
+        json(config.ping_interval.as_secs_f64().into()),
+    ))?;
+    for (i, p) in report.pings.iter().enumerate() {
+        let ping = serde_json::json!([
+            p.sent.as_secs_f64(),
+            p.rtt.map(|r| (r.as_secs_f64() * 1e6).round() / 1e3)
+        ]);
+        let comma = if i == 0 { "" } else { "," };
+        out.write(format_args!("{comma}{ping}"))?;
+    }
+    out.write(format_args!(
+        "],\"down_bps\":{},\"up_bps\":{},\"slot_columns\":{},\"slots\":[",
+        json(report.down_bps.clone().into()),
+        json(report.up_bps.clone().into()),
+        json(SLOT_COLUMNS.into()),
+    ))?;
+    for (i, s) in path.slots(config.duration).enumerate() {
+        let comma = if i == 0 { "" } else { "," };
+        out.write(format_args!("{comma}{}", json(slot_row(&s).into())))?;
+    }
+    out.write(format_args!("]}}\n"))?;
+    out.finish()
 }

@@ -17,10 +17,36 @@ pub fn write(args: std::fmt::Arguments) -> Result<(), Failure> {
     stdout
         .write_fmt(args)
         .and_then(|()| stdout.flush())
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::BrokenPipe => Failure::Closed,
-            _ => Failure::Other(format!("cannot write to stdout: {e}")),
-        })
+        .map_err(failure)
+}
+
+fn failure(e: std::io::Error) -> Failure {
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Failure::Closed,
+        _ => Failure::Other(format!("cannot write to stdout: {e}")),
+    }
+}
+
+/// Stdout through a buffer, for output of millions of rows that is printed as it is made
+/// (one flush per row cost a system call each); errors as [`write`]'s.
+pub struct Buffered(std::io::BufWriter<std::io::StdoutLock<'static>>);
+
+impl Buffered {
+    pub fn new() -> Self {
+        Buffered(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout().lock(),
+        ))
+    }
+
+    pub fn write(&mut self, args: std::fmt::Arguments) -> Result<(), Failure> {
+        self.0.write_fmt(args).map_err(failure)
+    }
+
+    /// Flushes what is left.
+    pub fn finish(mut self) -> Result<(), Failure> {
+        self.0.flush().map_err(failure)
+    }
 }
 
 /// `println!` that returns `Result<(), Failure>` instead of panicking.

@@ -222,6 +222,9 @@ fn bad_input_is_one_line_and_exit_code_2() {
         usage_error(&["matrix", "--index", "3", "--of", "2", "--out", out]).contains("--index")
     );
     assert!(usage_error(&["matrix"]).contains("--out"));
+    // Ran the whole matrix under no name before.
+    assert!(usage_error(&["matrix", "--name", "", "--out", out]).contains("--name"));
+    assert!(usage_error(&["matrix", "--name", " ", "--out", out]).contains("--name"));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.toml");
     std::fs::write(

@@ -176,10 +176,24 @@ fn link_label(l: &LinkEntry) -> String {
 /// error naming what there is.
 pub fn select(all: Vec<Builtin>, sel: &Selection) -> Result<Vec<Builtin>, LabError> {
     let usage = |m: String| Err(LabError::Usage(m));
+    // `beside-pairs` is `pairs`. An empty or unknown name is refused, not matched by every
+    // campaign (`--only ''` ran them all).
+    let short = |b: &Builtin| b.name.strip_prefix("beside-").unwrap_or(b.name).to_string();
+    let names: Vec<String> = all.iter().map(short).collect();
+    if let Some(bad) = sel
+        .only
+        .iter()
+        .find(|o| !names.contains(&o.trim().to_string()))
+    {
+        return usage(format!(
+            "--only: no campaign {bad:?}; campaigns: {}",
+            names.join(", ")
+        ));
+    }
     let mut out = Vec::new();
     let mut labels: Vec<String> = Vec::new();
     for mut b in all {
-        if !sel.only.is_empty() && !sel.only.iter().any(|o| b.name.ends_with(o.trim())) {
+        if !sel.only.is_empty() && !sel.only.iter().any(|o| o.trim() == short(&b)) {
             continue;
         }
         labels.extend(b.spec.links.iter().map(link_label));
@@ -462,6 +476,15 @@ beam = { users = 4, bulk = 1, on = "2s", off = "2s", objects_per_s = 2.0, min_ob
                 only: vec!["nothing".into()],
                 ..Selection::default()
             },
+            // `--only ''` ran every campaign: each name ends with "".
+            Selection {
+                only: vec!["".into()],
+                ..Selection::default()
+            },
+            Selection {
+                only: vec!["airs".into()],
+                ..Selection::default()
+            },
         ] {
             let e = select(builtins(Scale::Quick, &crate_dir()), &bad)
                 .err()
@@ -469,5 +492,16 @@ beam = { users = 4, bulk = 1, on = "2s", off = "2s", objects_per_s = 2.0, min_ob
                 .to_string();
             assert!(!e.contains('\n'), "{e}");
         }
+        let e = select(
+            builtins(Scale::Quick, &crate_dir()),
+            &Selection {
+                only: vec!["".into()],
+                ..Selection::default()
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert_eq!(e, "--only: no campaign \"\"; campaigns: pairs, beam");
     }
 }

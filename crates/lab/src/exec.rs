@@ -219,6 +219,8 @@ pub struct CampaignOutcome {
     /// The campaign's runs.csv (none without a directory).
     pub runs_csv: Option<PathBuf>,
     pub wall: Duration,
+    /// Runs executed again because their row.json could not be read: why, naming it.
+    pub rerun: Vec<String>,
 }
 
 /// A run the executor has just finished, as its hook sees it.
@@ -307,7 +309,8 @@ pub fn execute_plan(
         Some((i, n)) => plan.shard(i, n),
         None => plan.runs.iter().collect(),
     };
-    let (todo, skipped) = runs_to_do(&selected, runs_dir.as_deref(), opts, on_run)?;
+    let mut rerun = Vec::new();
+    let (todo, skipped) = runs_to_do(&selected, runs_dir.as_deref(), opts, on_run, &mut rerun)?;
 
     let state = Mutex::new(Progress {
         total: todo.len(),
@@ -349,6 +352,7 @@ pub fn execute_plan(
         rows,
         runs_csv: out.map(|out| out.join("runs.csv")),
         wall: started.elapsed(),
+        rerun,
     })
 }
 
@@ -368,6 +372,7 @@ fn prepare_dir(
     }
     std::fs::create_dir_all(runs_dir).map_err(|e| io_err(runs_dir, e))?;
     remove_stale_partials(runs_dir);
+    remove_stale_temporaries(out);
     write_meta(spec, plan, out)?;
     Ok(held)
 }
@@ -391,7 +396,7 @@ fn write_meta(spec: &CampaignSpec, plan: &Plan, out: &Path) -> Result<(), LabErr
         "campaign.json",
         &serde_json::to_vec_pretty(&meta).expect("meta serializes"),
     )
-    .map_err(|e| io_err(out, e))
+    .map_err(|e| io_err(&out.join("campaign.json"), e))
 }
 
 /// Refuses a directory whose campaign.json is another campaign's (by name: a campaign
@@ -415,12 +420,14 @@ pub(crate) fn check_owner(spec: &CampaignSpec, out: &Path) -> Result<(), LabErro
 
 /// The selected runs still to execute, and how many were skipped because their directory
 /// holds a finished run (the hook sees those read back). Failed runs are removed and
-/// executed again with `retry_failed`.
+/// executed again with `retry_failed`; a directory whose row.json cannot be read is
+/// removed and its run executed again, the reason added to `rerun`.
 fn runs_to_do<'p>(
     selected: &[&'p PlannedRun],
     runs_dir: Option<&Path>,
     opts: &ExecOptions,
     on_run: Option<RunHook>,
+    rerun: &mut Vec<String>,
 ) -> Result<(Vec<&'p PlannedRun>, usize), LabError> {
     let mut todo = Vec::new();
     let mut skipped = 0;
@@ -430,19 +437,26 @@ fn runs_to_do<'p>(
             continue;
         };
         let dir = runs_dir.join(&run.run_id);
-        match read_row(&dir) {
-            Some(row) if !(opts.retry_failed && is_failure(&row.status)) => {
+        match stored_row(&dir) {
+            Stored::Finished(row) if !(opts.retry_failed && is_failure(&row.status)) => {
                 skipped += 1;
                 if let Some(hook) = on_run {
                     // A finished run is not run again; the hook still sees it.
                     replay_finished(hook, run, &row, &dir);
                 }
             }
-            Some(_) => {
+            Stored::Finished(_) => {
                 std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
                 todo.push(*run);
             }
-            None => todo.push(*run),
+            // Its directory holds no result to keep: run it again (the new directory
+            // could not replace a non-empty one, and the run never finished).
+            Stored::Corrupt(reason) => {
+                std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+                rerun.push(reason);
+                todo.push(*run);
+            }
+            Stored::Missing => todo.push(*run),
         }
     }
     Ok((todo, skipped))
@@ -536,10 +550,35 @@ pub(crate) fn io_err(path: &Path, e: std::io::Error) -> LabError {
 }
 
 pub(crate) fn read_row(dir: &Path) -> Option<Row> {
-    let text =
-        satquic_link::file::read_to_string(&dir.join("row.json"), crate::files::RUN_SMALL_JSON)
-            .ok()?;
-    serde_json::from_str(&text).ok()
+    match stored_row(dir) {
+        Stored::Finished(row) => Some(*row),
+        Stored::Missing | Stored::Corrupt(_) => None,
+    }
+}
+
+/// What a run's directory under `runs/` holds.
+pub(crate) enum Stored {
+    /// No directory: the run was not finished here.
+    Missing,
+    Finished(Box<Row>),
+    /// A directory (which appears only complete, by a rename) whose row.json cannot be
+    /// read as a row: why, naming the file.
+    Corrupt(String),
+}
+
+pub(crate) fn stored_row(dir: &Path) -> Stored {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Stored::Missing;
+    }
+    let path = dir.join("row.json");
+    let text = match satquic_link::file::read_to_string(&path, crate::files::RUN_SMALL_JSON) {
+        Ok(text) => text,
+        Err(e) => return Stored::Corrupt(e.to_string()),
+    };
+    match serde_json::from_str(&text) {
+        Ok(row) => Stored::Finished(Box::new(row)),
+        Err(e) => Stored::Corrupt(format!("{}: not a run's row ({e})", path.display())),
+    }
 }
 
 /// The directory a run is written in until it is complete: named after the run, the
@@ -672,7 +711,7 @@ pub fn execute_and_store(
     if let Err(e) = std::fs::rename(&partial, &finished) {
         // Another shard finished the same run first: keep its directory.
         let _ = std::fs::remove_dir_all(&partial);
-        if !finished.join("row.json").exists() {
+        if read_row(&finished).is_none() {
             return Err(io_err(&finished, e));
         }
     }
@@ -704,7 +743,8 @@ fn outcome_row(campaign: &str, run: &PlannedRun, executed: &Executed) -> Row {
 }
 
 /// Rebuilds `runs.csv` from the run directories of `run_ids` (plan order) and returns the
-/// rows. Runs without a directory are left out.
+/// rows. Runs without a directory are left out; a directory whose row.json cannot be read
+/// is an error naming it (`campaign run` runs it again), not a run silently left out.
 pub fn collect<'a>(
     out: &Path,
     run_ids: impl IntoIterator<Item = &'a str>,
@@ -712,12 +752,21 @@ pub fn collect<'a>(
     let runs_dir = out.join("runs");
     let mut rows = Vec::new();
     for (index, id) in run_ids.into_iter().enumerate() {
-        if let Some(mut row) = read_row(&runs_dir.join(id)) {
-            row.index = index;
-            rows.push(row);
+        match stored_row(&runs_dir.join(id)) {
+            Stored::Finished(mut row) => {
+                row.index = index;
+                rows.push(*row);
+            }
+            Stored::Missing => {}
+            Stored::Corrupt(reason) => {
+                return Err(LabError::Usage(format!(
+                    "{reason}; `satquic campaign run` on this directory runs it again"
+                )));
+            }
         }
     }
-    write_atomic_unique(out, "runs.csv", &dataset::to_csv(&rows)).map_err(|e| io_err(out, e))?;
+    write_atomic_unique(out, "runs.csv", &dataset::to_csv(&rows))
+        .map_err(|e| io_err(&out.join("runs.csv"), e))?;
     Ok(rows)
 }
 
@@ -729,17 +778,55 @@ pub fn collect_dir(out: &Path) -> Result<Vec<Row>, LabError> {
 
 /// Atomic write through a temporary name unique to this process and call, so that
 /// concurrent shards never share a temporary file. Atomic against a killed process, not
-/// against power loss (no fsync: it costs ~0.1 s per file on some file systems).
+/// against power loss (no fsync: it costs ~0.1 s per file on some file systems). A write
+/// that fails (a full disk) removes its temporary file.
 pub fn write_atomic_unique(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+        .and_then(|()| std::fs::rename(&tmp, dir.join(name)));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, dir.join(name))
+    written
+}
+
+/// Removes the temporary files of [`write_atomic_unique`] in `dir` that a killed process
+/// left: those of a process of this host that no longer exists, a minute old at least (a
+/// shard on another node of a shared file system may have the same pid), and any an hour
+/// old.
+pub(crate) fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+            continue;
+        };
+        let mut parts = rest.rsplitn(3, '.');
+        let (Some(n), Some(pid), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let (Ok(_), Ok(pid)) = (n.parse::<usize>(), pid.parse::<u32>()) else {
+            continue;
+        };
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .unwrap_or_default();
+        let dead = Path::new("/proc/self").exists()
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists();
+        if (dead && age > Duration::from_secs(60)) || age > Duration::from_secs(3600) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]

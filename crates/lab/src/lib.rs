@@ -86,8 +86,9 @@ pub mod stats;
 
 /// Creates the output directory `dir` (and its parents). A path that exists and is not a
 /// directory, or one that cannot be created (`/proc/x`, under a file, without
-/// permission), is the path the user gave: a usage error (exit 2), as every command that
-/// takes an output directory answers it, not an I/O failure.
+/// permission), or an existing one this process cannot create files in (read-only), is
+/// the path the user gave: a usage error (exit 2), as every command that takes an output
+/// directory answers it, not an I/O failure.
 pub fn output_dir(dir: &std::path::Path) -> Result<(), LabError> {
     if dir.exists() && !dir.is_dir() {
         return Err(LabError::Usage(format!(
@@ -100,7 +101,20 @@ pub fn output_dir(dir: &std::path::Path) -> Result<(), LabError> {
             "{}: cannot create the output directory: {e}",
             dir.display()
         ))
-    })
+    })?;
+    // An existing directory this process cannot write in is bad input too, refused before
+    // anything runs (it failed at the first file written, exit 1).
+    let probe = dir.join(format!(".satquic-write-check.{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(LabError::Usage(format!(
+            "{}: cannot write in the output directory: {e}",
+            dir.display()
+        ))),
+    }
 }
 
 /// Why a lab operation failed.

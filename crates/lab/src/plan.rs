@@ -58,24 +58,36 @@ impl Plan {
     /// Expands a spec. Errors are usage errors naming the key.
     pub fn new(spec: &CampaignSpec) -> Result<Plan, SpecError> {
         check_repetitions(spec)?;
-        let links = spec.resolve_links()?;
+        // Counted before anything is built: a sweep's links are the product of its
+        // parameters' values (four lists of 200 are 1.6 x 10^9 links), and building them to
+        // count them took all memory.
+        let link_count = spec.link_count();
         let variants = spec.resolve_variants()?;
         let workloads = spec.resolve_workloads()?;
         let seeds = spec.repetition_seeds();
-        let runs = [links.len(), workloads.len(), variants.len(), seeds.len()]
-            .into_iter()
-            .try_fold(1usize, usize::checked_mul)
-            .filter(|n| *n <= MAX_RUNS);
+        let runs = [
+            link_count.unwrap_or(usize::MAX),
+            workloads.len(),
+            variants.len(),
+            seeds.len(),
+        ]
+        .into_iter()
+        .try_fold(1usize, usize::checked_mul)
+        .filter(|n| *n <= MAX_RUNS);
         if runs.is_none() {
+            let links = match link_count {
+                Some(n) => n.to_string(),
+                None => "more than 2^64".to_string(),
+            };
             return Err(SpecError(format!(
-                "{} links x {} workloads x {} variants x {} repetitions is more than the {MAX_RUNS} \
-                 runs a campaign may plan; split it into several campaigns",
-                links.len(),
+                "{links} links x {} workloads x {} variants x {} repetitions is more than the \
+                 {MAX_RUNS} runs a campaign may plan; split it into several campaigns",
                 workloads.len(),
                 variants.len(),
                 seeds.len()
             )));
         }
+        let links = spec.resolve_links()?;
         let mut cells: Vec<(usize, usize, usize, usize)> = Vec::new();
         for l in 0..links.len() {
             for w in 0..workloads.len() {

@@ -98,11 +98,16 @@ impl From<crate::file::FileError> for LinkError {
     }
 }
 
-/// Turns a TOML error into one line: `line L, column C: message`.
+/// Turns a TOML error into one line: `line L, column C: message`, at the value the message
+/// names when it can be found in the span the error gives. An error inside a tagged table
+/// (`rate = { kind = "constant", rate_bps = 1e30 }`, or `[down.rate]`) comes with the span
+/// of the whole table, since serde reads such a table before it knows its type: the line
+/// was the table's, not the value's.
 pub(crate) fn toml_error_line(err: &toml::de::Error, input: &str) -> LinkError {
     let message = err.message().replace('\n', " ").trim().to_string();
     let location = err.span().map(|span| {
-        let before = &input[..span.start.min(input.len())];
+        let start = offending_value(&message, input, span.clone()).unwrap_or(span.start);
+        let before = &input[..start.min(input.len())];
         let line = before.matches('\n').count() + 1;
         let column = before
             .rfind('\n')
@@ -112,5 +117,58 @@ pub(crate) fn toml_error_line(err: &toml::de::Error, input: &str) -> LinkError {
     });
     LinkError::Parse {
         message: format!("{}{message}", location.unwrap_or_default()),
+    }
+}
+
+/// Where in `input[span]` the value that serde's `message` reports (``invalid type:
+/// floating point `1e30` ``, ``invalid value: integer `-3` ``) is written: the first value
+/// token there that reads as the same number. `None` for other messages or no match.
+fn offending_value(message: &str, input: &str, span: std::ops::Range<usize>) -> Option<usize> {
+    let reported = message.split('`').nth(1)?;
+    let same = |token: &str| same_number(message, reported, token).unwrap_or(false);
+    // A `[table]`'s span is its header; its values run to the next header.
+    let body_end = input[span.start.min(input.len())..]
+        .match_indices("\n[")
+        .map(|(i, _)| span.start + i)
+        .find(|&i| i >= span.end)
+        .unwrap_or(input.len());
+    let region = input.get(span.start..body_end.max(span.end).min(input.len()))?;
+    let mut offset = 0;
+    for piece in region.split_inclusive(['=', ',', '[', '{', '\n']) {
+        let value_start = offset + piece.len() - piece.trim_start().len();
+        let token: &str = piece
+            .trim_start()
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | '}' | ']' | '#'))
+            .next()
+            .unwrap_or_default();
+        if !token.is_empty() && same(token) {
+            return Some(span.start + value_start);
+        }
+        offset += piece.len();
+    }
+    None
+}
+
+/// Whether `token` (TOML source) is the number serde reported as `reported`.
+fn same_number(message: &str, reported: &str, token: &str) -> Option<bool> {
+    let token = token.replace('_', "");
+    if message.contains("floating point") {
+        let want: f64 = match reported {
+            "NaN" => f64::NAN,
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            r => r.parse().ok()?,
+        };
+        let got: f64 = match token.trim_start_matches('+') {
+            "nan" | "-nan" => f64::NAN,
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            t => t.parse().ok()?,
+        };
+        Some(got == want || (got.is_nan() && want.is_nan()))
+    } else if message.contains("integer") {
+        Some(token.parse::<i128>().ok()? == reported.parse::<i128>().ok()?)
+    } else {
+        None
     }
 }

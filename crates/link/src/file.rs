@@ -31,12 +31,14 @@ pub struct FileLimit {
     pub max_bytes: u64,
 }
 
-/// A satquic-link TOML file (`--link FILE`, a campaign's `[[link]] file`): 128 MiB. A
-/// link written by satquic holds its trace inline (`timestamps_ms`, about 10 bytes per
-/// opportunity), so this is a little above [`TRACE_FILE`] in that form.
+/// A satquic-link TOML file (`--link FILE`, a campaign's `[[link]] file`): 4 MiB, checked
+/// before it is read. Parsing TOML takes 25 to 45 times the file's size (a 127 MB file
+/// took 3.4 GB), so this keeps a link under 200 MB; a trace inline (`timestamps_ms`, about
+/// 10 bytes per opportunity) may hold some 400,000 opportunities, a longer one goes in a
+/// mahimahi file (`file = ...`, [`TRACE_FILE`]), read line by line.
 pub const LINK_FILE: FileLimit = FileLimit {
     what: "link file",
-    max_bytes: 128 << 20,
+    max_bytes: 4 << 20,
 };
 
 /// A mahimahi trace (`rate = { kind = "mahimahi_trace", file = ... }`): 64 MiB, about 8
@@ -246,7 +248,7 @@ mod tests {
         let e = read(FsPath::new("/dev/zero"), LINK_FILE).unwrap_err();
         let text = one_line(&e);
         assert!(
-            text.contains("character device") && text.contains("128 MiB"),
+            text.contains("character device") && text.contains("4 MiB"),
             "{text}"
         );
         let dir = temp_dir("kinds");
@@ -271,7 +273,7 @@ mod tests {
         let e = read_to_string(&sparse, LINK_FILE).unwrap_err();
         let text = one_line(&e);
         assert!(
-            text.contains("10000000000 bytes") && text.contains("128 MiB limit for the link file"),
+            text.contains("10000000000 bytes") && text.contains("4 MiB limit for the link file"),
             "{text}"
         );
         let over = dir.join("over");
@@ -313,7 +315,7 @@ mod tests {
 
     #[test]
     fn limits_read_in_binary_units() {
-        assert_eq!(LINK_FILE.size_text(), "128 MiB");
+        assert_eq!(LINK_FILE.size_text(), "4 MiB");
         assert_eq!(TRACE_FILE.size_text(), "64 MiB");
         assert_eq!(SMALL.size_text(), "16 bytes");
     }

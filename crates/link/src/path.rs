@@ -83,15 +83,19 @@ impl<T> Path<T> {
     }
 
     /// The slots that start before `until`, as drawn: each one's span, base RTT, slotted
-    /// rates and handover. Empty for a link without a slot schedule.
-    pub fn slots(&self, until: Duration) -> Vec<SlotRecord> {
-        let Some(p) = &self.slots else {
-            return Vec::new();
-        };
-        let clock = p.schedule.clock();
-        let last = clock.index(crate::units::to_nanos(until).saturating_sub(1));
-        (0..=last)
-            .map(|k| {
+    /// rates and handover, one at a time (a day of 1 ms slots is 86.4 million of them).
+    /// Empty for a link without a slot schedule.
+    pub fn slots(&self, until: Duration) -> impl Iterator<Item = SlotRecord> + '_ {
+        let p = self.slots.as_ref();
+        let last = p.map(|p| {
+            p.schedule
+                .clock()
+                .index(crate::units::to_nanos(until).saturating_sub(1))
+        });
+        let count = last.map_or(0, |last| last.saturating_add(1));
+        (0..count)
+            .filter_map(move |k| p.map(|p| (p, k)))
+            .map(|(p, k)| {
                 let mut record = p.schedule.record(k);
                 let rate = |(leg, q): &(Leg, Option<Quantiles>)| {
                     q.as_ref().map(|q| p.schedule.rate_bps(*leg, q, k))
@@ -101,7 +105,6 @@ impl<T> Path<T> {
                 record
             })
             .filter(|r| r.end > r.start)
-            .collect()
     }
 
     /// Earliest timeout of the two directions.

@@ -7,13 +7,12 @@
 //! each way, the reply sent the moment the request arrives, on an otherwise idle path;
 //! the capacity is [`Direction::capacity_bytes_between`](crate::Direction::capacity_bytes_between),
 //! what an ideal sender that kept the queue busy gets through (the link's rate, 0 in an
-//! outage).
+//! outage). The link's slots over the same span are [`Path::slots`], drawn one by one.
 
 use std::time::Duration;
 
 use crate::error::LinkError;
 use crate::path::Path;
-use crate::slot::SlotRecord;
 use crate::spec::LinkSpec;
 
 /// Bytes of an ICMP echo of ping's default 56 data bytes on the wire: 56 + 8 (ICMP) + 20
@@ -67,13 +66,33 @@ pub struct ProbeReport {
     pub down_bps: Vec<f64>,
     /// ... and of the up direction.
     pub up_bps: Vec<f64>,
-    /// The link's slots over the probe (empty without a slot schedule).
-    pub slots: Vec<SlotRecord>,
 }
+
+/// Most pings a probe sends: a day at [`AUTOBAHN_PING_INTERVAL`] (each one is held until
+/// the probe ends, some 40 bytes apiece).
+pub const MAX_PINGS: u128 = 6_000_000;
 
 /// Probes `spec` for `config.duration`.
 pub fn probe(spec: &LinkSpec, config: &ProbeConfig) -> Result<ProbeReport, LinkError> {
-    let mut path: Path<usize> = Path::new(spec, config.seed)?;
+    let pings = config.duration.as_nanos() / config.ping_interval.as_nanos().max(1);
+    if pings > MAX_PINGS {
+        return Err(LinkError::invalid(
+            "ping_interval",
+            format!(
+                "{} pings ({:?} every {:?}) are more than the {MAX_PINGS} a probe holds \
+                 (a day every 14.5ms); probe for less time or ping less often",
+                pings, config.duration, config.ping_interval
+            ),
+        ));
+    }
+    // The queue-occupancy record (a bin per millisecond in which the queue changed, two
+    // per ping each way) is not read here: one bin for the whole probe. With 1 ms bins a
+    // day of pings took more than 1 GB.
+    let truth = crate::truth::GroundTruthConfig {
+        occupancy_resolution: config.duration.max(Duration::from_millis(1)),
+        ..Default::default()
+    };
+    let mut path: Path<usize> = Path::with_ground_truth(spec, config.seed, truth)?;
     let pings = ping(&mut path, config);
     let seconds = config.duration.as_secs();
     let per_second = |d: &crate::Direction<usize>| -> Vec<f64> {
@@ -89,7 +108,6 @@ pub fn probe(spec: &LinkSpec, config: &ProbeConfig) -> Result<ProbeReport, LinkE
     Ok(ProbeReport {
         down_bps: per_second(&path.down),
         up_bps: per_second(&path.up),
-        slots: path.slots(config.duration),
         pings,
     })
 }

@@ -91,7 +91,7 @@ fn every_part() -> HandoverSpec {
 }
 
 fn schedule(spec: &LinkSpec, seed: u64, until: Duration) -> Vec<SlotRecord> {
-    Path::<()>::new(spec, seed).unwrap().slots(until)
+    Path::<()>::new(spec, seed).unwrap().slots(until).collect()
 }
 
 /// Fraction of `xs` at most `x`.
@@ -113,7 +113,7 @@ fn the_same_seed_gives_the_same_packets_and_another_seed_other_slots() {
                 out.push((d.id, None, d.departed.as_nanos(), d.arrival.as_nanos()));
             }
         }
-        (out, path.slots(ms(60_000)))
+        (out, path.slots(ms(60_000)).collect::<Vec<_>>())
     };
     let (a, slots_a) = run(7);
     let (b, slots_b) = run(7);
@@ -418,7 +418,6 @@ fn the_getters_say_what_packets_experience() {
         // The two legs fall in the same slot unless a boundary lies between them.
         if probe
             .slots(ms(200_000))
-            .iter()
             .all(|s| s.start <= t || s.start > reply.departed)
         {
             assert_eq!(rtt, probe.base_rtt_at(t), "at {t:?}");
@@ -426,7 +425,7 @@ fn the_getters_say_what_packets_experience() {
     }
     // Back-to-back packets leave at the slot's capacity, whatever it is.
     let mut busy: Path<()> = Path::new(&spec, 9).unwrap();
-    let slot = &probe.slots(ms(40_000))[2];
+    let slot = &probe.slots(ms(40_000)).collect::<Vec<_>>()[2];
     let rate = probe.down.capacity_bps_at(slot.start).unwrap();
     assert_eq!(Some(rate), slot.down_rate_bps);
     for _ in 0..2000 {
@@ -440,7 +439,7 @@ fn the_getters_say_what_packets_experience() {
         "{measured} vs {rate}"
     );
     // The bytes a busy link carries between two times are the integral of its capacity.
-    let slots = probe.slots(ms(100_000));
+    let slots: Vec<SlotRecord> = probe.slots(ms(100_000)).collect();
     let (from, to) = (ms(1_234), ms(98_765));
     let integral: f64 = slots
         .iter()
@@ -508,7 +507,8 @@ fn the_starlink_presets_build_probe_and_take_their_parameters() {
         .unwrap();
         assert_eq!(report.down_bps.len(), 60);
         assert!(report.pings.iter().filter(|p| p.rtt.is_some()).count() > 4000);
-        assert!(report.slots.len() >= 4);
+        let path = satquic_link::Path::<()>::new(&spec, 1).unwrap();
+        assert!(path.slots(ms(60_000)).count() >= 4);
         assert!(spec.base_rtt() >= 2 * presets::STARLINK_FLOOR_ONE_WAY);
     }
     let p =
@@ -571,7 +571,8 @@ fn a_mirror_is_an_involution_and_files_round_trip() {
         // physical direction with the same rates and delays (whatever the model's seed).
         let a = Path::<()>::new(&spec, 1).unwrap();
         let b = Path::<()>::new(&spec.mirrored(), 1).unwrap();
-        let (sa, sb) = (a.slots(ms(60_000)), b.slots(ms(60_000)));
+        let (sa, sb): (Vec<_>, Vec<_>) =
+            (a.slots(ms(60_000)).collect(), b.slots(ms(60_000)).collect());
         assert_eq!(
             sa.iter()
                 .map(|s| (

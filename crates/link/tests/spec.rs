@@ -339,7 +339,7 @@ fn link_and_trace_files_are_read_bounded() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("/dev/zero") && e.contains("character device") && e.contains("128 MiB"),
+        e.contains("/dev/zero") && e.contains("character device") && e.contains("4 MiB"),
         "{e}"
     );
     let dir = std::env::temp_dir().join(format!("satquic-link-bounded-{}", std::process::id()));
@@ -361,7 +361,7 @@ fn link_and_trace_files_are_read_bounded() {
         .unwrap();
     let e = LinkSpec::from_toml_file(&sparse).unwrap_err().to_string();
     assert!(
-        e.contains("10000000000 bytes") && e.contains("128 MiB"),
+        e.contains("10000000000 bytes") && e.contains("4 MiB"),
         "{e}"
     );
     assert!(!e.contains('\n'));
@@ -548,5 +548,34 @@ fn out_of_range_values_are_an_error_not_a_panic() {
     if let Ok(text) = spec.to_toml_string() {
         let e = LinkSpec::from_toml_str(&text).unwrap_err().to_string();
         assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+/// A number a rate cannot be (1e30, NaN, inf, a fraction, a negative) is named at its own
+/// line and column, in an inline table and in a `[down.rate]` table: serde reads a tagged
+/// table before it knows its type, and the error came with the table's line (issue 47).
+#[test]
+fn a_rate_that_is_no_whole_number_is_named_at_its_own_line() {
+    for (value, reported) in [
+        ("1e30", "1000000000000000000000000000000.0"),
+        ("nan", "NaN"),
+        ("inf", "inf"),
+        ("-inf", "-inf"),
+        ("1.5", "1.5"),
+        ("-3", "-3"),
+    ] {
+        let inline = GEO_TOML.replacen("rate_bps = 150000000", &format!("rate_bps = {value}"), 1);
+        let e = LinkSpec::from_toml_str(&inline).unwrap_err().to_string();
+        let column = "rate = { kind = \"constant\", rate_bps = ".len() + 1;
+        assert!(
+            e.contains(&format!("line 7, column {column}:")),
+            "{value}: {e}"
+        );
+        assert!(e.contains(reported), "{value}: {e}");
+        let header = format!(
+            "name = \"x\"\n\n[down.rate]\nkind = \"constant\"\nrate_bps = {value}\n\n[down.delay]\nbase = \"300ms\"\n"
+        );
+        let e = LinkSpec::from_toml_str(&header).unwrap_err().to_string();
+        assert!(e.contains("line 5, column 12:"), "{value}: {e}");
     }
 }

@@ -741,3 +741,102 @@ fn relay_serves_a_real_client_after_ports_answered_only_by_version_negotiation()
         assert_eq!(snapshot.flows_refused, 0);
     });
 }
+
+/// A real client's first Initial (1,200 bytes): the client dials a socket that keeps what it
+/// receives and never answers.
+fn first_initial() -> Vec<u8> {
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sink.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let addr = sink.local_addr().unwrap();
+    let rt = runtime();
+    let _client = rt.spawn(async move {
+        let mut options = ClientOptions::download(addr, 1000);
+        options.time_cap = Some(Duration::from_secs(3));
+        let _ = run_client(options, None).await;
+    });
+    let mut buf = [0u8; 65536];
+    // The client's first datagram may be a small check that something listens.
+    let n = loop {
+        let (n, _) = sink
+            .recv_from(&mut buf)
+            .expect("the client sends its Initial");
+        if n >= 1200 {
+            break n;
+        }
+    };
+    rt.shutdown_background();
+    buf[..n].to_vec()
+}
+
+/// PEM files of a self-signed certificate naming localhost and `names` more (a chain of
+/// some 9 KB for 300), in `dir`.
+fn certificate_files(
+    dir: &std::path::Path,
+    names: usize,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let subjects: Vec<String> = std::iter::once("localhost".to_string())
+        .chain((0..names).map(|i| format!("name-{i}.example.net")))
+        .collect();
+    let cert = rcgen::generate_simple_self_signed(subjects).unwrap();
+    let (c, k) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&c, cert.cert.pem()).unwrap();
+    std::fs::write(&k, cert.signing_key.serialize_pem()).unwrap();
+    (c, k)
+}
+
+/// RFC 9000 Sec. 8.1: before it validates a client's address, the server sends at most
+/// three times the bytes it received. One real 1,200-byte Initial replayed from a port
+/// that never answers (a spoofed source), through the probe timeouts that follow (1 s and
+/// 3 s after), with the default certificate and one of some 9 KB, with and without
+/// Retry. quinn-proto 0.11.19 started a full datagram whenever one byte of the budget was
+/// left: 1,200 + 138 bytes at once, then two 1,200-byte probes at 1 s, 3,738 bytes
+/// (vendor/quinn-proto/SATQUIC-PATCH.md, patch 12).
+#[test]
+fn an_unanswered_initial_gets_at_most_three_times_its_bytes() {
+    let initial = first_initial();
+    assert_eq!(initial.len(), 1200);
+    let dir = std::env::temp_dir().join(format!("satquic-amplification-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = certificate_files(&dir, 300);
+    let mut results = Vec::new();
+    for (cert, label) in [(None, "self-signed"), (Some(big.clone()), "9 KB chain")] {
+        for retry in [false, true] {
+            let rt = runtime();
+            let sent = rt.block_on(async {
+                let (server, addr) = serve(ServerOptions {
+                    listen: loopback(),
+                    cert: cert.clone(),
+                    retry,
+                    handshake_timeout: Duration::from_secs(10),
+                    ..ServerOptions::default()
+                });
+                let spoofed = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                spoofed.send_to(&initial, addr).await.unwrap();
+                let mut sent = Vec::new();
+                let mut buf = [0u8; 65536];
+                let until = tokio::time::Instant::now() + Duration::from_millis(3600);
+                while let Ok(Ok(n)) = tokio::time::timeout_at(until, spoofed.recv(&mut buf)).await {
+                    sent.push(n);
+                }
+                drop(server);
+                sent
+            });
+            rt.shutdown_background();
+            let total: usize = sent.iter().sum();
+            assert!(!sent.is_empty(), "{label}, retry {retry}: no answer");
+            results.push((
+                total,
+                format!("{label}, retry {retry}: {total} bytes in datagrams of {sent:?}"),
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let lines: Vec<&str> = results.iter().map(|(_, l)| l.as_str()).collect();
+    println!("{}", lines.join("\n"));
+    assert!(
+        results.iter().all(|(total, _)| *total <= 3 * 1200),
+        "over three times the 1,200 bytes received:\n{}",
+        lines.join("\n")
+    );
+}

@@ -121,7 +121,8 @@ pub fn run_matrix(
         .iter()
         .filter(|r| opts.shard.is_none_or(|(i, n)| r.index % n == i))
         .collect();
-    let (todo, skipped) = to_run(&selected, &bench.runs_dir, opts.retry_failed)?;
+    let mut rerun = Vec::new();
+    let (todo, skipped) = to_run(&selected, &bench.runs_dir, opts.retry_failed, &mut rerun)?;
     let mut p = Progress {
         total: todo.len(),
         done: 0,
@@ -150,27 +151,35 @@ pub fn run_matrix(
         rows,
         runs_csv: Some(out.join("runs.csv")),
         wall: started.elapsed(),
+        rerun,
     })
 }
 
-/// The selected runs without a final row (a stored row that is not final is removed,
-/// to be run again), and how many rows stand.
+/// The selected runs without a final row (a stored row that is not final, or a row.json
+/// that cannot be read, is removed, to be run again; the latter's reasons go to `rerun`),
+/// and how many rows stand.
 fn to_run<'a>(
     selected: &[&'a MatrixRun],
     runs_dir: &Path,
     retry_failed: bool,
+    rerun: &mut Vec<String>,
 ) -> Result<(Vec<&'a MatrixRun>, usize), LabError> {
     let mut todo = Vec::new();
     let mut skipped = 0;
     for run in selected {
         let dir = runs_dir.join(&run.run_id);
-        match exec::read_row(&dir) {
-            Some(row) if is_final(&row.status, retry_failed) => skipped += 1,
-            Some(_) => {
+        match exec::stored_row(&dir) {
+            exec::Stored::Finished(row) if is_final(&row.status, retry_failed) => skipped += 1,
+            exec::Stored::Finished(_) => {
                 std::fs::remove_dir_all(&dir).map_err(|e| exec::io_err(&dir, e))?;
                 todo.push(*run);
             }
-            None => todo.push(*run),
+            exec::Stored::Corrupt(reason) => {
+                std::fs::remove_dir_all(&dir).map_err(|e| exec::io_err(&dir, e))?;
+                rerun.push(reason);
+                todo.push(*run);
+            }
+            exec::Stored::Missing => todo.push(*run),
         }
     }
     Ok((todo, skipped))
@@ -224,7 +233,8 @@ impl<'a> Bench<'a> {
         std::fs::create_dir_all(&runs_dir).map_err(|e| exec::io_err(&runs_dir, e))?;
         exec::remove_stale_partials(&runs_dir);
         let write = |name: &str, bytes: Vec<u8>| {
-            exec::write_atomic_unique(out, name, &bytes).map_err(|e| exec::io_err(out, e))
+            exec::write_atomic_unique(out, name, &bytes)
+                .map_err(|e| exec::io_err(&out.join(name), e))
         };
         write(
             "campaign.json",
@@ -301,7 +311,7 @@ impl<'a> Bench<'a> {
         }
         if let Err(e) = std::fs::rename(&partial, &finished) {
             let _ = std::fs::remove_dir_all(&partial);
-            if !finished.join("row.json").exists() {
+            if exec::read_row(&finished).is_none() {
                 return Err(exec::io_err(&finished, e));
             }
         }

@@ -144,6 +144,21 @@ impl CampaignSpec {
         Ok(out)
     }
 
+    /// How many links [`CampaignSpec::resolve_links`] makes (a sweep is the product of its
+    /// parameters' lists), counted without making them; `None` past `usize::MAX`.
+    pub fn link_count(&self) -> Option<usize> {
+        self.links.iter().try_fold(0usize, |total, entry| {
+            let combos = entry
+                .params
+                .values()
+                .try_fold(1usize, |n, value| match value {
+                    toml::Value::Array(items) => n.checked_mul(items.len()),
+                    _ => Some(n),
+                })?;
+            total.checked_add(combos)
+        })
+    }
+
     /// Validates the variants (cc strings parse, labels unique).
     pub fn resolve_variants(&self) -> Result<Vec<ResolvedVariant>, SpecError> {
         let mut out = Vec::new();

@@ -616,15 +616,22 @@ impl Connection {
                 }
 
                 // Anti-amplification is only based on `total_sent`, which gets
-                // updated at the end of this method. Therefore we pass the amount
-                // of bytes for datagrams that are already created, as well as 1 byte
-                // for starting another datagram. If there is any anti-amplification
-                // budget left, we always allow a full MTU to be sent
-                // (see https://github.com/quinn-rs/quinn/issues/1082)
-                if self
-                    .path
-                    .anti_amplification_blocked(segment_size as u64 * (num_datagrams as u64) + 1)
-                {
+                // updated at the end of this method. Therefore we pass the capacity
+                // of the datagrams that are already created. Another datagram is started
+                // if the budget left holds the smallest one this space may send (a padded
+                // Initial), and it is cut to that budget (RFC 9000 Sec. 8.1; satquic patch 12:
+                // a full MTU whenever one byte was left, quinn-rs/quinn#1082, let each probe
+                // timeout overshoot three times the bytes received by up to an MTU)
+                let amplification_budget = self.path.anti_amplification_budget(buf_capacity as u64);
+                let min_datagram_size = match space_id {
+                    SpaceId::Initial => usize::from(min_mtu),
+                    // A short header, a PATH_CHALLENGE and an ACK (RFC 9000 Sec. 8.2.1)
+                    SpaceId::Data if self.spaces[SpaceId::Data].crypto.is_some() => {
+                        1 + MAX_CID_SIZE + 4 + 32 + tag_len
+                    }
+                    _ => MIN_PACKET_SPACE + tag_len,
+                };
+                if amplification_budget.is_some_and(|budget| budget < min_datagram_size as u64) {
                     trace!("blocked by anti-amplification");
                     break;
                 }
@@ -673,7 +680,11 @@ impl Connection {
                 // Finish current packet
                 if let Some(mut builder) = builder_storage.take() {
                     if pad_datagram {
-                        builder.pad_to(min_mtu);
+                        // A datagram cut to the anti-amplification budget is padded to that
+                        // (RFC 9000 Sec. 8.2.1); an Initial is never cut below `min_mtu`
+                        builder.pad_to(
+                            cmp::min(usize::from(min_mtu), buf_capacity - datagram_start) as u16,
+                        );
                     }
 
                     if num_datagrams > 1 || pad_datagram_to_mtu {
@@ -751,6 +762,10 @@ impl Connection {
                         std::cmp::min(segment_size, usize::from(min_mtu))
                     }
                 };
+                let next_datagram_size_limit = match amplification_budget {
+                    Some(budget) => next_datagram_size_limit.min(budget as usize),
+                    None => next_datagram_size_limit,
+                };
                 buf_capacity += next_datagram_size_limit;
                 if buf.capacity() < buf_capacity {
                     // We reserve the maximum space for sending `max_datagrams` upfront
@@ -782,7 +797,7 @@ impl Connection {
                 }
             }
 
-            debug_assert!(buf_capacity - buf.len() >= MIN_PACKET_SPACE);
+            debug_assert!(buf_capacity - buf.len() >= MIN_PACKET_SPACE || !self.path.validated);
 
             //
             // From here on, we've determined that a packet will definitely be sent.
@@ -956,7 +971,8 @@ impl Connection {
         // Finish the last packet
         if let Some(mut builder) = builder_storage {
             if pad_datagram {
-                builder.pad_to(min_mtu);
+                builder
+                    .pad_to(cmp::min(usize::from(min_mtu), buf_capacity - datagram_start) as u16);
             }
 
             // If this datagram is a loss probe and `segment_size` is larger than `min_mtu`,
@@ -984,8 +1000,12 @@ impl Connection {
 
         self.app_limited = buf.is_empty() && !congestion_blocked;
 
-        // Send MTU probe if necessary
-        if buf.is_empty() && self.state.is_established() {
+        // Send MTU probe if necessary (satquic patch 12: not on a path whose peer address is not
+        // validated yet, which may not receive a probe's size three times over, RFC 9000 Sec. 8.1)
+        if buf.is_empty()
+            && self.state.is_established()
+            && self.path.anti_amplification_budget(0).is_none()
+        {
             let space_id = SpaceId::Data;
             let probe_size = self
                 .path

@@ -160,6 +160,17 @@ impl PathData {
         !self.validated && self.total_recvd * 3 < self.total_sent + bytes_to_send
     }
 
+    /// The bytes this path may still send once `pending` more are sent, before the peer's
+    /// address is validated (three times those received, RFC 9000 Sec. 8.1), or `None` once
+    /// it is validated (satquic patch 12)
+    pub(super) fn anti_amplification_budget(&self, pending: u64) -> Option<u64> {
+        (!self.validated).then(|| {
+            self.total_recvd
+                .saturating_mul(3)
+                .saturating_sub(self.total_sent.saturating_add(pending))
+        })
+    }
+
     /// Returns the path's current MTU
     pub(super) fn current_mtu(&self) -> u16 {
         self.mtud.current_mtu()

@@ -2791,6 +2791,143 @@ fn server_can_send_3_inital_packets() {
     );
 }
 
+/// RFC 9000 Sec. 8.1: before it validates the client's address, a server sends at most three
+/// times the bytes it received. One 1,200-byte Initial from an address that never answers
+/// (a spoofed source), through every probe timeout until the connection is given up: a
+/// certificate that fits the first flight (whose probes are padded 1,200-byte Initials), one
+/// of a few kilobytes, and one that cannot fit the limit; the server's initial MTU at 1,200
+/// and at 1,452 bytes; and with Retry, where the answer is the Retry alone. quinn-proto
+/// 0.11.19 started a full datagram whenever one byte of the budget was left (#1148), so
+/// each probe could overshoot by up to an MTU: 3,738 bytes for the small certificate.
+#[test]
+fn server_sends_at_most_three_times_an_unanswered_initial() {
+    let _guard = subscribe();
+    let certs = [
+        (
+            CERTIFIED_KEY.cert.der().clone(),
+            PrivateKeyDer::Pkcs8(CERTIFIED_KEY.signing_key.serialize_der().into()),
+        ),
+        cert_and_key_with_names(100),
+        big_cert_and_key(),
+    ];
+    let mut over = Vec::new();
+    for (cert, key) in certs {
+        for initial_mtu in [1200, 1452] {
+            for retry in [false, true] {
+                let mut server = server_config_with_cert(cert.clone(), key.clone_key());
+                let mut transport = TransportConfig::default();
+                transport.initial_mtu(initial_mtu);
+                server.transport = Arc::new(transport);
+                let mut pair = Pair::new(Default::default(), server);
+                if retry {
+                    pair.server.handle_incoming = Box::new(validate_incoming);
+                }
+                pair.begin_connect(client_config_with_certs(vec![cert.clone()]));
+                pair.drive_client();
+                let received: usize = pair.server.inbound.iter().map(|(_, _, d)| d.len()).sum();
+                assert_eq!(received, 1200);
+                let start = pair.time;
+                let mut sent = 0;
+                let mut datagrams = Vec::new();
+                loop {
+                    pair.drive_server();
+                    for (_, _, datagram) in pair.client.inbound.drain(..) {
+                        sent += datagram.len();
+                        datagrams.push((pair.time - start, datagram.len()));
+                    }
+                    match pair.server.next_wakeup() {
+                        Some(t) if t - start < Duration::from_secs(120) => {
+                            pair.time = pair.time.max(t)
+                        }
+                        _ => break,
+                    }
+                }
+                let case = format!(
+                    "certificate of {} bytes, initial MTU {initial_mtu}, retry {retry}: \
+                     {sent} bytes for {received} (time, size: {datagrams:?})",
+                    cert.len()
+                );
+                info!("{case}");
+                assert!(sent > 0, "{case}");
+                if !retry {
+                    // The limit is used, not only respected: at least a full first flight.
+                    assert!(sent >= 1200, "{case}");
+                }
+                if sent > 3 * received {
+                    over.push(case);
+                }
+            }
+        }
+    }
+    assert!(over.is_empty(), "over three times:\n{}", over.join("\n"));
+}
+
+/// The same limit on a path the client migrated to, until the server validates it: the
+/// client's datagrams from its new address reach the server, nothing the server sends there
+/// reaches the client. quinn-proto 0.11.19 padded its PATH_CHALLENGE to 1,200 bytes and sent
+/// MTU probes there (RFC 9000 Sec. 8.2.1 asks for an unpadded challenge when the limit does
+/// not permit a padded one).
+#[test]
+fn server_sends_at_most_three_times_to_an_unvalidated_new_path() {
+    let _guard = subscribe();
+    let mut pair = Pair::default();
+    let (client_ch, server_ch) = pair.connect();
+    pair.drive();
+    pair.client.addr = SocketAddr::new(
+        Ipv4Addr::new(127, 0, 0, 1).into(),
+        CLIENT_PORTS.lock().unwrap().next().unwrap(),
+    );
+    let start = pair.time;
+    let (mut received, mut sent) = (0, 0);
+    pair.client_conn_mut(client_ch).ping();
+    while pair.time - start < Duration::from_secs(10) {
+        pair.drive_client();
+        received += pair
+            .server
+            .inbound
+            .iter()
+            .map(|(_, _, d)| d.len())
+            .sum::<usize>();
+        pair.drive_server();
+        sent += pair
+            .client
+            .inbound
+            .drain(..)
+            .map(|(_, _, d)| d.len())
+            .sum::<usize>();
+        match min_opt(pair.server.next_wakeup(), pair.client.next_wakeup()) {
+            Some(t) => pair.time = pair.time.max(t),
+            None => break,
+        }
+        assert!(
+            sent <= 3 * received,
+            "{sent} bytes sent to the new address for {received} received, at {:?}",
+            pair.time - start
+        );
+    }
+    assert!(sent > 0 && received > 0);
+    // The new path was never validated: the server went back to the old one.
+    assert_ne!(
+        pair.server_conn_mut(server_ch).remote_address(),
+        pair.client.addr
+    );
+}
+
+/// A self-signed certificate naming localhost and `n` other names
+fn cert_and_key_with_names(n: usize) -> (CertificateDer<'static>, PrivateKeyDer<'static>) {
+    let cert = rcgen::generate_simple_self_signed(
+        Some("localhost".into())
+            .into_iter()
+            .chain((0..n).map(|x| format!("foo_{x}")))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    (
+        cert.cert.into(),
+        PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into()),
+    )
+}
+
 /// Generate a big fat certificate that can't fit inside the initial anti-amplification limit
 fn big_cert_and_key() -> (CertificateDer<'static>, PrivateKeyDer<'static>) {
     let cert = rcgen::generate_simple_self_signed(
