@@ -36,6 +36,8 @@ pub(super) fn check_options(options: &TunOptions) -> Result<(), NetError> {
             "--client-addr and --server-addr must differ".into(),
         ));
     }
+    check_host_address("--client-addr", options.client_addr)?;
+    check_host_address("--server-addr", options.server_addr)?;
     if !is_root() {
         return Err(NetError::Usage(
                 "--tun needs root (it makes network namespaces and TUN devices); without root use the UDP relay (--listen/--to)".into(),
@@ -226,9 +228,57 @@ fn configure_side(
     Ok(())
 }
 
+/// Refuses an address no host of the point-to-point link between the namespaces can have:
+/// 0.0.0.0, loopback (the namespace's own `lo`), broadcast, multicast. Each was accepted,
+/// and the link ran with nothing able to cross it.
+fn check_host_address(flag: &str, addr: Ipv4Addr) -> Result<(), NetError> {
+    let what = if addr.is_unspecified() {
+        "the unspecified address"
+    } else if addr.is_loopback() {
+        "a loopback address (each namespace has its own lo)"
+    } else if addr.is_broadcast() {
+        "the broadcast address"
+    } else if addr.is_multicast() {
+        "a multicast address"
+    } else {
+        return Ok(());
+    };
+    Err(NetError::Usage(format!(
+        "{flag} {addr}: {what}, not an address a namespace's end of the link can have"
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_a_host_cannot_have_are_refused() {
+        for bad in [
+            "0.0.0.0",
+            "127.0.0.1",
+            "127.1.2.3",
+            "255.255.255.255",
+            "224.0.0.1",
+        ] {
+            let addr: Ipv4Addr = bad.parse().unwrap();
+            assert!(
+                matches!(check_host_address("--client-addr", addr), Err(NetError::Usage(m)) if m.contains(bad) && !m.contains('\n')),
+                "{bad}"
+            );
+        }
+        for good in ["10.199.0.1", "192.0.2.7", "100.64.0.1"] {
+            assert!(check_host_address("--server-addr", good.parse().unwrap()).is_ok());
+        }
+        // Through the options' check, before the root check (were accepted and ran).
+        let options = TunOptions {
+            client_addr: Ipv4Addr::BROADCAST,
+            ..TunOptions::new(None)
+        };
+        assert!(
+            matches!(check_options(&options), Err(NetError::Usage(m)) if m.starts_with("--client-addr 255.255.255.255")),
+        );
+    }
 
     #[test]
     fn namespace_names_are_checked() {
