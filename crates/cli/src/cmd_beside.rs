@@ -3,12 +3,11 @@
 
 use std::path::PathBuf;
 
-use satquic_lab::LabError;
 use satquic_lab::beside::{self, Selection};
 use satquic_lab::reproduce::Scale;
 
 use crate::Failure;
-use crate::cmd_campaign::{exec_options, lab_failure};
+use crate::cmd_campaign::{exec_options, lab_failure, stop_on_signals, stopped};
 use crate::cmd_reproduce::CampaignsProgress;
 
 #[derive(clap::Args)]
@@ -58,14 +57,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         beside::select(beside::builtins(scale, &specs), &selection).map_err(lab_failure)?;
     satquic_lab::output_dir(&args.out).map_err(lab_failure)?;
     beside::write_specs(&specs).map_err(lab_failure)?;
-    // SIGINT and SIGTERM stop between runs, as `campaign run` does: the runs in flight are
-    // abandoned, the campaign's runs.csv is written for the finished ones, and the same
-    // command resumes (before, a signal killed it with no word and no runs.csv).
-    satquic_net::tun::stop_on_termination_signals();
-    let opts = satquic_lab::exec::ExecOptions {
-        stop: Some(satquic_net::tun::termination_requested),
-        ..opts
-    };
+    // SIGINT and SIGTERM stop between runs, as `campaign run` does (before, a signal killed
+    // it with no word and no runs.csv).
+    let opts = stop_on_signals(opts);
     let progress = CampaignsProgress::new("satquic beside");
     let current = std::sync::Mutex::new(String::new());
     let outcome = beside::beside(&campaigns, &args.out, &opts, &|name, p| {
@@ -73,16 +67,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         progress.update(name, p)
     });
     let finished = progress.finish();
-    let o = outcome.map_err(|e| match e {
-        e @ LabError::Stopped { .. } => {
-            let name = current.into_inner().unwrap_or_else(|e| e.into_inner());
-            Failure::Other(format!(
-                "{name}: {e} ({}); the report is written once every campaign is done: run \
-                 the same command again to resume (finished runs are kept)",
-                args.out.join(&name).join("runs.csv").display()
-            ))
-        }
-        e => lab_failure(e),
+    let o = outcome.map_err(|e| {
+        let name = current.into_inner().unwrap_or_else(|e| e.into_inner());
+        stopped(e, &name, Some(&args.out.join(&name)))
     })?;
     for c in &o.campaigns {
         outln!(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use satquic_lab::calibrate;
 
 use crate::Failure;
-use crate::cmd_campaign::{exec_options, lab_failure};
+use crate::cmd_campaign::{exec_options, stop_on_signals, stopped};
 use crate::cmd_reproduce::CampaignsProgress;
 
 #[derive(clap::Args)]
@@ -31,13 +31,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let opts = exec_options(args.jobs)?;
+    // SIGINT and SIGTERM stop between runs, as in `campaign run`.
+    let opts = stop_on_signals(exec_options(args.jobs)?);
     let progress = CampaignsProgress::new("satquic calibrate");
+    let current = std::sync::Mutex::new(String::new());
     let outcome = calibrate::calibrate(&args.links, args.repetitions, &args.out, &opts, &|n, p| {
+        *current.lock().unwrap_or_else(|e| e.into_inner()) = n.to_string();
         progress.update(n, p)
     });
     let finished = progress.finish();
-    let results = outcome.map_err(lab_failure)?;
+    let results = outcome.map_err(|e| {
+        stopped(
+            e,
+            &current.into_inner().unwrap_or_else(|e| e.into_inner()),
+            None,
+        )
+    })?;
     let text = calibrate::markdown(&results);
     let path = args.out.join("calibration.md");
     std::fs::write(&path, &text)

@@ -143,6 +143,35 @@ pub(crate) fn exec_options(jobs: Option<usize>) -> Result<ExecOptions, Failure> 
     Ok(o)
 }
 
+/// `opts` stopped by SIGINT and SIGTERM between runs, as `campaign run` is: the runs in
+/// flight are abandoned, the campaign's runs.csv is written for the finished ones, and
+/// [`stopped`] says so. For the commands that run several campaigns (beside, reproduce,
+/// calibrate), which a signal killed with no word.
+pub(crate) fn stop_on_signals(opts: ExecOptions) -> ExecOptions {
+    satquic_net::tun::stop_on_termination_signals();
+    ExecOptions {
+        stop: Some(satquic_net::tun::termination_requested),
+        ..opts
+    }
+}
+
+/// The line of a command of several campaigns stopped in `campaign` (whose directory is
+/// `dir`, if known): what was kept and how to resume; other errors as [`lab_failure`].
+pub(crate) fn stopped(e: LabError, campaign: &str, dir: Option<&Path>) -> Failure {
+    match e {
+        e @ LabError::Stopped { .. } => {
+            let runs_csv = dir.map_or(String::new(), |d| {
+                format!(" ({})", d.join("runs.csv").display())
+            });
+            Failure::Other(format!(
+                "{campaign}: {e}{runs_csv}; the report is written once every campaign is \
+                 done: run the same command again to resume (finished runs are kept)"
+            ))
+        }
+        e => lab_failure(e),
+    }
+}
+
 /// A lab error as a command failure: bad input exits 2.
 pub(crate) fn lab_failure(e: LabError) -> Failure {
     match e {

@@ -11,7 +11,7 @@ use satquic_lab::exec::Progress;
 use satquic_lab::reproduce::{self, Scale};
 
 use crate::Failure;
-use crate::cmd_campaign::{Bar, exec_options, lab_failure};
+use crate::cmd_campaign::{Bar, exec_options, stop_on_signals, stopped};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -142,14 +142,20 @@ impl CampaignsProgress {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let scale = if args.full { Scale::Full } else { Scale::Quick };
-    let opts = exec_options(args.jobs)?;
+    // SIGINT and SIGTERM stop between runs, as in `campaign run`.
+    let opts = stop_on_signals(exec_options(args.jobs)?);
     let progress = CampaignsProgress::new("satquic reproduce");
+    let current = std::sync::Mutex::new(String::new());
     let outcome = reproduce::reproduce(scale, &args.out, &opts, &args.only, &|name, p| {
+        *current.lock().unwrap_or_else(|e| e.into_inner()) = name.to_string();
         progress.update(name, p)
     });
     // Bars end before the table; failed runs are reported after it.
     let finished = progress.finish();
-    let o = outcome.map_err(lab_failure)?;
+    let o = outcome.map_err(|e| {
+        let name = current.into_inner().unwrap_or_else(|e| e.into_inner());
+        stopped(e, &name, Some(&args.out.join(&name)))
+    })?;
     for (name, secs, ran) in &o.per_campaign {
         outln!("{name}: {ran} runs executed in {secs:.1} s")?;
     }

@@ -479,6 +479,87 @@ fn a_signal_stops_beside_with_what_was_kept_and_how_to_resume() {
     }
 }
 
+/// A `runs` directory somewhere under `dir` (a campaign has started).
+fn has_runs_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name() == "runs" || (e.path().is_dir() && has_runs_dir(&e.path())))
+    })
+}
+
+/// `reproduce` and `calibrate` run several campaigns as `beside` does, and a signal killed
+/// them the same way, with no word: now one line says what was kept and how to resume, exit 1.
+#[test]
+fn a_signal_stops_reproduce_and_calibrate_with_how_to_resume() {
+    let dir = TempDir::new("several-signal");
+    let reproduce = dir.join("reproduce");
+    let calibrate = dir.join("calibrate");
+    for (args, out, campaign) in [
+        (
+            vec![
+                "reproduce",
+                "--quick",
+                "--only",
+                "c",
+                "--jobs",
+                "1",
+                "--out",
+                &reproduce,
+            ],
+            &reproduce,
+            "c-qir-se: stopped",
+        ),
+        (
+            vec![
+                "calibrate",
+                "--link",
+                "qir-sat",
+                "--repetitions",
+                "1",
+                "--jobs",
+                "1",
+                "--out",
+                &calibrate,
+            ],
+            &calibrate,
+            "candidate 1",
+        ),
+    ] {
+        let child = Command::new(BIN)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !has_runs_dir(Path::new(out)) {
+            assert!(Instant::now() < deadline, "{args:?}: no campaign in 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let o = child.wait_with_output().unwrap();
+        let all = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {all}");
+        let err = all.trim_end().lines().last().unwrap_or_default();
+        assert!(
+            err.starts_with("satquic: ")
+                && err.contains(campaign)
+                && err.contains("stopped")
+                && err.contains("run the same command again to resume"),
+            "{args:?}: {all}"
+        );
+    }
+}
+
 #[test]
 fn calibrate_refuses_bad_candidates_in_one_line() {
     help("calibrate");
