@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use satquic_lab::scorecard::REGIMES;
+
 const BIN: &str = env!("CARGO_BIN_EXE_satquic");
 
 const TINY: &str = include_str!("../../lab/campaigns/scorecard/tiny.toml");
@@ -48,26 +50,12 @@ fn end_to_end_on_a_tiny_set() {
     let o = scorecard(&set, &a, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table = String::from_utf8_lossy(&o.stdout);
-    for r in [
-        "geo-lossless",
-        "geo-loss",
-        "startup",
-        "resumption",
-        "beside",
-        "leo",
-    ] {
+    for r in REGIMES {
         assert!(table.contains(r), "{r} missing from the table:\n{table}");
     }
     let json_a = std::fs::read(a.join("scorecard.json")).unwrap();
     let html = std::fs::read_to_string(a.join("scorecard.html")).unwrap();
-    for r in [
-        "geo-lossless",
-        "geo-loss",
-        "startup",
-        "resumption",
-        "beside",
-        "leo",
-    ] {
+    for r in REGIMES {
         assert!(html.contains(&format!("id=\"panel-{r}\"")), "panel {r}");
     }
     assert!(a.join("wall.json").is_file());
