@@ -69,7 +69,9 @@
 //! options, with their defaults and sources, in its module under [`avoidance`],
 //! [`slow_start`], [`growth`], [`jump`], [`burst`], [`unpaced`], [`loss_filter`], [`rollback`] and
 //! [`careful_resume`]; the optional modifiers are registered in [`modifiers`], and the order
-//! in which the controller runs them is tabled in [`controller`].
+//! in which the controller runs them is tabled in [`controller`]. The initial slow start's
+//! state and decisions (the slow start, growth, floor, jump, bursts, drain) are one module's,
+//! [`startup`], whose effects the controller applies.
 //!
 //! The crate does no I/O and reads no clock: every time is handed in. Events
 //! ([`CcEvent`]) go to a sink the caller owns; without one none is built.
@@ -92,6 +94,7 @@ pub mod retreat;
 pub mod rollback;
 pub mod slow_start;
 pub mod spec;
+pub mod startup;
 pub mod unpaced;
 
 pub use adapter::QuinnController;

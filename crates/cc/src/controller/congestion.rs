@@ -150,7 +150,7 @@ impl Controller {
     }
 
     /// C7-C9: RFC 9002's response: one reduction per recovery period (a drain is one until
-    /// it ends, [`Controller::start_drain`]), and persistent congestion's collapse.
+    /// it ends, [`crate::startup::Startup::start_drain`]), and persistent congestion's collapse.
     fn respond_to_congestion(
         &mut self,
         now: Duration,
@@ -160,10 +160,7 @@ impl Controller {
         before_losses: u64,
     ) {
         let in_recovery =
-            self.drain.is_some() || self.recovery_start.is_some_and(|start| sent <= start);
-        if persistent {
-            self.drain = None;
-        }
+            self.startup.draining() || self.recovery_start.is_some_and(|start| sent <= start);
         if !in_recovery {
             self.reduce_window(now, persistent, lost_bytes, before_losses);
         }
@@ -172,7 +169,7 @@ impl Controller {
             self.checkpoint = None;
             self.recovery_start = Some(now);
             self.set_window(self.minimum_window() as f64);
-            self.slow_start.reset();
+            self.startup.on_persistent_congestion();
             self.avoidance.reset();
         }
         if !in_recovery || persistent {
@@ -200,7 +197,7 @@ impl Controller {
         self.checkpoint = (self.rollback.is_some()
             && lost_bytes > 0
             && !persistent
-            && self.initial_slow_start_done
+            && self.startup.done()
             && !self.in_slow_start())
         .then(|| Checkpoint {
             cwnd: self.cwnd as f64 + self.cwnd_carry,

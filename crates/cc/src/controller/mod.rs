@@ -1,6 +1,6 @@
-//! The composed controller: a window, RFC 9002 recovery, a [`SlowStart`] for the initial
-//! slow start, an [`Avoidance`] afterwards, and the optional modifiers
-//! ([`crate::modifiers`]).
+//! The composed controller: a window, RFC 9002 recovery, the start-up for the initial slow
+//! start ([`crate::startup`]: a [`SlowStart`] and the start-up modifiers), an
+//! [`Avoidance`] afterwards, and the other optional modifiers ([`crate::modifiers`]).
 //!
 //! It is independent of quinn (times are `Duration` offsets from an origin) so synthetic
 //! ACK timelines can drive it directly; [`crate::QuinnController`] adapts it to quinn-proto.
@@ -26,12 +26,18 @@
 //! result depends on the order, which is why it is written down here: a step may only
 //! change what its row says.
 //!
+//! The initial slow start is the start-up's ([`crate::startup`]): at the rows that name
+//! it, the start-up decides (it owns the slow start, the growth, the floor, the jump and its
+//! ceiling, the bursts and the drain) and returns effects ([`crate::startup`]'s `Effect`)
+//! that the controller applies at once (`apply_startup`, `controller/startup.rs`). Where the
+//! start-up runs a sequence of its own (A7-A11, E2), its table lists the steps.
+//!
 //! **`on_sent(now, bytes, pn)`** (`ack.rs`)
 //!
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | S1 | rounds | the last packet number; the first round's end | every send; read by E3 |
-//! | S2 | slow start (initial slow start only) | its own state (SEARCH's sent bytes) | it learns of every packet it will judge |
+//! | S2 | start-up: the slow start (initial slow start only) | its own state (SEARCH's sent bytes) | it learns of every packet it will judge |
 //! | S3 | Careful Resume | its phase; the window: the jump (Reconnaissance to Unvalidated), or the end of the Unvalidated Phase when the jump window is used up or an RTT passed | only a send tells that the window is full (the deferred jump) or used up |
 //!
 //! **`on_ack(now, sent, bytes, app_limited, rtt)`** (`ack.rs`), once per acknowledged packet
@@ -39,16 +45,12 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | A1 | loss filter (`+loss-filter`), recent delivery | its count of packets since the last loss; the bytes acknowledged (the retreat's and the ceiling's [`crate::delivery`]) | every acknowledgement counts, in a recovery period or not |
-//! | A2 | jump sampler (`+jump`, initial slow start only) | the delivery-rate sample of the batch; with `bound`, the burst the packet left in (by its send time); with `validate`, while the jump is judged, the flight it belongs to | every acknowledgement counts; E2 takes the samples |
+//! | A2 | start-up: the jump's sampler (`+jump`, initial slow start only) | the delivery-rate sample of the batch; with `bound`, the burst the packet left in (by its send time); with `validate`, while the jump is judged, the flight it belongs to | every acknowledgement counts; E2 takes the samples |
 //! | A3 | Careful Resume | its phase, PipeSize, observation; an RTT sample at most `saved_rtt x min-rtt` in the Unvalidated Phase is a path change: Safe Retreat, and the hook **stops** | the phase decides what the steps below may do; an acknowledgement that retreats is not growth |
-//! | A4 | drain (SEARCH's `drain` exit) | the window, stepped down; its end starts a recovery period; **stops** | the drain is the answer to the overshoot, not growth |
+//! | A4 | start-up: the drain (SEARCH's `drain` exit) decides, the controller applies | the window, stepped down; its end starts a recovery period; **stops** | the drain is the answer to the overshoot, not growth |
 //! | A5 | recovery gate | nothing: an acknowledgement of a packet sent before the recovery period began **stops** | RFC 9002 Sec. 7.3.2 |
 //! | A6 | rollback (`+rollback`) | window, `ssthresh` and the avoidance's state restored to before the reduction | the first acknowledgement past the gate ends the recovery period; growth then goes on from the restored window |
-//! | A7 | long-RTT floor (`+floor`, `+growth:rtt`; initial slow start, unless Careful Resume holds or the jump is being judged) | the window, raised; bounded by neither the jump's ceiling nor `ssthresh` | picoquic raises its minimum window on every RTT sample; the slow start then sees the raised window |
-//! | A8 | jump ceiling (`+jump:cap`; never below `cap` x what the path delivered over the latest RTT, nor the saved window of a Careful Resume jump that stands) | nothing; an acknowledgement at or above the ceiling, or while the jump is being judged, reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
-//! | A9 | slow start (initial slow start) | its own state; an exit sets the window and `ssthresh`, starts the avoidance, tells Careful Resume (a delay-based exit ends Reconnaissance) and may start a drain | it sees every acknowledgement of the initial slow start, held or not |
-//! | A10 | Careful Resume's hold (Unvalidated, Safe Retreat) | nothing: **stops**, the slow start's decision ignored | RFC 9959 Sec. 3.3, 3.5: the window does not grow |
-//! | A11 | growth (`+growth`; initial slow start, not application-limited, not while the jump is being judged) | the window: the slow start's increase times the growth's multiplier, up to the jump's ceiling; reaching `ssthresh` ends the initial slow start | RFC 9002 Sec. 7.8: no growth while application-limited |
+//! | A7-A11 | start-up (initial slow start): floor, ceiling, slow start, Careful Resume's hold, growth, in the order of its table ([`crate::startup`]); the controller applies what it returns | the window: raised to the long-RTT floor, grown by the slow start's increase times the growth up to the jump's ceiling, or set by the slow start's exit (then `ssthresh`, the avoidance's start, Careful Resume told, a drain if asked); reaching `ssthresh` ends the initial slow start | it sees every acknowledgement of the initial slow start, held or not, once recovery and rollback have had theirs |
 //! | A12 | after the initial slow start (not application-limited, not held) | the window: classic slow start up to `ssthresh`, then the avoidance; the first acknowledgement after application-limited ones tells the avoidance how long it was limited | RFC 9002 Sec. 7.3.1, 7.3.3; RFC 9438 Sec. 4.2: CUBIC's `t` does not count that time |
 //!
 //! **`on_end_acks(now, in_flight, largest_acked)`** (`ack.rs`), once per ACK batch
@@ -56,8 +58,8 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | E1 | flight, recent delivery | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]) | quinn's own count, after the batch |
-//! | E2 | jump (`+jump`, initial slow start; not during a drain, nor unless Careful Resume is Normal) | its peak rate and queueing-delay bound (`bound`, re-read against its reference); the window, raised to the jump's target, bounded by the ceiling and `ssthresh`; with `validate`, the jump's phase: the first raise starts the judging of its flight, a flight that came back as it left raises the window to the ceiling, one that came back slower ends the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
-//! | E3 | rounds | the slow start's round end (initial slow start), Careful Resume's observation round, the loss filter's round (`rule=round`, `rule=queue`), the next round's end | RFC 9406 `windowEnd` |
+//! | E2 | start-up: the jump (`+jump`, initial slow start; no raise during a drain, nor unless Careful Resume is Normal), in the order of its table ([`crate::startup`]); the controller applies what it returns | the jump's estimates; the window, raised to the jump's target (bounded by the ceiling and `ssthresh`); with `validate`, its verdict: the window to the ceiling, or the end of the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
+//! | E3 | rounds | the start-up's slow start's round end (initial slow start), Careful Resume's observation round, the loss filter's round (`rule=round`, `rule=queue`), the next round's end | RFC 9406 `windowEnd` |
 //! | E4 | Careful Resume | its phase: Unvalidated to Validating or Normal (first unvalidated packet acknowledged, an RTT passed), Validating to Normal (`ss-cap` caps `ssthresh`), Safe Retreat to Normal (`ssthresh` capped, the avoidance learns PipeSize) | these wait for a batch's largest acknowledged packet |
 //! | E5 | events | nothing (a `Sample` event) | the state after the batch |
 //!
@@ -71,19 +73,20 @@
 //! | C4 | Careful Resume | its phase and flight: Reconnaissance to Normal; Unvalidated or Validating to Safe Retreat; persistent congestion to Normal, `ssthresh` capped | RFC 9959 Sec. 3.2-3.6 |
 //! | C5 | Safe Retreat | the window (PipeSize x `retreat`, at most the window), a recovery period, the end of the initial slow start; a `Congestion` event; **stops** | RFC 9959 Sec. 3.5: it replaces the reduction |
 //! | C6 | loss filter's verdict | a tolerated loss: no reduction, no recovery period, no slow-start exit (C4's phase change still applies) | picoquic's rule |
-//! | C7 | recovery gate | nothing: a loss of a packet sent before the recovery period began (or during a drain) reduces nothing more; persistent congestion ends a drain | RFC 9002 Sec. 7.3.2 |
+//! | C7 | recovery gate | nothing: a loss of a packet sent before the recovery period began (or during the start-up's drain) reduces nothing more | RFC 9002 Sec. 7.3.2 |
 //! | C8 | reduction | a rollback checkpoint (congestion avoidance only), a recovery period, `ssthresh` from the avoidance (from what the path delivered over the latest RTT when smaller than the window, on the first reduction with `+retreat`), the window to it, the end of the initial slow start (a `loss` exit) | RFC 9002 Sec. 7.3.2; RFC 9959 Sec. 3.5's retreat for any start-up |
-//! | C9 | persistent congestion | the window to the minimum; the slow start and the avoidance reset; no undo | RFC 9002 Sec. 7.6.2 |
+//! | C9 | persistent congestion | the window to the minimum; the start-up's drain ended and its slow start reset, the avoidance reset; no undo | RFC 9002 Sec. 7.6.2 |
 //! | C10 | events, then Careful Resume's phase change of C4 | a `Congestion` event if C8 or C9 ran | the window after the response |
 //!
 //! **`on_mtu_update(mtu)`**: the MSS; the window at least the new minimum (2 x MSS).
 //! **`on_path_change(now)`**: Careful Resume only (Reconnaissance to Normal, Unvalidated to
 //! Safe Retreat). Between the hooks quinn reads [`Controller::window`] (Careful Resume's
-//! paced release of the jump), [`Controller::pacing_burst`] (`+burst`: the initial slow
-//! start only, not during a drain, and only while Careful Resume is Normal; `+burst:time`
-//! reads the rate E2 measured) and [`Controller::pacing_rate_bytes_per_sec`] (`+unpaced`: a
-//! rate of 0, no pacing, the whole connection; no hook reads or changes it, so it has no row
-//! above).
+//! paced release of the jump), [`Controller::pacing_burst`] (the start-up's: `+burst`, the
+//! initial slow start only, not during a drain, and only while Careful Resume is Normal;
+//! `+burst:time` reads the rate E2 measured) and [`Controller::pacing_rate_bytes_per_sec`]
+//! (`+unpaced`: a rate of 0, no pacing, the whole connection; otherwise the start-up's rate
+//! while `+jump:validate` judges its flight; no hook reads or changes either, so they have
+//! no row above).
 //!
 //! # Interactions the order decides
 //!
@@ -119,29 +122,29 @@
 
 mod ack;
 mod congestion;
-mod drain;
+mod startup;
 
 use std::time::Duration;
 
 use crate::avoidance::Avoidance;
 use crate::burst::SlowStartBurst;
 use crate::careful_resume::{
-    CarefulResume, CarefulResumeConfig, CarefulResumePhase, NotObserved, Observation,
-    PacingRequirement, ResumeParams, ResumedController, Transition, Window,
+    CarefulResume, CarefulResumeConfig, NotObserved, Observation, PacingRequirement, ResumeParams,
+    ResumedController, Transition, Window,
 };
 use crate::delivery::RecentDelivery;
 use crate::event::{CcEvent, Emitter, ExitReason};
 use crate::growth::{RttWindowFloor, StartupGrowth};
-use crate::jump::{BdpJump, JumpPhase, PeakRate};
+use crate::jump::BdpJump;
 use crate::loss_filter::{LossFilter, LossFilterConfig};
 use crate::modifiers::Modifiers;
 use crate::retreat::Retreat;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::SlowStart;
+use crate::startup::Startup;
 use crate::unpaced::Unpaced;
 
 use congestion::Checkpoint;
-use drain::Drain;
 
 /// RTT estimates handed in with each acknowledgement.
 #[derive(Debug, Clone, Copy)]
@@ -169,6 +172,12 @@ impl RttInfo {
 /// arithmetic finite when an aggressive slow start (Hybla on GEO) asks for the moon.
 pub const MAX_WINDOW: u64 = 1 << 40;
 
+/// A window of `cwnd` bytes as the controller holds it: at least `min`, at most `max`
+/// (the fraction is kept as the carry).
+pub(crate) fn bounded_window(cwnd: f64, min: u64, max: u64) -> f64 {
+    cwnd.clamp(min as f64, max as f64)
+}
+
 /// The composed congestion controller. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Controller {
@@ -184,10 +193,8 @@ pub struct Controller {
     max_window: u64,
     /// Start of the current recovery period; `None` if none happened yet.
     recovery_start: Option<Duration>,
-    /// Whether the initial slow start is over (exit or loss).
-    initial_slow_start_done: bool,
-    /// The slow start used for the initial slow start.
-    slow_start: Box<dyn SlowStart>,
+    /// The initial slow start: its slow start, growth, floor, jump, bursts and drain.
+    startup: Startup,
     /// Congestion avoidance and decrease.
     avoidance: Box<dyn Avoidance>,
     /// Packet number of the last packet sent.
@@ -198,26 +205,10 @@ pub struct Controller {
     events: Emitter,
     /// Careful Resume: observing, and resuming from saved parameters.
     cr: CarefulResume,
-    /// How fast the initial slow start grows.
-    growth: StartupGrowth,
-    /// The window the controller started with, bytes.
-    initial_window: u64,
     /// Bytes in flight at the end of the latest ACK batch.
     in_flight: u64,
-    /// A drain after a slow-start exit in progress ([`Drain`]).
-    drain: Option<Drain>,
-    /// The jump towards the delivery-rate BDP during the initial slow start, if enabled.
-    jump: Option<BdpJump>,
-    /// The peak delivery rate the jump is sized from.
-    peak_rate: PeakRate,
-    /// Where the jump stands (validated or not, with `+jump:validate`).
-    jump_phase: JumpPhase,
-    /// Pacing bursts during the initial slow start, if enabled.
-    burst: Option<SlowStartBurst>,
     /// quinn-proto's pacing off, if enabled.
     unpaced: Option<Unpaced>,
-    /// The long-RTT window floor of the initial slow start, if enabled.
-    floor: Option<RttWindowFloor>,
     /// RTT estimates of the latest acknowledgement (its sample goes into the samples).
     rtt: RttInfo,
     /// The filter that lets isolated losses pass without a reduction, if enabled.
@@ -230,7 +221,7 @@ pub struct Controller {
     checkpoint: Option<Checkpoint>,
     /// The first reduction taken from what the path delivered, if enabled.
     retreat: Option<Retreat>,
-    /// What the path delivered lately (the retreat's base, the jump ceiling's floor).
+    /// What the path delivered lately (the retreat's base, the start-up ceiling's floor).
     recent_delivery: RecentDelivery,
     /// Whether the window was reduced for congestion before.
     reduced: bool,
@@ -257,23 +248,14 @@ impl Controller {
             mss,
             max_window: MAX_WINDOW,
             recovery_start: None,
-            initial_slow_start_done: false,
-            slow_start,
+            startup: Startup::new(slow_start, cwnd),
             avoidance,
             last_sent_pn: None,
             round_end_pn: None,
             events,
             cr: CarefulResume::new(CarefulResumeConfig::default(), None, cwnd),
-            growth: StartupGrowth::Double,
-            initial_window: cwnd,
             in_flight: 0,
-            drain: None,
-            jump: None,
-            peak_rate: PeakRate::default(),
-            jump_phase: JumpPhase::default(),
-            burst: None,
             unpaced: None,
-            floor: None,
             rtt: RttInfo::fixed(Duration::ZERO),
             loss_filter: None,
             rollback: None,
@@ -307,24 +289,24 @@ impl Controller {
     /// Enables the jump towards the delivery-rate BDP during the initial slow start
     /// ([`crate::jump`]).
     pub fn set_jump(&mut self, jump: Option<BdpJump>) {
-        self.jump = jump;
+        self.startup.set_jump(jump);
     }
 
     /// Enables pacing bursts of a quarter window during the initial slow start
     /// ([`crate::burst`]).
     pub fn set_burst(&mut self, burst: Option<SlowStartBurst>) {
-        self.burst = burst;
+        self.startup.set_burst(burst);
     }
 
     /// Enables picoquic's long-RTT window floor during the initial slow start
     /// ([`RttWindowFloor`]).
     pub fn set_floor(&mut self, floor: Option<RttWindowFloor>) {
-        self.floor = floor;
+        self.startup.set_floor(floor);
     }
 
     /// Sets how fast the initial slow start grows ([`crate::growth`]).
     pub fn set_growth(&mut self, growth: StartupGrowth) {
-        self.growth = growth;
+        self.startup.set_growth(growth);
     }
 
     /// Enables the modifiers of `modifiers` ([`crate::modifiers`]), and Careful Resume with
@@ -368,17 +350,8 @@ impl Controller {
     /// start with `+burst` ([`crate::burst`]), unless Careful Resume or a drain controls
     /// the window.
     pub fn pacing_burst(&self) -> Option<u64> {
-        let burst = self.burst?;
-        if self.initial_slow_start_done
-            || self.drain.is_some()
-            || self.cr.phase() != CarefulResumePhase::Normal
-        {
-            return None;
-        }
-        let rate = self
-            .jump
-            .map_or(0.0, |j| j.rate_for_bursts(&self.peak_rate));
-        burst.burst(self.window(), self.rtt.smoothed, rate)
+        self.startup
+            .pacing_burst(self.window(), self.rtt.smoothed, self.cr.phase())
     }
 
     /// The pacing rate, bytes per second, the controller asks of quinn-proto's pacer: 0 (no
@@ -391,11 +364,7 @@ impl Controller {
             let _ = unpaced;
             return Some(Unpaced::PACING_RATE_BYTES_PER_SEC);
         }
-        if !self.jump_phase.holds() || self.rtt.smoothed.is_zero() {
-            return None;
-        }
-        let quinn = 1.25 * self.window() as f64 / self.rtt.smoothed.as_secs_f64();
-        Some(quinn.max(self.peak_rate.bound()) as u64)
+        self.startup.pacing_rate(self.window(), self.rtt.smoothed)
     }
 
     /// The congestion window (CWND) in bytes.
@@ -436,7 +405,7 @@ impl Controller {
         }
     }
 
-    /// Applies a Careful Resume phase change to the window ([`Effect::apply`] says how),
+    /// Applies a Careful Resume phase change to the window (`Effect::apply` says how),
     /// then reports it.
     fn apply_careful_resume(&mut self, now: Duration, t: Transition) {
         t.effect.apply(now, self);
@@ -456,7 +425,7 @@ impl Controller {
 
     /// Whether the initial slow start has ended.
     pub fn initial_slow_start_done(&self) -> bool {
-        self.initial_slow_start_done
+        self.startup.done()
     }
 
     /// RFC 9002 `kMinimumWindow`: 2 x max datagram size.
@@ -466,12 +435,17 @@ impl Controller {
 
     /// The slow start's per-connection state size in bytes.
     pub fn slow_start_state_size(&self) -> usize {
-        self.slow_start.state_size()
+        self.startup.slow_start().state_size()
     }
 
     /// The slow start in use.
     pub fn slow_start(&self) -> &dyn SlowStart {
-        self.slow_start.as_ref()
+        self.startup.slow_start()
+    }
+
+    /// The initial slow start ([`crate::startup`]).
+    pub fn startup(&self) -> &Startup {
+        &self.startup
     }
 
     /// The avoidance in use.
@@ -480,7 +454,7 @@ impl Controller {
     }
 
     fn set_window(&mut self, cwnd: f64) {
-        let cwnd = cwnd.clamp(self.minimum_window() as f64, self.max_window as f64);
+        let cwnd = bounded_window(cwnd, self.minimum_window(), self.max_window);
         self.cwnd = cwnd.floor() as u64;
         self.cwnd_carry = cwnd - self.cwnd as f64;
     }
@@ -492,7 +466,7 @@ impl Controller {
     }
 }
 
-/// The primitives Careful Resume's effects use ([`Effect::apply`]).
+/// The primitives Careful Resume's effects use (`Effect::apply`).
 impl ResumedController for Controller {
     fn cwnd(&self) -> u64 {
         self.cwnd
@@ -511,8 +485,7 @@ impl ResumedController for Controller {
     }
 
     fn end_initial_slow_start_by_loss(&mut self, now: Duration, cwnd_before: u64) {
-        if !self.initial_slow_start_done {
-            self.initial_slow_start_done = true;
+        if self.startup.end() {
             self.events.emit(|| CcEvent::SlowStartExit {
                 at: now,
                 reason: ExitReason::Loss,

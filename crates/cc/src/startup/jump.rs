@@ -1,0 +1,162 @@
+//! The start-up's jump ([`crate::jump`]): its estimates, where it stands, its ceiling, and
+//! the steps of a batch's end (E2): the raise to the target and the judging of the flight.
+
+use std::time::Duration;
+
+use crate::event::ExitReason;
+use crate::jump::{BdpJump, Dispersion, JumpPhase, JumpVerdict, PeakRate, VALIDATE_SPAN_RTTS};
+
+use super::protocol::{Effect, Effects, View};
+
+/// The jump of one connection's initial slow start.
+#[derive(Debug, Clone)]
+pub(super) struct Jump {
+    /// Its configuration (`+jump:...`).
+    config: BdpJump,
+    /// The peak delivery rate and the queueing-delay bound it is sized from.
+    rates: PeakRate,
+    /// Where it stands (validated or not, with `validate`).
+    phase: JumpPhase,
+}
+
+impl Jump {
+    /// A jump configured by `config`, before any acknowledgement.
+    pub(super) fn new(config: BdpJump) -> Self {
+        Self {
+            config,
+            rates: PeakRate::default(),
+            phase: JumpPhase::default(),
+        }
+    }
+
+    /// A2: a packet of `bytes` sent at `sent` was acknowledged: the delivery-rate sample of
+    /// the batch, the burst it left in (`bound`) and, while the jump is judged, its flight.
+    pub(super) fn on_ack(&mut self, sent: Duration, bytes: u64) {
+        self.rates.on_ack(sent, bytes);
+        if let JumpPhase::Unvalidated(flight) = &mut self.phase {
+            flight.on_ack(sent, bytes);
+        }
+    }
+
+    /// Whether the window is held while the jump's flight is judged (`validate`).
+    pub(super) fn holds(&self) -> bool {
+        self.phase.holds()
+    }
+
+    /// The largest window the initial slow start may reach under `cap` at `now`: from the
+    /// estimate the cap reads or what the path delivered over the latest RTT (see
+    /// [`BdpJump::ceiling_from`]), but never below the saved window Careful Resume jumped
+    /// to, unless that proved wrong (`View::resumed_window`).
+    pub(super) fn ceiling(&self, now: Duration, view: &View) -> Option<u64> {
+        // Only a capped jump has a ceiling: the other controllers do not pay for reading
+        // the delivery marks on every acknowledgement of their slow start.
+        self.config.cap?;
+        let delivered = view.round_trip_rate(now);
+        let ceiling = self
+            .config
+            .ceiling_from(&self.rates, view.rtt.min, delivered)?;
+        Some(ceiling.max(view.resumed_window))
+    }
+
+    /// E2: the batch's delivery rate and bound are sampled; unless `may_raise` is false (a
+    /// drain or Careful Resume owns the window), the window goes to the jump's target, and
+    /// with `validate` a flight that came back is judged.
+    pub(super) fn on_end_acks(
+        &mut self,
+        now: Duration,
+        view: &mut View,
+        may_raise: bool,
+    ) -> Effects {
+        let bound = self.config.bound_reading(view.rtt.min);
+        self.rates.on_end_acks(now, self.config.min_interval, bound);
+        if !may_raise {
+            return Effects::NONE;
+        }
+        match self.phase {
+            JumpPhase::Open | JumpPhase::Validated => {
+                Effects::new(self.raise_to_target(now, view), Effect::None)
+            }
+            JumpPhase::Unvalidated(mut flight) => {
+                flight.on_end_acks(now);
+                let raise = self.raise_to_target(now, view);
+                Effects::new(raise, self.judge(now, view, flight))
+            }
+            JumpPhase::Refused => Effects::NONE,
+        }
+    }
+
+    /// The window to the jump's target, never past the ceiling or `ssthresh`; with
+    /// `validate`, the first raise starts the judging of its flight.
+    fn raise_to_target(&mut self, now: Duration, view: &mut View) -> Effect {
+        let target = self
+            .config
+            .target_from(&self.rates, view.rtt.min, view.rtt.smoothed);
+        // Never past the ceiling: picoquic's peak rate can be several times the bottleneck's
+        // when a thin return link bunches the ACKs.
+        let target = self.ceiling(now, view).map_or(target, |c| target.min(c));
+        if target <= view.cwnd {
+            return Effect::None;
+        }
+        if self.config.validate.is_some() && self.phase == JumpPhase::Open {
+            self.phase = JumpPhase::Unvalidated(Dispersion::new(now));
+        }
+        raise(view, target)
+    }
+
+    /// Judges the jump's `flight` once it has come back over a quarter of a smoothed RTT
+    /// ([`Dispersion`]): one that came back as fast as it left raises the window to the
+    /// ceiling (a second jump) and lets it grow; one that came back slower ends the initial
+    /// slow start with the window at what the path delivered per round trip.
+    fn judge(&mut self, now: Duration, view: &mut View, flight: Dispersion) -> Effect {
+        let span = view.rtt.smoothed.mul_f64(VALIDATE_SPAN_RTTS);
+        let ratio = self.config.validate.unwrap_or(1.0);
+        match flight.verdict(span, ratio, self.rates.bound()) {
+            None => {
+                self.phase = JumpPhase::Unvalidated(flight);
+                Effect::None
+            }
+            Some(JumpVerdict::Pass) => {
+                self.phase = JumpPhase::Validated;
+                match self.ceiling(now, view) {
+                    Some(ceiling) if ceiling > view.cwnd => raise(view, ceiling),
+                    _ => Effect::None,
+                }
+            }
+            Some(JumpVerdict::Fail { delivery_rate }) => {
+                self.phase = JumpPhase::Refused;
+                let delivered = (delivery_rate * view.rtt.latest.as_secs_f64()) as u64;
+                let cwnd = delivered.min(view.cwnd);
+                Effect::Exit {
+                    cwnd,
+                    ssthresh: cwnd,
+                    reason: ExitReason::JumpRefused,
+                    drain: false,
+                }
+            }
+        }
+    }
+
+    /// While the flight is judged, the pacing rate it is sent at, bytes per second: no
+    /// slower than the bound's rate (quinn-proto's own `1.25 x window / smoothed RTT` when
+    /// that is faster), so the flight crosses the path at the rate it is judged against.
+    pub(super) fn pacing_rate(&self, window: u64, smoothed: Duration) -> Option<u64> {
+        if !self.holds() || smoothed.is_zero() {
+            return None;
+        }
+        let quinn = 1.25 * window as f64 / smoothed.as_secs_f64();
+        Some(quinn.max(self.rates.bound()) as u64)
+    }
+
+    /// The bottleneck's rate `+burst:time` sizes bursts by, bytes per second (0: not
+    /// measured; [`BdpJump::rate_for_bursts`]).
+    pub(super) fn rate_for_bursts(&self) -> f64 {
+        self.config.rate_for_bursts(&self.rates)
+    }
+}
+
+/// The window to `target`, bounded by `ssthresh`.
+fn raise(view: &mut View, target: u64) -> Effect {
+    let window = target.min(view.ssthresh) as f64;
+    view.set_window(window);
+    Effect::Window(window)
+}
