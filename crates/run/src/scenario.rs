@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use satquic_cc::CcSpec;
 use satquic_cc::profile::ReceiveWindows;
 use satquic_link::units::{duration_str, parse_rate_bps};
 use satquic_link::{Direction, DirectionSpec, LinkError, LinkSpec, QueueLimit};
@@ -240,10 +241,10 @@ impl Workload {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportSpec {
-    /// Congestion control as a satquic-cc spec string (`"cubic"`, `"cubic+search"`,
-    /// `"newreno+hystart++"`, ...). Only the server's (the data sender's) controller
-    /// reports events.
-    pub cc: String,
+    /// Congestion control: a satquic-cc spec (`"cubic"`, `"cubic+search"`,
+    /// `"newreno+hystart++"`, ...), parsed where it entered and written as its text. Only
+    /// the server's (the data sender's) controller reports events.
+    pub cc: CcSpec,
     /// Initial congestion window in bytes; `None` keeps the controller's default.
     pub initial_window: Option<u64>,
     /// Connection-level receive window advertised by each endpoint, bytes.
@@ -416,7 +417,7 @@ pub enum WindowUpdate {
 impl Default for TransportSpec {
     fn default() -> Self {
         TransportSpec {
-            cc: "cubic".to_string(),
+            cc: CcSpec::parse("cubic").expect("cubic parses"),
             initial_window: None,
             receive_window: UNLIMITED_WINDOW,
             stream_receive_window: UNLIMITED_WINDOW,
@@ -455,11 +456,22 @@ impl TransportSpec {
     }
 
     /// Default settings with congestion control `cc`.
-    pub fn with_cc(cc: impl Into<String>) -> Self {
+    pub fn with_spec(cc: CcSpec) -> Self {
         TransportSpec {
-            cc: cc.into(),
+            cc,
             ..TransportSpec::default()
         }
+    }
+
+    /// Default settings with congestion control `cc`, a spec written in code (tests,
+    /// examples); a spec from input is parsed with [`CcSpec::parse`] and given to
+    /// [`Self::with_spec`].
+    ///
+    /// # Panics
+    ///
+    /// If `cc` does not parse.
+    pub fn with_cc(cc: impl AsRef<str>) -> Self {
+        Self::with_spec(CcSpec::parse(cc.as_ref()).unwrap_or_else(|e| panic!("{e}")))
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use quinn_proto::{IdleTimeout, TransportConfig, VarInt};
 
-use crate::probe::{SharedFactory, validate_cc};
+use crate::probe::SharedFactory;
 use crate::scenario::TransportSpec;
 
 /// QUIC's minimum UDP payload size (RFC 9000 Sec. 14), quinn's `initial_mtu` default.
@@ -57,9 +57,9 @@ impl EndpointSettings {
     }
 }
 
-/// Checks a transport spec as a user typed it; errors are one line.
+/// Checks a transport spec as a user typed it (its congestion control was parsed where
+/// it entered); errors are one line.
 pub fn validate(spec: &TransportSpec) -> Result<(), String> {
-    validate_cc(&spec.cc).map_err(|e| e.to_string())?;
     if !(MIN_MTU..=MAX_MTU).contains(&spec.mtu) {
         return Err(format!(
             "mtu {} must be between QUIC's minimum of {MIN_MTU} bytes and {MAX_MTU} bytes",
@@ -104,7 +104,7 @@ pub fn transport_config(
     factory: SharedFactory,
 ) -> Result<TransportConfig, String> {
     validate(spec)?;
-    let profile = satquic_cc::profile::is_satellite(&spec.cc);
+    let profile = spec.cc.is_profile();
     let mut t = TransportConfig::default();
     if profile {
         // The profile's transport half (ACK frequency, path MTU discovery, stream data in
@@ -166,7 +166,6 @@ mod tests {
         let ok = TransportSpec::default();
         assert_eq!(validate(&ok), Ok(()));
         let cases = [
-            TransportSpec::with_cc("cubic+serch"),
             TransportSpec {
                 mtu: 1199,
                 ..ok.clone()
@@ -195,8 +194,7 @@ mod tests {
     }
 
     fn config_of(spec: &TransportSpec) -> String {
-        let factory =
-            crate::probe::controller_factory(spec, None, Instant::now(), None, 0).unwrap();
+        let factory = crate::probe::controller_factory(spec, None, Instant::now(), None, 0);
         let t = transport_config(spec, &EndpointSettings::simulated(), factory).unwrap();
         format!("{t:?}")
     }
