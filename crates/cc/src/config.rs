@@ -377,11 +377,18 @@ impl FromStr for CongestionConfig {
 
     /// Parses a spec string ([`crate::spec`]).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_spec(s).map(Self::from)
+    }
+}
+
+impl From<ControllerSpec> for CongestionConfig {
+    /// The configuration of a parsed spec, with the defaults for the rest.
+    fn from(spec: ControllerSpec) -> Self {
         let ControllerSpec {
             avoidance,
             slow_start,
             modifiers,
-        } = parse_spec(s)?;
-        Ok(Self::with(avoidance, slow_start).modifiers(modifiers))
+        } = spec;
+        Self::with(avoidance, slow_start).modifiers(modifiers)
     }
 }

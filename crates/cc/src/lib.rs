@@ -122,5 +122,5 @@ pub use slow_start::{
     LinuxHyStart, LinuxHyStartConfig, LookbackRtt, Search, SearchClock, SearchConfig, SearchMode,
     SearchVersion, SlowStart, SlowStartConfig, SsDecision,
 };
-pub use spec::{ControllerSpec, SpecError};
+pub use spec::{CcSpec, ControllerSpec, SpecError};
 pub use unpaced::Unpaced;

@@ -134,12 +134,13 @@ pub const SATELLITE_MAX_STREAM_WINDOW: u32 = 256 * 1024 * 1024;
 /// frequency, path MTU discovery, and a stream receive window that auto-tunes from the
 /// one configured (quinn's default: 1.25 MB, 16.7 Mbit/s at a 600 ms RTT) up to
 /// [`SATELLITE_MAX_STREAM_WINDOW`] while the application keeps reading faster than the
-/// window lets the peer send (quinn-proto patch 5). Auto-tuning bounds what a stream
-/// can make the receiver buffer by how fast the application reads; a bulk transfer on a
-/// fast GEO path that can afford fixed BDP-sized windows starts sooner with them
-/// (`stream_receive_window` set to the cap, as satquic's commands do; BENCHMARKS.md,
-/// "Stock and patched quinn-proto"). The connection window (quinn's default: unlimited)
-/// and timeouts are left to the caller.
+/// window lets the peer send (quinn-proto patch 5; [`ReceiveWindows::SATELLITE`]).
+/// Auto-tuning bounds what a stream can make the receiver buffer by how fast the
+/// application reads; a bulk transfer on a fast GEO path that can afford fixed BDP-sized
+/// windows starts sooner with them ([`apply_satellite_transport`] with
+/// [`ReceiveWindows::Fixed`], as satquic's commands do; BENCHMARKS.md, "Stock and patched
+/// quinn-proto"). The connection window (quinn's default: unlimited) and timeouts are left
+/// to the caller.
 ///
 /// Without the feature `patched-quinn` (stock quinn-proto) the controller and path MTU
 /// discovery are the same; the rest degrades as the crate docs table: a fixed ACK every 8th
@@ -148,70 +149,153 @@ pub const SATELLITE_MAX_STREAM_WINDOW: u32 = 256 * 1024 * 1024;
 /// not the same profile: picoquic's basic upload over sat-250-3 takes 5.78 s there
 /// against 5.19 s (BENCHMARKS.md, "Stock and patched quinn-proto").
 pub fn apply_satellite(transport: &mut TransportConfig) -> &mut TransportConfig {
-    transport
-        .congestion_controller_factory(Arc::new(satellite_cc()))
-        .mtu_discovery_config(Some(Default::default()));
-    apply_satellite_transport(transport)
+    transport.congestion_controller_factory(Arc::new(satellite_cc()));
+    apply_satellite_transport(transport, ReceiveWindows::SATELLITE)
 }
 
-/// The profile's ACK frequency, windows and probes on patched quinn-proto.
+/// How [`apply_satellite_transport`] sets the receive windows: the one part of the
+/// profile's transport half its callers choose differently. A quinn application gets
+/// [`ReceiveWindows::SATELLITE`] from [`apply_satellite`]; satquic's commands pass the
+/// windows of their transport spec (fixed 256 MiB windows by default, BDP-sized for any
+/// preset). Sizes are bytes; one above QUIC's largest varint is taken as that varint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiveWindows {
+    /// Each stream's window starts at `start` bytes (`None`: as configured, quinn's
+    /// 1.25 MB by default) and doubles while the application reads a window faster than
+    /// the peer sends it, up to `max` bytes (quinn-proto patch 5); the connection's window
+    /// is `connection` bytes (`None`: as configured, quinn's unlimited by default).
+    #[cfg(feature = "patched-quinn")]
+    AutoTune {
+        start: Option<u64>,
+        max: u64,
+        connection: Option<u64>,
+    },
+    /// Fixed windows: `stream` bytes per stream, `connection` bytes per connection.
+    Fixed { stream: u64, connection: u64 },
+}
+
+impl ReceiveWindows {
+    /// [`apply_satellite`]'s: per stream from quinn's window auto-tuned up to
+    /// [`SATELLITE_MAX_STREAM_WINDOW`], the connection's left as configured.
+    #[cfg(feature = "patched-quinn")]
+    pub const SATELLITE: ReceiveWindows = ReceiveWindows::AutoTune {
+        start: None,
+        max: SATELLITE_MAX_STREAM_WINDOW as u64,
+        connection: None,
+    };
+
+    /// [`apply_satellite`]'s on stock quinn-proto, which cannot auto-tune: fixed windows
+    /// at the cap, which bound what one connection can make the receiver buffer to
+    /// [`SATELLITE_MAX_STREAM_WINDOW`].
+    #[cfg(not(feature = "patched-quinn"))]
+    pub const SATELLITE: ReceiveWindows = ReceiveWindows::Fixed {
+        stream: SATELLITE_MAX_STREAM_WINDOW as u64,
+        connection: SATELLITE_MAX_STREAM_WINDOW as u64,
+    };
+
+    /// Sets these windows on `transport`.
+    pub fn apply(self, transport: &mut TransportConfig) -> &mut TransportConfig {
+        let varint = |bytes: u64| VarInt::from_u64(bytes).unwrap_or(VarInt::MAX);
+        match self {
+            #[cfg(feature = "patched-quinn")]
+            ReceiveWindows::AutoTune {
+                start,
+                max,
+                connection,
+            } => {
+                if let Some(start) = start {
+                    transport.stream_receive_window(varint(start));
+                }
+                if let Some(connection) = connection {
+                    transport.receive_window(varint(connection));
+                }
+                transport.stream_receive_window_max(Some(varint(max)))
+            }
+            ReceiveWindows::Fixed { stream, connection } => transport
+                .stream_receive_window(varint(stream))
+                .receive_window(varint(connection)),
+        }
+    }
+}
+
+/// The profile's transport half, the one place it is written, for [`apply_satellite`]
+/// and satquic's commands alike: the ACK frequency ([`satellite_ack_frequency`]), path
+/// MTU discovery, on patched quinn-proto stream data in probe timeouts (patch 11: a lost
+/// last packet reaches the receiver one round trip sooner), and the receive windows
+/// `windows`. The controller is the caller's (the profile's is [`satellite_cc`]).
+pub fn apply_satellite_transport(
+    transport: &mut TransportConfig,
+    windows: ReceiveWindows,
+) -> &mut TransportConfig {
+    transport
+        .ack_frequency_config(Some(satellite_ack_frequency()))
+        .mtu_discovery_config(Some(Default::default()));
+    #[cfg(feature = "patched-quinn")]
+    transport.pto_probe_stream_data(true);
+    windows.apply(transport)
+}
+
+/// The profile's ACK_FREQUENCY request on patched quinn-proto: an ACK at least every
+/// cwnd / [`SATELLITE_WINDOW_DIVISOR`] bytes and at most every
+/// [`SATELLITE_PACKETS_PER_ACK`] packets, re-requested as the window changes.
 #[cfg(feature = "patched-quinn")]
-fn apply_satellite_transport(transport: &mut TransportConfig) -> &mut TransportConfig {
-    let ack = ack_frequency_config(
+pub fn satellite_ack_frequency() -> AckFrequencyConfig {
+    ack_frequency_config(
         SATELLITE_PACKETS_PER_ACK,
         SATELLITE_MAX_ACK_DELAY,
         REORDERING_THRESHOLD,
         Some(SATELLITE_WINDOW_DIVISOR),
-    );
-    transport
-        .ack_frequency_config(Some(ack))
-        .stream_receive_window_max(Some(VarInt::from_u32(SATELLITE_MAX_STREAM_WINDOW)))
-        .pto_probe_stream_data(true)
+    )
 }
 
-/// The profile's ACK frequency and windows on stock quinn-proto. A fixed ACK_FREQUENCY
-/// request, an ACK every 8th packet (stock cannot follow the window, patch 2): a request
-/// above the first flight after the handshake stalls that flight until the sender's probe
-/// timeout (the delayed-ACK timer bug of quinn-proto 0.11.19, patch 1), and that flight is
-/// the initial window, 10 packets at least, so 8 stays below it on every path. It wins
-/// back most of what every-2nd-packet ACKs cost on a thin return link (picoquic's basic
-/// upload over sat-250-3: 5.78 s, 8.18 s without a request, 5.19 s patched; BENCHMARKS.md,
-/// "Stock and patched quinn-proto"). No auto-tuning: fixed windows at the cap, which bound
-/// what one connection can make the receiver buffer to [`SATELLITE_MAX_STREAM_WINDOW`].
+/// The profile's ACK_FREQUENCY request on stock quinn-proto: a fixed request, an ACK
+/// every 8th packet (stock cannot follow the window, patch 2). A request above the first
+/// flight after the handshake stalls that flight until the sender's probe timeout (the
+/// delayed-ACK timer bug of quinn-proto 0.11.19, patch 1), and that flight is the initial
+/// window, 10 packets at least, so 8 stays below it on every path. It wins back most of
+/// what every-2nd-packet ACKs cost on a thin return link (picoquic's basic upload over
+/// sat-250-3: 5.78 s, 8.18 s without a request, 5.19 s patched; BENCHMARKS.md, "Stock and
+/// patched quinn-proto").
 #[cfg(not(feature = "patched-quinn"))]
-fn apply_satellite_transport(transport: &mut TransportConfig) -> &mut TransportConfig {
+pub fn satellite_ack_frequency() -> AckFrequencyConfig {
     const STOCK_PACKETS_PER_ACK: u32 = 8;
-    let ack = ack_frequency_config(
+    ack_frequency_config(
         STOCK_PACKETS_PER_ACK,
         SATELLITE_MAX_ACK_DELAY,
         REORDERING_THRESHOLD,
         None,
-    );
-    let window = VarInt::from_u32(SATELLITE_MAX_STREAM_WINDOW);
-    transport
-        .ack_frequency_config(Some(ack))
-        .stream_receive_window(window)
-        .receive_window(window)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The fields of `transport`'s Debug text that `parts` name, each with its value.
+    fn assert_fields(transport: &TransportConfig, parts: &[&str]) {
+        let debug = format!("{transport:?}");
+        for part in parts {
+            assert!(debug.contains(part), "{part} not in {debug}");
+        }
+    }
+
     #[cfg(feature = "patched-quinn")]
     #[test]
     fn the_quinn_call_sets_every_transport_part() {
         let mut transport = TransportConfig::default();
         apply_satellite(&mut transport);
-        let debug = format!("{transport:?}");
-        for part in [
-            "stream_receive_window_max: Some(268435456)",
-            "mtu_discovery_config: Some(",
-            "ack_frequency_config: Some(",
-            "pto_probe_stream_data: true",
-        ] {
-            assert!(debug.contains(part), "{part} not in {debug}");
-        }
+        assert_fields(
+            &transport,
+            &[
+                "stream_receive_window: 1250000,",
+                "stream_receive_window_max: Some(268435456)",
+                " receive_window: 4611686018427387903,",
+                "mtu_discovery_config: Some(",
+                "ack_frequency_config: Some(AckFrequencyConfig { ack_eliciting_threshold: 15,",
+                "window_divisor: Some(8)",
+                "pto_probe_stream_data: true",
+            ],
+        );
     }
 
     #[cfg(not(feature = "patched-quinn"))]
@@ -219,14 +303,67 @@ mod tests {
     fn the_quinn_call_on_stock_quinn_sets_fixed_windows_and_a_fixed_ack_frequency() {
         let mut transport = TransportConfig::default();
         apply_satellite(&mut transport);
-        let debug = format!("{transport:?}");
-        for part in [
-            "stream_receive_window: 268435456",
-            "receive_window: 268435456",
-            "mtu_discovery_config: Some(",
-            "ack_frequency_config: Some(AckFrequencyConfig { ack_eliciting_threshold: 7,",
-        ] {
-            assert!(debug.contains(part), "{part} not in {debug}");
+        assert_fields(
+            &transport,
+            &[
+                "stream_receive_window: 268435456,",
+                " receive_window: 268435456,",
+                "mtu_discovery_config: Some(",
+                "ack_frequency_config: Some(AckFrequencyConfig { ack_eliciting_threshold: 7,",
+                "pto_probe_stream_data: false",
+            ],
+        );
+    }
+
+    /// The one transport function takes each caller's receive windows and sets the rest
+    /// of the profile alike: fixed windows (satquic's commands by default), and on
+    /// patched quinn-proto an auto-tuned window from a start of the caller's.
+    #[test]
+    fn the_transport_half_takes_the_callers_receive_windows() {
+        let mut fixed = TransportConfig::default();
+        apply_satellite_transport(
+            &mut fixed,
+            ReceiveWindows::Fixed {
+                stream: 4_000_000,
+                connection: 9_000_000,
+            },
+        );
+        assert_fields(
+            &fixed,
+            &[
+                "stream_receive_window: 4000000,",
+                "stream_receive_window_max: None",
+                " receive_window: 9000000,",
+                "mtu_discovery_config: Some(",
+                "ack_frequency_config: Some(",
+            ],
+        );
+        let mut quinn_user = TransportConfig::default();
+        apply_satellite(&mut quinn_user);
+        let mut same = TransportConfig::default();
+        apply_satellite_transport(&mut same, ReceiveWindows::SATELLITE);
+        same.congestion_controller_factory(Arc::new(satellite_cc()));
+        assert_eq!(format!("{same:?}"), format!("{quinn_user:?}"));
+        #[cfg(feature = "patched-quinn")]
+        {
+            let mut tuned = TransportConfig::default();
+            apply_satellite_transport(
+                &mut tuned,
+                ReceiveWindows::AutoTune {
+                    start: Some(1_000_000),
+                    max: 8_000_000,
+                    connection: Some(u64::MAX),
+                },
+            );
+            assert_fields(
+                &tuned,
+                &[
+                    "stream_receive_window: 1000000,",
+                    "stream_receive_window_max: Some(8000000)",
+                    " receive_window: 4611686018427387903,",
+                    "pto_probe_stream_data: true",
+                ],
+            );
         }
     }
 

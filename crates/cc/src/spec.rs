@@ -92,11 +92,128 @@ impl fmt::Display for ControllerSpec {
     }
 }
 
+/// A congestion-control spec parsed once, where it enters (a command's flag, a campaign
+/// file), and carried down to the controller: the text as written, which records, labels
+/// and CSV columns print, and what it names, the `satellite` profile expanded. Nothing
+/// below the edge parses the text again: [`CcSpec::config`] builds the controller's
+/// configuration from the parsed form and [`CcSpec::is_profile`] says whether the
+/// profile's transport half applies. Two specs are equal when their texts are.
+#[derive(Debug, Clone)]
+pub struct CcSpec {
+    /// The spec as written (what records print).
+    text: String,
+    /// What it names.
+    parsed: ControllerSpec,
+    /// It names the `satellite` profile, alone or with parts added.
+    profile: bool,
+}
+
+impl CcSpec {
+    /// Parses `text` (see the module docs); the error is one line.
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let (parsed, profile) = parse_named(text)?;
+        Ok(CcSpec {
+            text: text.to_string(),
+            parsed,
+            profile,
+        })
+    }
+
+    /// The spec as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// What the spec names (avoidance, slow start, modifiers; the profile expanded).
+    pub fn controller(&self) -> &ControllerSpec {
+        &self.parsed
+    }
+
+    /// The canonical spec string of what it names (the profile expanded, options in
+    /// canonical order): parses back to the same controller.
+    pub fn canonical(&self) -> String {
+        self.parsed.to_string()
+    }
+
+    /// True if the spec names the `satellite` profile ([`crate::profile`]), whose
+    /// transport half ([`crate::profile::apply_satellite_transport`]) goes with it.
+    pub fn is_profile(&self) -> bool {
+        self.profile
+    }
+
+    /// A new controller configuration of this spec, with the defaults for everything a
+    /// spec does not say (initial window, sink, seed, its own count of controllers built).
+    pub fn config(&self) -> crate::CongestionConfig {
+        crate::CongestionConfig::from(self.parsed.clone())
+    }
+}
+
+impl fmt::Display for CcSpec {
+    /// The spec as written.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::str::FromStr for CcSpec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CcSpec::parse(s)
+    }
+}
+
+impl PartialEq for CcSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for CcSpec {}
+
+impl PartialEq<str> for CcSpec {
+    fn eq(&self, other: &str) -> bool {
+        self.text == other
+    }
+}
+
+impl PartialEq<&str> for CcSpec {
+    fn eq(&self, other: &&str) -> bool {
+        self.text == *other
+    }
+}
+
+/// Written as its text; read by parsing it.
+#[cfg(feature = "serde")]
+impl serde::Serialize for CcSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for CcSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        CcSpec::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Parses a spec string. See the module docs.
 pub fn parse_spec(spec: &str) -> Result<ControllerSpec, SpecError> {
+    parse_named(spec).map(|(parsed, _)| parsed)
+}
+
+/// Parses a spec string, and says whether it named the `satellite` profile.
+fn parse_named(spec: &str) -> Result<(ControllerSpec, bool), SpecError> {
     if let Some(expanded) = crate::profile::expand(spec) {
-        return parse_spec(&expanded.map_err(|m| err(spec, m))?);
+        return parse_plain(&expanded.map_err(|m| err(spec, m))?).map(|parsed| (parsed, true));
     }
+    parse_plain(spec).map(|parsed| (parsed, false))
+}
+
+/// Parses a spec string that does not name the profile.
+fn parse_plain(spec: &str) -> Result<ControllerSpec, SpecError> {
     let lower = spec.trim().to_ascii_lowercase();
     if lower.is_empty() {
         return Err(err(
@@ -952,5 +1069,75 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains('\n'));
+    }
+
+    /// A spec parsed once keeps its text as written (what records print), names what a
+    /// fresh parse names, and says whether the profile's transport half goes with it.
+    #[test]
+    fn a_parsed_spec_keeps_its_text_and_names_what_a_parse_names() {
+        for text in [
+            "cubic",
+            "Satellite",
+            " satellite+jump:cap=2 ",
+            "CUBIC+HyStart:unpaced,delay",
+            "bbr3:loss-thresh=0.05",
+            "newreno+search:v2+cr:off",
+        ] {
+            let spec = CcSpec::parse(text).unwrap();
+            assert_eq!(spec.to_string(), text);
+            assert_eq!(spec, text);
+            assert_eq!(spec.controller(), &parse_spec(text).unwrap());
+            assert_eq!(spec.canonical(), parse_spec(text).unwrap().to_string());
+            assert_eq!(spec.config().to_string(), spec.canonical());
+            assert_eq!(
+                spec.is_profile(),
+                text.trim().to_ascii_lowercase().starts_with("satellite"),
+                "{text}"
+            );
+            assert_eq!(
+                CcSpec::parse(&spec.canonical()).unwrap().controller(),
+                spec.controller()
+            );
+        }
+        assert_eq!(
+            CcSpec::parse("satellite").unwrap().canonical(),
+            crate::profile::satellite_cc().to_string()
+        );
+    }
+
+    /// A bad spec gives the one-line error it gave before a typed value existed.
+    #[test]
+    fn a_bad_spec_gives_the_same_one_line_error() {
+        for bad in [
+            "cubic+serch",
+            "satellite+bbr3",
+            "satellite+",
+            "bogus",
+            "bbr3+hystart",
+            "",
+        ] {
+            let e = CcSpec::parse(bad).unwrap_err();
+            assert_eq!(e, bad.parse::<crate::CongestionConfig>().unwrap_err());
+            let e = e.to_string();
+            assert!(
+                e.starts_with(&format!("invalid congestion control spec '{bad}'")),
+                "{e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    /// Records write a spec as its text and read it back parsed.
+    #[cfg(feature = "serde")]
+    #[test]
+    fn a_spec_is_written_as_its_text() {
+        let spec = CcSpec::parse("satellite+rollback").unwrap();
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(json, "\"satellite+rollback\"");
+        let back: CcSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.controller(), spec.controller());
+        assert!(back.is_profile());
+        let e = serde_json::from_str::<CcSpec>("\"cubic+serch\"").unwrap_err();
+        assert!(e.to_string().contains("unknown slow start 'serch'"), "{e}");
     }
 }

@@ -66,8 +66,13 @@ pub struct TransportArgs {
     pub idle_timeout: String,
 }
 
-/// Combines `--cc`, `--ss` and `--search-mode` into one satquic-cc spec.
-pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<String, String> {
+/// Combines `--cc`, `--ss` and `--search-mode` into one satquic-cc spec, parsed: the one
+/// parse of a command's congestion control.
+pub fn compose_cc(
+    cc: &str,
+    ss: Option<&str>,
+    mode: Option<&str>,
+) -> Result<satquic_cc::CcSpec, String> {
     let mut spec = cc.trim().to_string();
     if let Some(ss) = ss {
         if spec.contains('+') {
@@ -89,8 +94,7 @@ pub fn compose_cc(cc: &str, ss: Option<&str>, mode: Option<&str>) -> Result<Stri
         spec.push(if spec.contains(':') { ',' } else { ':' });
         spec.push_str(mode);
     }
-    satquic_cc::CongestionConfig::from_spec(&spec).map_err(|e| e.to_string())?;
-    Ok(spec)
+    satquic_cc::CcSpec::parse(&spec).map_err(|e| e.to_string())
 }
 
 /// A client time flag (seconds, or with a unit): at least 1 ms, at most [`LONGEST`].

@@ -74,7 +74,7 @@ pub fn scenario(args: &Args) -> Result<Scenario, Failure> {
         &args.time,
         crate::seconds::SHORTEST..=crate::seconds::DAY,
     )?;
-    let mut transport = TransportSpec::with_cc(cc);
+    let mut transport = TransportSpec::with_spec(cc);
     if let Some(iw) = &args.iw {
         transport.initial_window =
             Some(parse_size(iw).map_err(|e| Failure::Usage(format!("--iw: {e}")))?);

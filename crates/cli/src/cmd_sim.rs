@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use satquic_cc::CcSpec;
 use satquic_lab::exec::{ExecOptions, Finished, execute_plan};
 use satquic_lab::plan::Plan;
 use satquic_lab::spec::{
     AnalysisSpec, CampaignSpec, LinkEntry, Mode, Size, VariantEntry, WorkloadEntry, WorkloadKind,
 };
 use satquic_lab::stats::{Quartiles, VariantStats};
-use satquic_run::probe::validate_cc;
 use satquic_run::record::sorted_keys;
 use satquic_run::units::parse_size;
 use satquic_run::{LinkSource, MB, RunRecord, ShaperSpec, first_line};
@@ -289,9 +289,7 @@ impl Input {
         }
         let resume_after = parse_resume(args.resume.as_deref())?;
         satquic_link::Path::<()>::new(&link, seed).map_err(usage)?;
-        for cc in &ccs {
-            validate_cc(cc).map_err(usage)?;
-        }
+        let ccs: Vec<String> = ccs.iter().map(CcSpec::to_string).collect();
         // A mix is one variant whose flows take the specs in turn (the lab's `cc = "a|b"`).
         let ccs = if args.mix {
             vec![ccs.join(&satquic_lab::spec::MIX_SEPARATOR.to_string())]
@@ -347,12 +345,17 @@ fn parse_flows(args: &Args) -> Result<(u32, Duration), Failure> {
     Ok((flows, stagger))
 }
 
-/// The variants' congestion-control specs: the --cc given (cubic+search without one),
-/// each combined with --ss.
-fn compose_ccs(args: &Args) -> Result<Vec<String>, Failure> {
+/// The variants' congestion-control specs, parsed: the --cc given (cubic+search without
+/// one), each combined with --ss.
+fn compose_ccs(args: &Args) -> Result<Vec<CcSpec>, Failure> {
+    let parse = |cc: &str| CcSpec::parse(cc).map_err(usage);
     Ok(match (&args.ss, args.cc.is_empty()) {
-        (None, true) => vec!["cubic+search".to_string()],
-        (None, false) => args.cc.clone(),
+        (None, true) => vec![parse("cubic+search")?],
+        (None, false) => args
+            .cc
+            .iter()
+            .map(|cc| parse(cc))
+            .collect::<Result<_, _>>()?,
         (Some(ss), true) => {
             vec![crate::cmd_client::compose_cc("cubic", Some(ss), None).map_err(usage)?]
         }
@@ -376,8 +379,8 @@ fn parse_rwnd(text: Option<&str>) -> Result<Option<Size>, Failure> {
 }
 
 /// The transport checks every command applies, here with the flags' names.
-fn check_transport(cc: &str, iw: Option<u64>, mtu: u16) -> Result<(), Failure> {
-    let mut transport = satquic_run::TransportSpec::with_cc(cc);
+fn check_transport(cc: &CcSpec, iw: Option<u64>, mtu: u16) -> Result<(), Failure> {
+    let mut transport = satquic_run::TransportSpec::with_spec(cc.clone());
     transport.initial_window = iw;
     transport.mtu = mtu;
     satquic_run::transport::validate(&transport).map_err(usage)

@@ -383,7 +383,7 @@ fn flow_ccs(scenario: &satquic_run::Scenario) -> String {
     let mut ccs: Vec<&str> = Vec::new();
     for f in &scenario.flows {
         if !ccs.contains(&f.transport.cc.as_str()) {
-            ccs.push(&f.transport.cc);
+            ccs.push(f.transport.cc.as_str());
         }
     }
     ccs.join(&crate::spec::MIX_SEPARATOR.to_string())

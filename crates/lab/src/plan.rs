@@ -210,8 +210,8 @@ fn scenario(
                 window,
                 seed,
                 |i| flow_transport(variant, &transport, i),
-                |cc| TransportSpec {
-                    cc: cc.to_string(),
+                |k| TransportSpec {
+                    cc: workload.short_cc[k].clone(),
                     ..transport.clone()
                 },
             ),

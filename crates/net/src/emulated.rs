@@ -384,7 +384,7 @@ fn flow_input(
         index: 0,
         start: Duration::ZERO,
         workload: flow.workload.clone(),
-        cc: flow.transport.cc.clone(),
+        cc: flow.transport.cc.to_string(),
         status,
         capped,
         delivered_bytes: result.bytes,

@@ -141,7 +141,13 @@ pub fn client_json(options: &ClientOptions, result: &ClientResult) -> Value {
     } else {
         "flow start"
     };
-    let summary = flow_summary(result, &options.transport.spec.cc, report, 0.0, None);
+    let summary = flow_summary(
+        result,
+        options.transport.spec.cc.as_str(),
+        report,
+        0.0,
+        None,
+    );
     let events: Vec<Value> = report.map(|r| r.events.clone()).unwrap_or_default();
     json!({
         "schema": RECORD_SCHEMA,

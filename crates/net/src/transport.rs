@@ -91,8 +91,7 @@ impl NetTransport {
         resume: Option<satquic_cc::ResumeParams>,
     ) -> Result<(TransportConfig, ProbeHandle), NetError> {
         self.validate()?;
-        let factory = controller_factory(&self.spec, sink, origin, resume, connection_seed())
-            .map_err(|e| NetError::Usage(e.to_string()))?;
+        let factory = controller_factory(&self.spec, sink, origin, resume, connection_seed());
         let (probe_factory, probe) = ProbeFactory::new(factory, origin);
         let config = transport_config(&self.spec, &self.endpoint_settings(), probe_factory)
             .map_err(NetError::Usage)?;

@@ -13,17 +13,15 @@ use std::time::{Duration, Instant};
 
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
-use satquic_cc::{
-    CcEvent, CongestionConfig, EventSink, Observation, QuinnController, ResumeParams,
-};
+use satquic_cc::{CcEvent, EventSink, Observation, QuinnController, ResumeParams};
 
 use crate::scenario::TransportSpec;
 
 /// A shareable congestion controller factory, as quinn's `TransportConfig` takes it.
 pub type SharedFactory = Arc<dyn ControllerFactory + Send + Sync + 'static>;
 
-/// Builds the factory for a flow: the satquic-cc spec in `transport.cc`, its initial
-/// window, an optional event sink, event times relative to `origin`, the saved
+/// Builds the factory for a flow: the satquic-cc spec in `transport.cc` (parsed where it
+/// entered), its initial window, an optional event sink, event times relative to `origin`, the saved
 /// parameters the first connection it builds resumes from (Careful Resume, RFC 9959;
 /// checked by the caller for path and Lifetime), and the seed of the controllers' random
 /// choices (BBRv3's probe timing; the simulator derives it from the run seed and flow).
@@ -33,10 +31,8 @@ pub fn controller_factory(
     origin: Instant,
     resume: Option<ResumeParams>,
     seed: u64,
-) -> Result<SharedFactory, satquic_cc::SpecError> {
-    let mut config = CongestionConfig::from_spec(&transport.cc)?
-        .time_origin(origin)
-        .seed(seed);
+) -> SharedFactory {
+    let mut config = transport.cc.config().time_origin(origin).seed(seed);
     if let Some(iw) = transport.initial_window {
         config = config.initial_window(iw);
     }
@@ -46,7 +42,7 @@ pub fn controller_factory(
     if let Some(params) = resume {
         config = config.resume(params);
     }
-    Ok(Arc::new(config))
+    Arc::new(config)
 }
 
 /// What a connection's controller would save for Careful Resume now (RFC 9959 Sec. 3.1),
@@ -57,11 +53,6 @@ pub fn careful_resume_observation(controller: Box<dyn Controller>) -> Result<Obs
         Ok(c) => c.inner().observe().map_err(|e| e.to_string()),
         Err(_) => Err("bbr and bbr3 keep no Careful Resume state".into()),
     }
-}
-
-/// Checks a spec string without building anything (for early, one-line input errors).
-pub fn validate_cc(spec: &str) -> Result<(), satquic_cc::SpecError> {
-    CongestionConfig::from_spec(spec).map(|_| ())
 }
 
 /// Events of one flow's sender, in the order the controller produced them.

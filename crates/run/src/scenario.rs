@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use satquic_cc::CcSpec;
+use satquic_cc::profile::ReceiveWindows;
 use satquic_link::units::{duration_str, parse_rate_bps};
 use satquic_link::{Direction, DirectionSpec, LinkError, LinkSpec, QueueLimit};
 use serde::{Deserialize, Serialize};
@@ -239,10 +241,10 @@ impl Workload {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportSpec {
-    /// Congestion control as a satquic-cc spec string (`"cubic"`, `"cubic+search"`,
-    /// `"newreno+hystart++"`, ...). Only the server's (the data sender's) controller
-    /// reports events.
-    pub cc: String,
+    /// Congestion control: a satquic-cc spec (`"cubic"`, `"cubic+search"`,
+    /// `"newreno+hystart++"`, ...), parsed where it entered and written as its text. Only
+    /// the server's (the data sender's) controller reports events.
+    pub cc: CcSpec,
     /// Initial congestion window in bytes; `None` keeps the controller's default.
     pub initial_window: Option<u64>,
     /// Connection-level receive window advertised by each endpoint, bytes.
@@ -415,7 +417,7 @@ pub enum WindowUpdate {
 impl Default for TransportSpec {
     fn default() -> Self {
         TransportSpec {
-            cc: "cubic".to_string(),
+            cc: CcSpec::parse("cubic").expect("cubic parses"),
             initial_window: None,
             receive_window: UNLIMITED_WINDOW,
             stream_receive_window: UNLIMITED_WINDOW,
@@ -433,33 +435,43 @@ impl Default for TransportSpec {
 }
 
 impl TransportSpec {
-    /// The settings a run uses: for the `satellite` profile ([`satquic_cc::profile`]) its
-    /// transport parts fill what the spec leaves at the default (ACK frequency, path MTU
-    /// discovery, stream data in probes); any other spec is returned as it is. The windows stay the spec's:
+    /// The receive windows an endpoint of this spec advertises, for every controller the
+    /// profile's included ([`satquic_cc::profile::apply_satellite_transport`] takes them):
     /// satquic's own are BDP-sized for any path (256 MiB), and an auto-tuned window
     /// (`receive_window_autotune`) costs first connections on fast GEO paths about a
     /// second (BENCHMARKS.md, "Receive windows: auto-tuning").
-    pub fn effective(&self) -> TransportSpec {
-        let mut t = self.clone();
-        if satquic_cc::profile::is_satellite(&t.cc) {
-            t.ack_frequency.get_or_insert(AckFrequencySpec {
-                packets_per_ack: satquic_cc::profile::SATELLITE_PACKETS_PER_ACK,
-                max_ack_delay: satquic_cc::profile::SATELLITE_MAX_ACK_DELAY,
-                reordering_threshold: AckFrequencySpec::DEFAULT_REORDERING_THRESHOLD,
-                window_divisor: Some(satquic_cc::profile::SATELLITE_WINDOW_DIVISOR),
-            });
-            t.mtu_discovery = true;
-            t.pto_probe_data = true;
+    pub fn receive_windows(&self) -> ReceiveWindows {
+        if self.receive_window_autotune {
+            ReceiveWindows::AutoTune {
+                start: Some(self.stream_receive_window.min(AUTOTUNE_START_WINDOW)),
+                max: self.stream_receive_window,
+                connection: Some(self.receive_window),
+            }
+        } else {
+            ReceiveWindows::Fixed {
+                stream: self.stream_receive_window,
+                connection: self.receive_window,
+            }
         }
-        t
     }
 
     /// Default settings with congestion control `cc`.
-    pub fn with_cc(cc: impl Into<String>) -> Self {
+    pub fn with_spec(cc: CcSpec) -> Self {
         TransportSpec {
-            cc: cc.into(),
+            cc,
             ..TransportSpec::default()
         }
+    }
+
+    /// Default settings with congestion control `cc`, a spec written in code (tests,
+    /// examples); a spec from input is parsed with [`CcSpec::parse`] and given to
+    /// [`Self::with_spec`].
+    ///
+    /// # Panics
+    ///
+    /// If `cc` does not parse.
+    pub fn with_cc(cc: impl AsRef<str>) -> Self {
+        Self::with_spec(CcSpec::parse(cc.as_ref()).unwrap_or_else(|e| panic!("{e}")))
     }
 }
 

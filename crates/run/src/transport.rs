@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use quinn_proto::{IdleTimeout, TransportConfig, VarInt};
 
-use crate::probe::{SharedFactory, validate_cc};
+use crate::probe::SharedFactory;
 use crate::scenario::TransportSpec;
 
 /// QUIC's minimum UDP payload size (RFC 9000 Sec. 14), quinn's `initial_mtu` default.
@@ -57,9 +57,9 @@ impl EndpointSettings {
     }
 }
 
-/// Checks a transport spec as a user typed it; errors are one line.
+/// Checks a transport spec as a user typed it (its congestion control was parsed where
+/// it entered); errors are one line.
 pub fn validate(spec: &TransportSpec) -> Result<(), String> {
-    validate_cc(&spec.cc).map_err(|e| e.to_string())?;
     if !(MIN_MTU..=MAX_MTU).contains(&spec.mtu) {
         return Err(format!(
             "mtu {} must be between QUIC's minimum of {MIN_MTU} bytes and {MAX_MTU} bytes",
@@ -103,33 +103,29 @@ pub fn transport_config(
     endpoint: &EndpointSettings,
     factory: SharedFactory,
 ) -> Result<TransportConfig, String> {
-    let spec = &spec.effective();
     validate(spec)?;
-    let varint = |v: u64| VarInt::from_u64(v).unwrap_or(VarInt::MAX);
+    let profile = spec.cc.is_profile();
     let mut t = TransportConfig::default();
-    t.receive_window(varint(spec.receive_window));
-    if spec.receive_window_autotune {
-        let start = spec
-            .stream_receive_window
-            .min(crate::scenario::AUTOTUNE_START_WINDOW);
-        t.stream_receive_window(varint(start));
-        t.stream_receive_window_max(Some(varint(spec.stream_receive_window)));
+    if profile {
+        // The profile's transport half (ACK frequency, path MTU discovery, stream data in
+        // probes), with the spec's windows.
+        satquic_cc::profile::apply_satellite_transport(&mut t, spec.receive_windows());
     } else {
-        t.stream_receive_window(varint(spec.stream_receive_window));
+        spec.receive_windows().apply(&mut t);
+        t.pto_probe_stream_data(spec.pto_probe_data);
     }
     t.send_window(spec.send_window);
     if let Some(rtt) = spec.initial_rtt {
         t.initial_rtt(rtt);
     }
     t.initial_mtu(spec.mtu);
-    if spec.mtu_discovery {
+    if profile || spec.mtu_discovery {
         // PLPMTUD falls back to QUIC's minimum, not to the starting size.
         t.min_mtu(MIN_MTU);
     } else {
         t.min_mtu(spec.mtu);
         t.mtu_discovery_config(None);
     }
-    t.pto_probe_stream_data(spec.pto_probe_data);
     // satquic's receivers read in order on long fat lossy paths, where quinn's fixed
     // 1,024-chunk reassembly bound closes legitimate connections (SATQUIC-PATCH.md, patch 10);
     // the growing bound keeps the bookkeeping proportional to the receive window.
@@ -145,6 +141,7 @@ pub fn transport_config(
     if let Some(n) = endpoint.max_uni_streams {
         t.max_concurrent_uni_streams(VarInt::from_u32(n));
     }
+    // The spec's request, if it makes one, replaces the profile's.
     if let Some(a) = &spec.ack_frequency {
         t.ack_frequency_config(Some(satquic_cc::profile::ack_frequency_config(
             a.packets_per_ack,
@@ -159,14 +156,16 @@ pub fn transport_config(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use super::*;
+    use crate::scenario::AckFrequencySpec;
 
     #[test]
     fn bad_specs_are_refused_in_one_line() {
         let ok = TransportSpec::default();
         assert_eq!(validate(&ok), Ok(()));
         let cases = [
-            TransportSpec::with_cc("cubic+serch"),
             TransportSpec {
                 mtu: 1199,
                 ..ok.clone()
@@ -192,5 +191,73 @@ mod tests {
             let err = validate(&spec).unwrap_err();
             assert!(!err.is_empty() && !err.contains('\n'), "{err}");
         }
+    }
+
+    fn config_of(spec: &TransportSpec) -> String {
+        let factory = crate::probe::controller_factory(spec, None, Instant::now(), None, 0);
+        let t = transport_config(spec, &EndpointSettings::simulated(), factory).unwrap();
+        format!("{t:?}")
+    }
+
+    fn assert_fields(debug: &str, parts: &[&str]) {
+        for part in parts {
+            assert!(debug.contains(part), "{part} not in {debug}");
+        }
+    }
+
+    /// The profile, alone or with a part added, gets its transport half from the one
+    /// function in satquic-cc, with the spec's windows (fixed 256 MiB by default, or
+    /// auto-tuned when the spec asks); an ACK frequency the spec gives replaces the
+    /// profile's; other controllers get only what the spec asks.
+    #[test]
+    fn the_profile_gets_its_transport_half_with_the_specs_windows() {
+        let fixed = [
+            "stream_receive_window: 268435456,",
+            "stream_receive_window_max: None",
+            " receive_window: 268435456,",
+        ];
+        let profile = [
+            "pto_probe_stream_data: true",
+            "min_mtu: 1200,",
+            "mtu_discovery_config: Some(",
+            "ack_frequency_config: Some(AckFrequencyConfig { ack_eliciting_threshold: 15,",
+            "window_divisor: Some(8)",
+        ];
+        for cc in ["satellite", "Satellite+loss-filter"] {
+            let debug = config_of(&TransportSpec::with_cc(cc));
+            assert_fields(&debug, &fixed);
+            assert_fields(&debug, &profile);
+        }
+        let tuned = TransportSpec {
+            receive_window_autotune: true,
+            mtu: 1400,
+            ack_frequency: AckFrequencySpec::parse("4:25ms").unwrap(),
+            ..TransportSpec::with_cc("satellite")
+        };
+        assert_fields(
+            &config_of(&tuned),
+            &[
+                "stream_receive_window: 1250000,",
+                "stream_receive_window_max: Some(268435456)",
+                " receive_window: 268435456,",
+                "pto_probe_stream_data: true",
+                "min_mtu: 1200,",
+                "ack_frequency_config: Some(AckFrequencyConfig { ack_eliciting_threshold: 3,",
+            ],
+        );
+        let cubic = config_of(&TransportSpec {
+            mtu: 1400,
+            ..TransportSpec::with_cc("cubic")
+        });
+        assert_fields(
+            &cubic,
+            &[
+                "pto_probe_stream_data: false",
+                "min_mtu: 1400,",
+                "mtu_discovery_config: None",
+                "ack_frequency_config: None",
+            ],
+        );
+        assert_fields(&cubic, &fixed);
     }
 }

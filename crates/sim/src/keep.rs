@@ -103,7 +103,7 @@ impl Simulation {
                 index: f.index,
                 start: f.start,
                 workload: f.workload.clone(),
-                cc: f.transport.cc.clone(),
+                cc: f.transport.cc.to_string(),
                 status: f.status.clone(),
                 capped: f.capped,
                 delivered_bytes: f.reader.received,

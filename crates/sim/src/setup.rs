@@ -166,7 +166,7 @@ pub(crate) fn flow(
     let index = flow_index(i, spec)?;
     let flow_seed = sub_seed(scenario.seed, 1000 + u64::from(index));
     let upload = !spec.direction.is_download();
-    let controllers = Controllers::new(&spec.transport, resume, flow_seed, base)?;
+    let controllers = Controllers::new(&spec.transport, resume, flow_seed, base);
     let (server_cc, client_cc) = controllers.by_role(upload);
     let qlog = options.stack_qlog.then(FlowQlog::new);
     let transport_for =
@@ -253,7 +253,7 @@ impl Controllers {
         resume: Option<ResumeParams>,
         flow_seed: u64,
         base: Instant,
-    ) -> Result<Self, SimError> {
+    ) -> Self {
         let events_sink = EventCollector::new();
         let cc_seed = sub_seed(flow_seed, SEED_CC);
         let sender_cc = controller_factory(
@@ -262,17 +262,15 @@ impl Controllers {
             base,
             resume,
             cc_seed,
-        )
-        .map_err(|e| SimError::Invalid(e.to_string()))?;
+        );
         let (sender, probe) = ProbeFactory::new(sender_cc, base);
-        let receiver = controller_factory(transport, None, base, None, !cc_seed)
-            .map_err(|e| SimError::Invalid(e.to_string()))?;
-        Ok(Controllers {
+        let receiver = controller_factory(transport, None, base, None, !cc_seed);
+        Controllers {
             sender,
             receiver,
             probe,
             events_sink,
-        })
+        }
     }
 
     /// (the server's, the client's): on an upload the client sends.

@@ -40,6 +40,7 @@ use std::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use satquic_cc::CcSpec;
 use satquic_link::units::duration_str;
 use satquic_run::{DataDirection, FlowSpec, TransportSpec, Workload};
 use serde::{Deserialize, Serialize};
@@ -110,7 +111,8 @@ impl BeamSpec {
     }
 
     /// Checks the parameters against a window; errors name the key (`key: problem`).
-    pub fn check(&self, window: Duration) -> Result<(), SpecError> {
+    /// Returns `short_cc` parsed, for [`Self::flows`].
+    pub fn check(&self, window: Duration) -> Result<Vec<CcSpec>, SpecError> {
         let bad = |key: &str, msg: String| SpecError(format!("beam.{key}: {msg}"));
         if self.users == 0 {
             return Err(bad("users", "must be at least 1".into()));
@@ -132,10 +134,11 @@ impl BeamSpec {
         if self.short_cc.is_empty() {
             return Err(bad("short_cc", "give at least one controller".into()));
         }
-        for cc in &self.short_cc {
-            satquic_cc::CongestionConfig::from_spec(cc)
-                .map_err(|e| bad("short_cc", e.to_string()))?;
-        }
+        let short_cc = self
+            .short_cc
+            .iter()
+            .map(|cc| CcSpec::parse(cc).map_err(|e| bad("short_cc", e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
         if self.bulk > 0 && self.bulk_stagger * (self.bulk - 1) >= window {
             return Err(bad(
                 "bulk_stagger",
@@ -153,7 +156,7 @@ impl BeamSpec {
                 ),
             ));
         }
-        Ok(())
+        Ok(short_cc)
     }
 
     /// The mean number of objects in a window: users x window x rate x on / (on + off).
@@ -214,13 +217,13 @@ impl BeamSpec {
     }
 
     /// The scenario's flows: the bulk flows with `bulk` (flow i gets `bulk(i)`), then the
-    /// objects, user u's with `short(short_cc[u mod n])`.
+    /// objects, user u's with `short(u mod n)`, n the number of `short_cc`.
     pub fn flows(
         &self,
         window: Duration,
         seed: u64,
         bulk: impl Fn(u32) -> TransportSpec,
-        short: impl Fn(&str) -> TransportSpec,
+        short: impl Fn(usize) -> TransportSpec,
     ) -> Vec<FlowSpec> {
         let bulk_flows = (0..self.bulk).map(|i| {
             let start = self.bulk_stagger * i;
@@ -235,7 +238,7 @@ impl BeamSpec {
         });
         let objects = self.objects(window, seed).into_iter().map(|o| FlowSpec {
             start: o.start,
-            transport: short(&self.short_cc[o.user as usize % self.short_cc.len()]),
+            transport: short(o.user as usize % self.short_cc.len()),
             workload: Workload::Download { bytes: o.bytes },
             direction: DataDirection::Download,
         });
@@ -317,7 +320,7 @@ mod tests {
                 WINDOW,
                 3,
                 |_| TransportSpec::with_cc(bulk_cc),
-                |cc| TransportSpec::with_cc(cc),
+                |k| TransportSpec::with_cc(&spec.short_cc[k]),
             )
         };
         let (a, b) = (flows("satellite"), flows("cubic"));
@@ -342,7 +345,7 @@ mod tests {
         let objects = spec.objects(WINDOW, 3);
         for (flow, o) in a[spec.bulk as usize..].iter().zip(&objects) {
             assert_eq!(
-                flow.transport.cc,
+                flow.transport.cc.as_str(),
                 spec.short_cc[o.user as usize % spec.short_cc.len()]
             );
         }

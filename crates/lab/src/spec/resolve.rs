@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use satquic_cc::CcSpec;
 use satquic_link::LinkSpec;
 use satquic_run::{ShaperSpec, TransportSpec};
 
@@ -37,7 +38,7 @@ pub struct ResolvedVariant {
     pub transport: TransportSpec,
     /// A mix (`cc = "bbr|cubic"`): the congestion controls the flows of a run take in
     /// turn, flow i the (i mod n)-th; empty for one congestion control.
-    pub mix: Vec<String>,
+    pub mix: Vec<CcSpec>,
     /// `sender_cap = "auto"` (the default): [`ShaperSpec::auto_for`] the data direction
     /// of each link in sim mode, no cap in emulated mode (the relay models the link only).
     pub auto_sender_cap: bool,
@@ -59,6 +60,8 @@ pub struct ResolvedWorkload {
     /// A beam's users and bulk flows (`kind = "beam"`; `duration` is its window, `flows`
     /// the number of bulk flows).
     pub beam: Option<BeamSpec>,
+    /// A beam's `short_cc`, parsed (empty for other kinds).
+    pub short_cc: Vec<CcSpec>,
 }
 
 impl CampaignSpec {
@@ -165,6 +168,7 @@ impl CampaignSpec {
         for (i, v) in self.variants.iter().enumerate() {
             let key = format!("variant[{i}]");
             let parts: Vec<&str> = v.cc.split(MIX_SEPARATOR).map(str::trim).collect();
+            let mut specs = Vec::new();
             for part in &parts {
                 if part.is_empty() {
                     return Err(err(
@@ -175,15 +179,10 @@ impl CampaignSpec {
                         ),
                     ));
                 }
-                satquic_cc::CongestionConfig::from_spec(part)
-                    .map_err(|e| err(format!("{key}.cc"), e))?;
+                specs.push(CcSpec::parse(part).map_err(|e| err(format!("{key}.cc"), e))?);
             }
-            let mix: Vec<String> = if parts.len() > 1 {
-                parts.iter().map(|p| p.to_string()).collect()
-            } else {
-                Vec::new()
-            };
-            let mut t = TransportSpec::with_cc(parts[0]);
+            let mut t = TransportSpec::with_spec(specs[0].clone());
+            let mix = if specs.len() > 1 { specs } else { Vec::new() };
             if let Some(s) = v.initial_window {
                 t.initial_window = Some(s.0);
             }
@@ -282,6 +281,7 @@ impl CampaignSpec {
             if w.beam.is_some() && w.kind != WorkloadKind::Beam {
                 return Err(err(format!("{key}.beam"), "only for kind = \"beam\""));
             }
+            let mut short_cc = Vec::new();
             let (bytes, duration, default_label) = match w.kind {
                 WorkloadKind::Download | WorkloadKind::Upload => {
                     let (kind, prefix, article) = match w.kind {
@@ -328,7 +328,8 @@ impl CampaignSpec {
                     )
                 }
                 WorkloadKind::Beam => {
-                    let d = beam_window(&key, w)?;
+                    let (d, short) = beam_window(&key, w)?;
+                    short_cc = short;
                     (
                         None,
                         Some(d),
@@ -361,6 +362,7 @@ impl CampaignSpec {
                 stagger,
                 resume_after: w.resume_after,
                 beam,
+                short_cc,
             });
         }
         unique(out.iter().map(|w| w.label.as_str()), "workload")?;
@@ -369,8 +371,9 @@ impl CampaignSpec {
 }
 
 /// A beam workload's window, after checking that it has one, that the keys of other
-/// kinds are absent and that its `beam` table is sound; errors name the key.
-fn beam_window(key: &str, w: &super::WorkloadEntry) -> Result<Duration, SpecError> {
+/// kinds are absent and that its `beam` table is sound (its `short_cc` parsed); errors
+/// name the key.
+fn beam_window(key: &str, w: &super::WorkloadEntry) -> Result<(Duration, Vec<CcSpec>), SpecError> {
     if w.bytes.is_some() {
         return Err(err(
             format!("{key}.bytes"),
@@ -395,12 +398,13 @@ fn beam_window(key: &str, w: &super::WorkloadEntry) -> Result<Duration, SpecErro
     if d.is_zero() {
         return Err(err(format!("{key}.duration"), "must be above 0"));
     }
-    w.beam
+    let short_cc = w
+        .beam
         .clone()
         .unwrap_or_default()
         .check(d)
         .map_err(|e| err(key, e))?;
-    Ok(d)
+    Ok((d, short_cc))
 }
 
 fn unique<'a>(labels: impl Iterator<Item = &'a str>, key: &str) -> Result<(), SpecError> {

@@ -313,7 +313,7 @@ pub async fn run_client(
     }
     let sender_report = options.upload.then(|| {
         crate::server::sender_report(
-            &options.transport.spec.cc,
+            options.transport.spec.cc.as_str(),
             &setup.probe,
             &setup.events,
             stats,

@@ -105,7 +105,7 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
     let info = Arc::new(ConnectionInfo {
         remote,
         accepted_at,
-        cc: state.options.transport.spec.cc.clone(),
+        cc: state.options.transport.spec.cc.to_string(),
         events,
         probe,
         connection: Mutex::new(None),
