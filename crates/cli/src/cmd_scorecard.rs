@@ -55,12 +55,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         args.ccs.clone()
     };
     let regimes = scorecard::regimes(&args.regime).map_err(lab_failure)?;
-    let text = match &args.set {
-        Some(p) => std::fs::read_to_string(p)
-            .map_err(|e| Failure::Usage(format!("--set {}: {e}", p.display())))?,
-        None => kind.text().to_string(),
-    };
-    let scenarios = scorecard::parse_set(&text).map_err(lab_failure)?;
+    let scenarios = match &args.set {
+        Some(p) => scorecard::read_set(p),
+        None => scorecard::parse_set(kind.text()),
+    }
+    .map_err(lab_failure)?;
     let baseline = match &args.baseline {
         Some(p) => Some(scorecard::read_card(p).map_err(lab_failure)?),
         None => None,
