@@ -54,6 +54,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         args.ccs.clone()
     };
+    if let Some((i, twice)) = specs
+        .iter()
+        .enumerate()
+        .find(|(i, s)| specs[..*i].contains(s))
+    {
+        return Err(Failure::Usage(format!(
+            "--cc {twice} is given twice (the {} --cc); each spec is judged once",
+            ordinal(i + 1)
+        )));
+    }
     let regimes = scorecard::regimes(&args.regime).map_err(lab_failure)?;
     let scenarios = match &args.set {
         Some(p) => scorecard::read_set(p),
@@ -155,4 +165,16 @@ fn finished_runs(runs_dir: &std::path::Path) -> usize {
         .filter_map(|scenario| satquic_lab::dataset::read_csv(&scenario.join("runs.csv")).ok())
         .map(|rows| rows.len())
         .sum()
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }

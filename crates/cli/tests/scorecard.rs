@@ -147,6 +147,15 @@ fn bad_input_is_one_line_and_nothing_written() {
         &scorecard(&set, &out, &["--regime", "mars"]),
         "unknown regime",
     );
+    // A spec given twice was judged and printed twice, and listed twice in the card.
+    refused(
+        &scorecard(
+            &set,
+            &out,
+            &["--cc", "satellite", "--cc", "cubic", "--cc", "satellite"],
+        ),
+        "a spec twice",
+    );
     refused(
         &scorecard(&set, &out, &["--baseline", "/nonexistent/scorecard.json"]),
         "baseline",
