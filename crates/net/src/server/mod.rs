@@ -17,7 +17,8 @@
 //! - address validation: a client must echo a Retry token before the server keeps any
 //!   state for it (on by default), so spoofed or replayed Initials cost nothing;
 //! - a handshake must finish within `handshake_timeout`, a request line or header within
-//!   [`REQUEST_TIMEOUT`]; idle connections close after the transport's idle timeout;
+//!   [`REQUEST_TIMEOUT`]; idle connections close after the transport's idle timeout (the
+//!   server sends no keep-alives of its own);
 //! - stream counts per connection are capped by the transport settings, a request may ask
 //!   for at most `max_request_bytes` (a download "until stopped" ends there), uploads are
 //!   cut there too;
@@ -434,7 +435,9 @@ fn quic_config(
     let quic_crypto = QuicServerConfig::try_from(crypto)
         .map_err(|e| NetError::Setup(format!("TLS configuration: {e}")))?;
     let mut config = ServerConfig::with_crypto(Arc::new(quic_crypto));
-    let (transport, _) = options.transport.build(None, Instant::now())?;
+    let (mut transport, _) = options.transport.build(None, Instant::now())?;
+    // As every connection's own (connection.rs): no keep-alives from the server.
+    transport.keep_alive_interval(None);
     config.transport_config(Arc::new(transport));
     config.max_incoming(options.max_connections.saturating_mul(4).max(16));
     // Address-validation tokens (NEW_TOKEN, RFC 9000 Sec. 8.1.3), one per connection,
