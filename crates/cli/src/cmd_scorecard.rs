@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use satquic_lab::scorecard::{self, SetKind};
 
 use crate::Failure;
-use crate::cmd_campaign::{exec_options, lab_failure};
+use crate::cmd_campaign::{exec_options, lab_failure, stop_on_signals};
 use crate::cmd_reproduce::CampaignsProgress;
 
 #[derive(clap::Args)]
@@ -54,13 +54,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         args.ccs.clone()
     };
+    if let Some((i, twice)) = specs
+        .iter()
+        .enumerate()
+        .find(|(i, s)| specs[..*i].contains(s))
+    {
+        return Err(Failure::Usage(format!(
+            "--cc {twice} is given twice (the {} --cc); each spec is judged once",
+            ordinal(i + 1)
+        )));
+    }
     let regimes = scorecard::regimes(&args.regime).map_err(lab_failure)?;
-    let text = match &args.set {
-        Some(p) => std::fs::read_to_string(p)
-            .map_err(|e| Failure::Usage(format!("--set {}: {e}", p.display())))?,
-        None => kind.text().to_string(),
-    };
-    let scenarios = scorecard::parse_set(&text).map_err(lab_failure)?;
+    let scenarios = match &args.set {
+        Some(p) => scorecard::read_set(p),
+        None => scorecard::parse_set(kind.text()),
+    }
+    .map_err(lab_failure)?;
     let baseline = match &args.baseline {
         Some(p) => Some(scorecard::read_card(p).map_err(lab_failure)?),
         None => None,
@@ -90,6 +99,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let runs_dir = out.join("runs").join(&sha[..16]);
     let jobs = scorecard::jobs(&scenarios, &specs, &regimes, &runs_dir.join("links"))
         .map_err(lab_failure)?;
+    // SIGINT and SIGTERM stop between runs, as in `campaign run` (a signal killed it with
+    // no word before).
+    let opts = stop_on_signals(opts);
     let progress = CampaignsProgress::new("satquic scorecard");
     let outcome = scorecard::run(
         &jobs,
@@ -104,7 +116,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
         &|name, p| progress.update(name, p),
     );
     let finished = progress.finish();
-    let (card, walls) = outcome.map_err(lab_failure)?;
+    let (card, walls) = outcome.map_err(|e| match e {
+        satquic_lab::LabError::Stopped { .. } => Failure::Other(format!(
+            "scorecard stopped: {} finished runs kept in {} (the runs in flight abandoned); \
+             scorecard.json is written once every regime is done: run the same command \
+             again to resume",
+            finished_runs(&runs_dir),
+            runs_dir.display()
+        )),
+        e => lab_failure(e),
+    })?;
     let json = serde_json::to_string_pretty(&card)? + "\n";
     scorecard::write_atomic(&args.out, "scorecard.json", json.as_bytes()).map_err(lab_failure)?;
     let wall = serde_json::to_string_pretty(&walls)? + "\n";
@@ -129,4 +150,31 @@ pub fn run(args: Args) -> Result<(), Failure> {
         args.out.join("scorecard.json").display()
     )?;
     finished
+}
+
+/// The rows of every scenario's runs.csv under `runs_dir` (`REGIME/SCENARIO/runs.csv`).
+fn finished_runs(runs_dir: &std::path::Path) -> usize {
+    let dirs = |d: &std::path::Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .map(|entries| entries.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    dirs(runs_dir)
+        .iter()
+        .flat_map(|regime| dirs(regime))
+        .filter_map(|scenario| satquic_lab::dataset::read_csv(&scenario.join("runs.csv")).ok())
+        .map(|rows| rows.len())
+        .sum()
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }

@@ -1,5 +1,5 @@
-//! Inputs that asked satquic for gigabytes (issue 47): campaign plans, slot plans, probes and
-//! link files. Each child runs under an address-space limit of 1 GiB (RLIMIT_AS) and a
+//! Inputs that asked satquic for gigabytes (issue 47): campaign plans, slot plans, probes,
+//! link files and scorecard baselines. Each child runs under an address-space limit of 1 GiB (RLIMIT_AS) and a
 //! guard that kills it after [`GUARD`] (a hang fails the test; no timing is asserted). It
 //! either refuses in one line with exit 2, or runs within the limit, streaming what it
 //! prints. Each test prints how long its children took (`--nocapture`).
@@ -283,4 +283,56 @@ fn link_files_are_refused_by_their_size_and_their_tables_bounded() {
     std::fs::write(&many, quantiles(1001)).unwrap();
     let e = refused(&["sim", "--link", &many, "-n", "1M"]);
     assert!(e.contains("1001 quantiles") && e.contains("1000"), "{e}");
+}
+
+/// `scorecard --baseline` read its file whole, whatever it was: a FIFO nobody writes hung
+/// for ever, /dev/zero took 5.6 GB in 20 s (and on), a 2 GiB file all of its size; a card
+/// of another schema was taken for one and the whole set ran before the comparison. Each
+/// is refused in one line before anything runs, as a campaign spec or a link file is.
+#[test]
+fn a_scorecard_baseline_is_refused_unless_it_is_a_saved_card() {
+    let dir = TempDir::new("baseline");
+    let out = dir.join("out");
+    let scorecard = |baseline: &str| -> String {
+        refused(&[
+            "scorecard",
+            "--quick",
+            "--jobs",
+            "1",
+            "--out",
+            &out,
+            "--baseline",
+            baseline,
+        ])
+    };
+    let e = scorecard("/dev/zero");
+    assert!(e.contains("not a regular file"), "{e}");
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.clone()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = scorecard(&fifo);
+    assert!(
+        e.contains("FIFO") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let huge = dir.join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let e = scorecard(&huge);
+    assert!(e.contains("16 MiB"), "{e}");
+    let other = dir.join("other.json");
+    std::fs::write(
+        &other,
+        r#"{"schema":"satquic-scorecard/99","set":"quick","binary_sha256":"","specs":[],"regimes":[]}"#,
+    )
+    .unwrap();
+    let e = scorecard(&other);
+    assert!(e.contains("satquic-scorecard/99"), "{e}");
+    assert!(
+        !Path::new(&out).exists(),
+        "--out made for a refused baseline"
+    );
 }

@@ -192,6 +192,37 @@ fn pairs_that_cannot_run_are_recorded_with_the_reason() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A relative --out: the peers run in their run's directory, where `out/www` and
+/// `out/certs` named nothing, and every run failed (the server: `--www m/www: No such file
+/// or directory`).
+#[test]
+fn a_relative_out_directory_runs() {
+    let dir = temp_dir("relative");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(BIN)
+        .current_dir(&dir)
+        .args(["matrix", "--impl", "satquic", "--preset", "qir-terrestrial"])
+        .args([
+            "-n",
+            "10k",
+            "--reps",
+            "1",
+            "--time-cap",
+            "20s",
+            "--out",
+            "m",
+        ])
+        .env("SATQUIC_PEERS", repo().join("peers"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows = satquic_lab::dataset::read_csv(&dir.join("m/runs.csv")).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, "completed", "{}", rows[0].reason);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn usage_error(args: &[&str]) -> String {
     let o = satquic(args);
     let err = text(&o.stderr);

@@ -147,6 +147,15 @@ fn bad_input_is_one_line_and_nothing_written() {
         &scorecard(&set, &out, &["--regime", "mars"]),
         "unknown regime",
     );
+    // A spec given twice was judged and printed twice, and listed twice in the card.
+    refused(
+        &scorecard(
+            &set,
+            &out,
+            &["--cc", "satellite", "--cc", "cubic", "--cc", "satellite"],
+        ),
+        "a spec twice",
+    );
     refused(
         &scorecard(&set, &out, &["--baseline", "/nonexistent/scorecard.json"]),
         "baseline",
@@ -168,5 +177,63 @@ fn bad_input_is_one_line_and_nothing_written() {
         &scorecard(&set, &file.join("below"), &[]),
         "--out below a file",
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A `row.json` somewhere under `dir` (a run has finished).
+fn has_finished_run(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name() == "row.json" || (e.path().is_dir() && has_finished_run(&e.path()))
+        })
+    })
+}
+
+/// SIGTERM (as SIGINT) stops the scorecard between runs: one line says how many finished
+/// runs were kept, where, and to run the same command again, exit 1. The signal killed it
+/// with no word before (exit 143), and a campaign in flight had no runs.csv.
+#[test]
+fn a_signal_stops_the_scorecard_with_what_was_kept_and_how_to_resume() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let d = scratch("signal");
+    let out = d.join("out");
+    let child = Command::new(BIN)
+        .arg("scorecard")
+        .args(["--regime", "geo-lossless", "--jobs", "1", "--out"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !has_finished_run(&out) {
+        assert!(Instant::now() < deadline, "no finished run in 120 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    let all = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    let err = all.trim_end().lines().last().unwrap_or_default();
+    let what = err
+        .strip_prefix("satquic: error: scorecard stopped: ")
+        .unwrap_or_else(|| panic!("{all}"));
+    assert!(
+        what.contains("finished runs kept in")
+            && what.contains("run the same command again to resume"),
+        "{all}"
+    );
+    let kept: usize = what.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(kept >= 1, "{err}");
+    assert!(!out.join("scorecard.json").exists());
     let _ = std::fs::remove_dir_all(&d);
 }

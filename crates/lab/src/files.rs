@@ -41,3 +41,11 @@ pub const RUN_LOG: FileLimit = FileLimit {
     what: "run's event or chunk log",
     max_bytes: 1 << 30,
 };
+
+/// A saved `scorecard.json` (`scorecard --baseline`) or a scenario set (`--set`): 16 MiB.
+/// The default set's card with one spec is 89 kB and the full set is 3.4 times as many
+/// scenarios; a set lists scenarios, a few hundred bytes each.
+pub const SCORECARD_FILE: FileLimit = FileLimit {
+    what: "scorecard file",
+    max_bytes: 16 << 20,
+};

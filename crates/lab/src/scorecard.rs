@@ -1035,16 +1035,33 @@ pub fn compare(card: &Card, baseline: &Card) -> Vec<String> {
     lines
 }
 
-/// Reads a saved `scorecard.json`.
+/// Reads a saved `scorecard.json`: a regular file of at most
+/// [`SCORECARD_FILE`](crate::files::SCORECARD_FILE) with this [`SCHEMA`] (a FIFO, a device
+/// or a file too large is refused before it is read).
 pub fn read_card(path: &Path) -> Result<Card, LabError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LabError::Usage(format!("--baseline {}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let text = satquic_link::file::read_to_string(path, crate::files::SCORECARD_FILE)
+        .map_err(|e| LabError::Usage(format!("--baseline {e}")))?;
+    let card: Card = serde_json::from_str(&text).map_err(|e| {
         LabError::Usage(format!(
             "--baseline {}: not a scorecard.json ({e})",
             path.display()
         ))
-    })
+    })?;
+    if card.schema != SCHEMA {
+        return Err(LabError::Usage(format!(
+            "--baseline {}: schema {:?}, this satquic reads {SCHEMA:?}",
+            path.display(),
+            card.schema
+        )));
+    }
+    Ok(card)
+}
+
+/// Reads a scenario set file (`--set`), bounded as [`read_card`] is, and parses it.
+pub fn read_set(path: &Path) -> Result<Vec<Scenario>, LabError> {
+    let text = satquic_link::file::read_to_string(path, crate::files::SCORECARD_FILE)
+        .map_err(|e| LabError::Usage(format!("--set {e}")))?;
+    parse_set(&text)
 }
 
 /// Writes `bytes` to `dir/name` through a temporary file and a rename.

@@ -840,3 +840,49 @@ fn an_unanswered_initial_gets_at_most_three_times_its_bytes() {
         lines.join("\n")
     );
 }
+
+/// A connection whose client has nothing to do (no request, no keep-alive of its own)
+/// closes after the server's idle timeout, as the server's docs say. The server's own
+/// keep-alives (a third of the idle timeout) kept it open for good before, holding its slot:
+/// 200 such connections of a client that never pinged were all still open 70 s after they
+/// opened against the default 30 s.
+#[test]
+fn an_idle_client_is_closed_after_the_idle_timeout() {
+    runtime().block_on(async {
+        let transport = satquic_net::NetTransport {
+            idle_timeout: Duration::from_millis(600),
+            ..satquic_net::NetTransport::default()
+        };
+        let (server, addr) = serve(ServerOptions {
+            listen: loopback(),
+            transport,
+            ..ServerOptions::default()
+        });
+        let verifier =
+            satquic_net::tls::ServerVerifier::new(satquic_net::tls::Verify::Any).unwrap();
+        let crypto = satquic_net::tls::client_crypto(verifier, satquic_net::tls::ALPN_HQ).unwrap();
+        let mut config = quinn::ClientConfig::new(Arc::new(
+            quinn::crypto::rustls::QuicClientConfig::try_from(crypto).unwrap(),
+        ));
+        let mut client_transport = quinn::TransportConfig::default();
+        client_transport
+            .max_idle_timeout(Some(Duration::from_secs(60).try_into().unwrap()))
+            .keep_alive_interval(None);
+        config.transport_config(Arc::new(client_transport));
+        let mut endpoint = quinn::Endpoint::client(loopback()).unwrap();
+        endpoint.set_default_client_config(config);
+        let conn = endpoint.connect(addr, "localhost").unwrap().await.unwrap();
+        let opened = Instant::now();
+        let closed = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
+        assert!(
+            matches!(closed, Ok(quinn::ConnectionError::TimedOut)),
+            "still open {:?} after it opened (server idle timeout 600 ms): {closed:?}",
+            opened.elapsed()
+        );
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while server.stats().active_connections > 0 {
+            assert!(Instant::now() < deadline, "{:?}", server.stats());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+}

@@ -224,6 +224,10 @@ impl<'a> Bench<'a> {
         runs: &[MatrixRun],
     ) -> Result<Self, LabError> {
         crate::output_dir(out)?;
+        // The peers run in their run's directory and are given the served file, the
+        // certificates and their logs by path: from there a relative `out` names nothing
+        // (`--www m/www: No such file or directory`, every run failed).
+        let out = &std::fs::canonicalize(out).map_err(|e| exec::io_err(out, e))?;
         let lock = exec::lock::lock(out, opts.shard)?;
         let cs = campaign_spec(spec);
         if !opts.take_over {

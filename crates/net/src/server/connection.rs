@@ -71,6 +71,10 @@ pub(super) fn accept(state: &Arc<ServerState>, incoming: Incoming) {
             return;
         }
     };
+    // The server sends no keep-alives: they kept a connection whose client had nothing to
+    // do (no request, no keep-alive of its own) open for good, holding its slot, where the
+    // idle timeout is to close it. A client that wants its connection kept asks for it.
+    transport.keep_alive_interval(None);
     let stack_qlog = state.options.qlog_dir.as_ref().map(|_| {
         let buffer = QlogBuffer::default();
         transport.qlog_stream(crate::qlog::stack_stream(
