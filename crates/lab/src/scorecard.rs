@@ -728,6 +728,39 @@ fn verdict(pass: Option<bool>, ok: usize, n: usize) -> String {
     }
 }
 
+/// What a regime's judge reads: one spec's results on the regime's scenarios.
+struct Judged<'a> {
+    spec: &'a str,
+    results: &'a [ScenarioResult],
+    jobs: &'a [Job],
+    /// ca0695a's resumed times by scenario (`references.toml`).
+    resumed_refs: &'a BTreeMap<String, f64>,
+}
+
+impl<'a> Judged<'a> {
+    /// What the spec measured on a scenario, in its role (`candidate`, `cubic-newcomer`).
+    fn role(&self, s: &'a ScenarioResult, role: &str) -> Option<&'a Measures> {
+        label_of(self.jobs, &s.name, self.spec, role).and_then(|l| s.runs.get(l))
+    }
+
+    fn cand(&self, s: &'a ScenarioResult) -> Option<&'a Measures> {
+        self.role(s, "candidate")
+    }
+}
+
+/// A regime's judge: one spec's verdict from its results.
+type Judge = fn(&Judged) -> Verdict;
+
+/// The regimes' judges, one per regime of [`REGIMES`], in its order.
+const JUDGES: [(&str, Judge); 6] = [
+    ("geo-lossless", judge_geo_lossless),
+    ("geo-loss", judge_geo_loss),
+    ("startup", judge_startup),
+    ("resumption", judge_resumption),
+    ("beside", judge_beside),
+    ("leo", judge_leo),
+];
+
 fn judge(
     regime: &str,
     spec: &str,
@@ -735,205 +768,233 @@ fn judge(
     jobs: &[Job],
     resumed_refs: &BTreeMap<String, f64>,
 ) -> Verdict {
-    fn cand_of<'a>(jobs: &[Job], spec: &str, s: &'a ScenarioResult) -> Option<&'a Measures> {
-        label_of(jobs, &s.name, spec, "candidate").and_then(|l| s.runs.get(l))
+    let j = Judged {
+        spec,
+        results,
+        jobs,
+        resumed_refs,
+    };
+    let f = JUDGES
+        .iter()
+        .find(|(r, _)| *r == regime)
+        .map(|(_, f)| *f)
+        .expect("every regime has a judge");
+    f(&j)
+}
+
+/// The candidate's time over the physical limit on each scenario that has one.
+fn limit_ratios<'a>(j: &Judged<'a>) -> Vec<(f64, &'a ScenarioResult)> {
+    j.results
+        .iter()
+        .filter_map(|s| s.limit_s.map(|l| (time(j.cand(s)) / l, s)))
+        .collect()
+}
+
+fn judge_geo_lossless(j: &Judged) -> Verdict {
+    let n = j.results.len();
+    let ratios = limit_ratios(j);
+    let fin: Vec<f64> = ratios
+        .iter()
+        .map(|(r, _)| *r)
+        .filter(|r| r.is_finite())
+        .collect();
+    let finished = fin.len();
+    let med = median(fin);
+    let with_pq: Vec<&ScenarioResult> = j
+        .results
+        .iter()
+        .filter(|s| s.picoquic_s.is_some())
+        .collect();
+    let ok = with_pq
+        .iter()
+        .filter(|s| time(j.cand(s)) <= s.picoquic_s.unwrap_or(0.0))
+        .count();
+    let pass = (!with_pq.is_empty()).then_some(ok == with_pq.len() && finished == n);
+    Verdict {
+        figure: med,
+        headline: format!(
+            "{} x limit (median), {finished}/{n} finished",
+            fmt_opt(med, 3)
+        ),
+        references: format!(
+            "at least as fast as picoquic's best on {ok}/{} (no picoquic reference: {})",
+            with_pq.len(),
+            n - with_pq.len()
+        ),
+        pass,
+        verdict: verdict(pass, ok, with_pq.len()),
     }
-    let cand = |s| cand_of(jobs, spec, s);
-    let n = results.len();
-    match regime {
-        "geo-lossless" | "geo-loss" => {
-            let ratios: Vec<(f64, &ScenarioResult)> = results
+}
+
+fn judge_geo_loss(j: &Judged) -> Verdict {
+    let n = j.results.len();
+    let ratios = limit_ratios(j);
+    let finished = ratios.iter().filter(|(r, _)| r.is_finite()).count();
+    let med = median(
+        ratios
+            .iter()
+            .map(|(r, _)| *r)
+            .filter(|r| r.is_finite())
+            .collect(),
+    );
+    let by_plr = |plr: &str| {
+        median(
+            ratios
                 .iter()
-                .filter_map(|s| s.limit_s.map(|l| (time(cand(s)) / l, s)))
-                .collect();
-            let finished = ratios.iter().filter(|(r, _)| r.is_finite()).count();
-            let fin: Vec<f64> = ratios
-                .iter()
+                .filter(|(r, s)| r.is_finite() && s.link.starts_with("grid:") && plr_of(s) == plr)
                 .map(|(r, _)| *r)
-                .filter(|r| r.is_finite())
-                .collect();
-            let med = median(fin);
-            if regime == "geo-lossless" {
-                let with_pq: Vec<&ScenarioResult> =
-                    results.iter().filter(|s| s.picoquic_s.is_some()).collect();
-                let ok = with_pq
-                    .iter()
-                    .filter(|s| time(cand(s)) <= s.picoquic_s.unwrap_or(0.0))
-                    .count();
-                let pass = (!with_pq.is_empty()).then_some(ok == with_pq.len() && finished == n);
-                Verdict {
-                    figure: med,
-                    headline: format!(
-                        "{} x limit (median), {finished}/{n} finished",
-                        fmt_opt(med, 3)
-                    ),
-                    references: format!(
-                        "at least as fast as picoquic's best on {ok}/{} (no picoquic reference: {})",
-                        with_pq.len(),
-                        n - with_pq.len()
-                    ),
-                    pass,
-                    verdict: verdict(pass, ok, with_pq.len()),
+                .collect(),
+        )
+    };
+    let (m01, m1) = (by_plr("0.001"), by_plr("0.01"));
+    let pass = finished == n && m01.is_none_or(|m| m <= 1.3) && m1.is_none_or(|m| m <= 1.5);
+    Verdict {
+        figure: med,
+        headline: format!(
+            "{finished}/{n} finished; grid 0.1 %: {} x, 1 %: {} x limit",
+            fmt_opt(m01, 2),
+            fmt_opt(m1, 2)
+        ),
+        references: "the physical limit".into(),
+        pass: Some(pass),
+        verdict: verdict(Some(pass), finished, n),
+    }
+}
+
+fn judge_startup(j: &Judged) -> Verdict {
+    let mut vs_ref = BTreeMap::new();
+    let mut ratios = Vec::new();
+    for s in j.results {
+        let t = time(j.cand(s));
+        for r in ["cubic", "bbr3"] {
+            if let Some(m) = s.runs.get(r) {
+                let e = vs_ref.entry(r).or_insert((0, 0));
+                e.1 += 1;
+                if t <= time(Some(m)) {
+                    e.0 += 1;
                 }
-            } else {
-                let by_plr = |plr: &str| {
-                    median(
-                        ratios
-                            .iter()
-                            .filter(|(r, s)| {
-                                r.is_finite() && s.link.starts_with("grid:") && plr_of(s) == plr
-                            })
-                            .map(|(r, _)| *r)
-                            .collect(),
-                    )
-                };
-                let (m01, m1) = (by_plr("0.001"), by_plr("0.01"));
-                let pass =
-                    finished == n && m01.is_none_or(|m| m <= 1.3) && m1.is_none_or(|m| m <= 1.5);
-                Verdict {
-                    figure: med,
-                    headline: format!(
-                        "{finished}/{n} finished; grid 0.1 %: {} x, 1 %: {} x limit",
-                        fmt_opt(m01, 2),
-                        fmt_opt(m1, 2)
-                    ),
-                    references: "the physical limit".into(),
-                    pass: Some(pass),
-                    verdict: verdict(Some(pass), finished, n),
+                if r == "cubic" && t.is_finite() {
+                    ratios.push(t / time(Some(m)));
                 }
             }
         }
-        "startup" => {
-            let mut vs_ref = BTreeMap::new();
-            let mut ratios = Vec::new();
-            for s in results {
-                let t = time(cand(s));
-                for r in ["cubic", "bbr3"] {
-                    if let Some(m) = s.runs.get(r) {
-                        let e = vs_ref.entry(r).or_insert((0, 0));
-                        e.1 += 1;
-                        if t <= time(Some(m)) {
-                            e.0 += 1;
-                        }
-                        if r == "cubic" && t.is_finite() {
-                            ratios.push(t / time(Some(m)));
-                        }
-                    }
-                }
-            }
-            let pq: Vec<&ScenarioResult> = results
-                .iter()
-                .filter(|s| s.picoquic_s.is_some() && s.name != "suite-medium")
-                .collect();
-            let ok = pq
-                .iter()
-                .filter(|s| time(cand(s)) <= s.picoquic_s.unwrap_or(0.0))
-                .count();
-            let pass = (!pq.is_empty()).then_some(ok == pq.len());
-            let refs = vs_ref
-                .iter()
-                .map(|(r, (a, b))| format!("{r} {a}/{b}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            Verdict {
-                figure: median(ratios.clone()),
-                headline: format!("{} x cubic's time (median)", fmt_opt(median(ratios), 3)),
-                references: format!(
-                    "at least as fast as {refs}; picoquic's suite {ok}/{}",
-                    pq.len()
-                ),
-                pass,
-                verdict: verdict(pass, ok, pq.len()),
-            }
+    }
+    let pq: Vec<&ScenarioResult> = j
+        .results
+        .iter()
+        .filter(|s| s.picoquic_s.is_some() && s.name != "suite-medium")
+        .collect();
+    let ok = pq
+        .iter()
+        .filter(|s| time(j.cand(s)) <= s.picoquic_s.unwrap_or(0.0))
+        .count();
+    let pass = (!pq.is_empty()).then_some(ok == pq.len());
+    let refs = vs_ref
+        .iter()
+        .map(|(r, (a, b))| format!("{r} {a}/{b}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Verdict {
+        figure: median(ratios.clone()),
+        headline: format!("{} x cubic's time (median)", fmt_opt(median(ratios), 3)),
+        references: format!(
+            "at least as fast as {refs}; picoquic's suite {ok}/{}",
+            pq.len()
+        ),
+        pass,
+        verdict: verdict(pass, ok, pq.len()),
+    }
+}
+
+fn judge_resumption(j: &Judged) -> Verdict {
+    let n = j.results.len();
+    let mut ok = 0;
+    let mut ratios = Vec::new();
+    for s in j.results {
+        let m = j.cand(s);
+        let t = time(m);
+        let first = m
+            .and_then(|m| m.get("first_completion_s").copied())
+            .unwrap_or(f64::INFINITY);
+        let reference = j.resumed_refs.get(&s.name).copied();
+        if let Some(r) = reference {
+            ratios.push(t / r);
         }
-        "resumption" => {
-            let mut ok = 0;
-            let mut ratios = Vec::new();
-            for s in results {
-                let m = cand(s);
-                let t = time(m);
-                let first = m
-                    .and_then(|m| m.get("first_completion_s").copied())
-                    .unwrap_or(f64::INFINITY);
-                let reference = resumed_refs.get(&s.name).copied();
-                if let Some(r) = reference {
-                    ratios.push(t / r);
-                }
-                let good = t.is_finite()
-                    && reference.is_none_or(|r| t <= r * 1.02)
-                    && (reference.is_some() || t <= first);
-                ok += usize::from(good);
-            }
-            let pass = Some(ok == n);
-            Verdict {
-                figure: median(ratios.clone()),
-                headline: format!(
-                    "{} x ca0695a's resumed time (median)",
-                    fmt_opt(median(ratios), 3)
-                ),
-                references: "ca0695a's resumed rows; the first connection on lossy rows".into(),
-                pass,
-                verdict: verdict(pass, ok, n),
-            }
+        let good = t.is_finite()
+            && reference.is_none_or(|r| t <= r * 1.02)
+            && (reference.is_some() || t <= first);
+        ok += usize::from(good);
+    }
+    let pass = Some(ok == n);
+    Verdict {
+        figure: median(ratios.clone()),
+        headline: format!(
+            "{} x ca0695a's resumed time (median)",
+            fmt_opt(median(ratios), 3)
+        ),
+        references: "ca0695a's resumed rows; the first connection on lossy rows".into(),
+        pass,
+        verdict: verdict(pass, ok, n),
+    }
+}
+
+fn judge_beside(j: &Judged) -> Verdict {
+    let n = j.results.len();
+    let mut ok = 0;
+    for s in j.results {
+        let c = j.cand(s);
+        let good = if s.kind == "mix" {
+            c.and_then(|m| m.get("lost")).is_some_and(|l| *l <= 2600.0)
+        } else {
+            pair_pass(s, c, j.role(s, "cubic-newcomer"))
+        };
+        ok += usize::from(good);
+    }
+    let pass = Some(ok == n);
+    let frac = (n > 0).then(|| ok as f64 / n as f64);
+    Verdict {
+        figure: frac,
+        headline: format!("{ok}/{n} pass share, loss and delay checks"),
+        references: "the same pair with cubic in the candidate's role".into(),
+        pass,
+        verdict: verdict(pass, ok, n),
+    }
+}
+
+fn judge_leo(j: &Judged) -> Verdict {
+    let n = j.results.len();
+    let mut fast = 0;
+    let mut delay = 0;
+    let mut ratios = Vec::new();
+    for s in j.results {
+        let t = time(j.cand(s));
+        let best = ["cubic", "bbr3"]
+            .iter()
+            .map(|r| time(s.runs.get(*r)))
+            .fold(f64::INFINITY, f64::min);
+        fast += usize::from(t <= best);
+        if t.is_finite() && best.is_finite() {
+            ratios.push(t / best);
         }
-        "beside" => {
-            let mut ok = 0;
-            for s in results {
-                let c = cand(s);
-                let good = if s.kind == "mix" {
-                    c.and_then(|m| m.get("lost")).is_some_and(|l| *l <= 2600.0)
-                } else {
-                    let r =
-                        label_of(jobs, &s.name, spec, "cubic-newcomer").and_then(|l| s.runs.get(l));
-                    pair_pass(s, c, r)
-                };
-                ok += usize::from(good);
-            }
-            let pass = Some(ok == n);
-            let frac = (n > 0).then(|| ok as f64 / n as f64);
-            Verdict {
-                figure: frac,
-                headline: format!("{ok}/{n} pass share, loss and delay checks"),
-                references: "the same pair with cubic in the candidate's role".into(),
-                pass,
-                verdict: verdict(pass, ok, n),
-            }
-        }
-        _ => {
-            let mut fast = 0;
-            let mut delay = 0;
-            let mut ratios = Vec::new();
-            for s in results {
-                let t = time(cand(s));
-                let best = ["cubic", "bbr3"]
-                    .iter()
-                    .map(|r| time(s.runs.get(*r)))
-                    .fold(f64::INFINITY, f64::min);
-                fast += usize::from(t <= best);
-                if t.is_finite() && best.is_finite() {
-                    ratios.push(t / best);
-                }
-                let p95 = |m: Option<&Measures>| m.and_then(|m| m.get("queue_p95_ms").copied());
-                let better = ["cubic", "bbr3"]
-                    .iter()
-                    .filter_map(|r| p95(s.runs.get(*r)))
-                    .fold(f64::INFINITY, f64::min);
-                delay += usize::from(p95(cand(s)).is_some_and(|d| d <= better + 10.0));
-            }
-            let pass = Some(n > 0 && fast as f64 >= 0.95 * n as f64 && delay == n);
-            Verdict {
-                figure: median(ratios.clone()),
-                headline: format!(
-                    "{} x the faster of cubic and bbr3 (median)",
-                    fmt_opt(median(ratios), 3)
-                ),
-                references: format!(
-                    "at least as fast as both on {fast}/{n}; p95 queueing delay within 10 ms of the better on {delay}/{n}"
-                ),
-                pass,
-                verdict: verdict(pass, fast, n),
-            }
-        }
+        let p95 = |m: Option<&Measures>| m.and_then(|m| m.get("queue_p95_ms").copied());
+        let better = ["cubic", "bbr3"]
+            .iter()
+            .filter_map(|r| p95(s.runs.get(*r)))
+            .fold(f64::INFINITY, f64::min);
+        delay += usize::from(p95(j.cand(s)).is_some_and(|d| d <= better + 10.0));
+    }
+    let pass = Some(n > 0 && fast as f64 >= 0.95 * n as f64 && delay == n);
+    Verdict {
+        figure: median(ratios.clone()),
+        headline: format!(
+            "{} x the faster of cubic and bbr3 (median)",
+            fmt_opt(median(ratios), 3)
+        ),
+        references: format!(
+            "at least as fast as both on {fast}/{n}; p95 queueing delay within 10 ms of the better on {delay}/{n}"
+        ),
+        pass,
+        verdict: verdict(pass, fast, n),
     }
 }
 
