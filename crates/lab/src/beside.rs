@@ -83,6 +83,13 @@ pub fn write_specs(dir: &Path) -> Result<(), LabError> {
     Ok(())
 }
 
+/// One of the link files the campaigns name, by its name (`beam-120m-1bdp`): for the
+/// scorecard's `beside:NAME` links.
+pub fn link_file(name: &str) -> Option<&'static str> {
+    let path = format!("beside/links/{name}.toml");
+    SPEC_FILES.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+}
+
 fn spec_text(path: &str) -> &'static str {
     SPEC_FILES
         .iter()

@@ -18,6 +18,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::LabError;
+use crate::beside::beam::BeamSpec;
+use crate::beside::objects;
 use crate::dataset::{self, RunData};
 use crate::exec::{self, ExecOptions, Progress};
 use crate::limit::{self, Direction};
@@ -75,10 +77,15 @@ const TARGETS: &str = include_str!("../campaigns/scorecard/targets.toml");
 pub struct Scenario {
     pub regime: String,
     pub name: String,
-    /// A preset string, `grid:pNN` or `leo:pNN`.
+    /// A preset string, `grid:pNN`, `leo:pNN` or `beside:NAME` (a link file of
+    /// `satquic beside`'s, `crates/lab/campaigns/beside/links/NAME.toml`).
     pub link: String,
-    /// `download`, `upload`, `pair` (timed flows, the candidate in `role` beside `other`)
-    /// or `mix` (`other` first, the candidate `stagger_s` later, `bytes` each).
+    /// `download`, `upload`, `pair` (timed flows, the candidate in `role` beside `other`),
+    /// `mix` (`other` first, the candidate `stagger_s` later, `bytes` each), `beam` (a busy
+    /// beam, `beam`, whose bulk flows take the candidate's controller and then each of
+    /// `refs`') or `rpm` (a beam whose short objects take the candidate's controller and
+    /// then each of `refs`', beside bulk flows of `other`: responsiveness beside a bulk
+    /// flow).
     pub kind: String,
     #[serde(default)]
     pub bytes: Option<u64>,
@@ -100,6 +107,10 @@ pub struct Scenario {
     pub refs: Vec<String>,
     #[serde(default)]
     pub seeds: Option<Vec<u64>>,
+    /// A `beam` or `rpm` scenario's users, objects and bulk flows (`duration_s` is its
+    /// window; `short_cc` is set by the kind).
+    #[serde(default)]
+    pub beam: Option<BeamSpec>,
 }
 
 #[derive(Deserialize)]
@@ -118,10 +129,19 @@ pub fn parse_set(text: &str) -> Result<Vec<Scenario>, LabError> {
                 s.name, s.regime
             )));
         }
-        if !matches!(s.kind.as_str(), "download" | "upload" | "pair" | "mix") {
+        if !matches!(
+            s.kind.as_str(),
+            "download" | "upload" | "pair" | "mix" | "beam" | "rpm"
+        ) {
             return Err(LabError::Usage(format!(
                 "scenario {}: unknown kind {:?}",
                 s.name, s.kind
+            )));
+        }
+        if s.beam.is_some() != matches!(s.kind.as_str(), "beam" | "rpm") {
+            return Err(LabError::Usage(format!(
+                "scenario {}: a beam table goes with kinds beam and rpm only",
+                s.name
             )));
         }
     }
@@ -187,6 +207,11 @@ fn link_lines(s: &Scenario, links_dir: &Path) -> Result<String, LabError> {
         let suffix = if upload { "-mirror" } else { "" };
         return write(format!("grid-{p}{suffix}.toml"), &point.link_toml(d));
     }
+    if let Some(name) = s.link.strip_prefix("beside:") {
+        let text = crate::beside::link_file(name)
+            .ok_or_else(|| LabError::Usage(format!("no beside link file {name}")))?;
+        return write(format!("beside-{name}.toml"), text);
+    }
     if let Some(p) = s.link.strip_prefix("leo:") {
         if upload {
             let text = leo_links::LEO_MIRRORS
@@ -247,6 +272,8 @@ fn variants(s: &Scenario, specs: &[String]) -> Vec<(String, String, String)> {
                 push(format!("{other}|{c}"), c, "candidate");
             }
         }
+        // Solo transfers, a beam's bulk flows and an rpm scenario's short objects (a
+        // workload each, beside one variant: the bulk flows').
         _ => {
             for c in specs {
                 push(c.clone(), c, "candidate");
@@ -257,6 +284,56 @@ fn variants(s: &Scenario, specs: &[String]) -> Vec<(String, String, String)> {
         }
     }
     out
+}
+
+/// The `[[workload]]` lines of a scenario (`rpm`: one per controller of the short objects,
+/// labelled by it).
+fn workload_lines(s: &Scenario, vs: &[(String, String, String)]) -> Result<String, LabError> {
+    let beam_table = |short_cc: Option<&str>| -> Result<String, LabError> {
+        let mut b = s.beam.clone().unwrap_or_default();
+        if let Some(cc) = short_cc {
+            b.short_cc = vec![cc.to_string()];
+        }
+        let text = toml::to_string(&b)
+            .map_err(|e| LabError::Usage(format!("scenario {}: beam: {e}", s.name)))?;
+        Ok(format!(
+            "kind = \"beam\"\nduration = \"{}s\"\n[workload.beam]\n{text}",
+            s.duration_s.unwrap_or(60)
+        ))
+    };
+    let mut t = String::new();
+    if s.kind == "rpm" {
+        for (cc, _, _) in vs {
+            t += &format!("[[workload]]\nlabel = {cc:?}\n");
+            t += &beam_table(Some(cc))?;
+        }
+        return Ok(t);
+    }
+    t += "[[workload]]\nlabel = \"w\"\n";
+    match s.kind.as_str() {
+        "pair" => {
+            t += &format!(
+                "kind = \"timed\"\nduration = \"{}s\"\nflows = 2\nstagger = \"{}s\"\n",
+                s.duration_s.unwrap_or(60),
+                s.stagger_s.unwrap_or(0)
+            )
+        }
+        "mix" => {
+            t += &format!(
+                "kind = \"download\"\nbytes = {}\nflows = 2\nstagger = \"{}s\"\n",
+                s.bytes.unwrap_or(60_000_000),
+                s.stagger_s.unwrap_or(10)
+            )
+        }
+        "beam" => t += &beam_table(None)?,
+        k => {
+            t += &format!("kind = {k:?}\nbytes = {}\n", s.bytes.unwrap_or(10_000_000));
+            if let Some(r) = &s.resume_after {
+                t += &format!("resume_after = {r:?}\n");
+            }
+        }
+    }
+    Ok(t)
 }
 
 /// Builds every scenario's campaign (refusing a bad spec before anything runs); link files
@@ -288,35 +365,18 @@ pub fn jobs(
                 .join(", ")
         );
         t += &link_lines(s, links_dir)?;
-        for (cc, _, _) in &vs {
+        let ccs: Vec<String> = if s.kind == "rpm" {
+            vec![s.other.clone().unwrap_or_else(|| "cubic".into())]
+        } else {
+            vs.iter().map(|(cc, _, _)| cc.clone()).collect()
+        };
+        for cc in &ccs {
             t += &format!("[[variant]]\nlabel = {cc:?}\ncc = {cc:?}\nmtu_discovery = true\n");
             if let Some(w) = s.rwnd {
                 t += &format!("receive_window = {w}\nstream_receive_window = {w}\n");
             }
         }
-        t += "[[workload]]\nlabel = \"w\"\n";
-        match s.kind.as_str() {
-            "pair" => {
-                t += &format!(
-                    "kind = \"timed\"\nduration = \"{}s\"\nflows = 2\nstagger = \"{}s\"\n",
-                    s.duration_s.unwrap_or(60),
-                    s.stagger_s.unwrap_or(0)
-                )
-            }
-            "mix" => {
-                t += &format!(
-                    "kind = \"download\"\nbytes = {}\nflows = 2\nstagger = \"{}s\"\n",
-                    s.bytes.unwrap_or(60_000_000),
-                    s.stagger_s.unwrap_or(10)
-                )
-            }
-            k => {
-                t += &format!("kind = {k:?}\nbytes = {}\n", s.bytes.unwrap_or(10_000_000));
-                if let Some(r) = &s.resume_after {
-                    t += &format!("resume_after = {r:?}\n");
-                }
-            }
-        }
+        t += &workload_lines(s, &vs)?;
         let spec = CampaignSpec::from_toml_str(&t, Some(links_dir))
             .map_err(|e| LabError::Usage(format!("scenario {}: {}", s.name, e.0)))?;
         let plan = Plan::new(&spec).map_err(|e| LabError::Usage(e.0.clone()))?;
@@ -469,6 +529,54 @@ fn mix_measures(dir: &Path, rows: &[dataset::Row], variant: &str) -> Measures {
     }
     if let Some(max) = lost.iter().copied().reduce(f64::max) {
         m.insert("lost".into(), max);
+    }
+    m
+}
+
+/// A beam's objects over every run `pick` keeps (its seeds): how many, how many the time
+/// cap ended, their median and p95 completion times (an unfinished object the slowest; a
+/// quantile that falls on one is left out: infinite), and the bulk flows' mean goodput and
+/// p95 queueing delay.
+fn beam_measures(
+    dir: &Path,
+    rows: &[dataset::Row],
+    pick: impl Fn(&dataset::Row) -> bool,
+) -> Measures {
+    let data: Vec<RunData> = rows
+        .iter()
+        .filter(|r| pick(r))
+        .map(|r| RunData {
+            row: r.clone(),
+            mb_times_s: Vec::new(),
+        })
+        .collect();
+    let refs: Vec<&RunData> = data.iter().collect();
+    let (runs, _) = objects::load(dir, &refs);
+    let mut m = Measures::new();
+    let Some(c) = objects::completion(runs.iter().flat_map(|r| r.objects.iter())) else {
+        return m;
+    };
+    m.insert("objects".into(), c.objects as f64);
+    m.insert("unfinished".into(), c.unfinished as f64);
+    for (k, v) in [("object_median_s", c.median_s), ("object_p95_s", c.p95_s)] {
+        if v.is_finite() {
+            m.insert(k.into(), round(v));
+        }
+    }
+    let bulk: Vec<&objects::BulkResult> = runs.iter().flat_map(|r| r.bulk.iter()).collect();
+    if !bulk.is_empty() {
+        let n = bulk.len() as f64;
+        m.insert(
+            "bulk_goodput_mbps".into(),
+            round(bulk.iter().map(|b| b.goodput_bps).sum::<f64>() / n / 1e6),
+        );
+        let p95: Vec<f64> = bulk.iter().filter_map(|b| b.queue_p95_ms).collect();
+        if !p95.is_empty() {
+            m.insert(
+                "bulk_p95_ms".into(),
+                round(p95.iter().sum::<f64>() / p95.len() as f64),
+            );
+        }
     }
     m
 }
@@ -627,6 +735,8 @@ fn scenario(
         let m = match s.kind.as_str() {
             "pair" => pair_measures(&dir, &rows, cc),
             "mix" => mix_measures(&dir, &rows, cc),
+            "beam" => beam_measures(&dir, &rows, |r| r.variant == *cc),
+            "rpm" => beam_measures(&dir, &rows, |r| r.workload == *cc),
             _ => rows
                 .iter()
                 .find(|r| &r.variant == cc)
@@ -940,33 +1050,63 @@ fn judge_resumption(j: &Judged) -> Verdict {
 
 fn judge_beside(j: &Judged) -> Verdict {
     let n = j.results.len();
-    let mut ok = 0;
+    // (passed, of) per kind: pairs, the thesis-sat mix, the busy beam.
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for s in j.results {
         let c = j.cand(s);
-        let good = if s.kind == "mix" {
-            c.and_then(|m| m.get("lost")).is_some_and(|l| *l <= 2600.0)
-        } else {
-            pair_pass(s, c, j.role(s, "cubic-newcomer"))
+        let good = match s.kind.as_str() {
+            "mix" => c.and_then(|m| m.get("lost")).is_some_and(|l| *l <= 2600.0),
+            "beam" => beam_pass(c, s.runs.get("cubic")),
+            _ => pair_pass(s, c, j.role(s, "cubic-newcomer")),
         };
-        ok += usize::from(good);
+        let e = counts.entry(s.kind.as_str()).or_default();
+        e.0 += usize::from(good);
+        e.1 += 1;
     }
+    let ok: usize = counts.values().map(|(a, _)| a).sum();
     let pass = Some(ok == n);
     let frac = (n > 0).then(|| ok as f64 / n as f64);
+    let part = |kind: &str, what: &str| counts.get(kind).map(|(a, b)| format!("{what} {a}/{b}"));
+    let parts: Vec<String> = [
+        part("pair", "pairs"),
+        part("mix", "thesis-sat mix"),
+        part("beam", "busy beam"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Verdict {
         figure: frac,
-        headline: format!("{ok}/{n} pass share, loss and delay checks"),
-        references: "the same pair with cubic in the candidate's role".into(),
+        headline: format!("{ok}/{n} pass ({})", parts.join(", ")),
+        references: "pairs: the same pair with cubic in the candidate's role (share, loss, delay); beam: cubic bulk flows (objects' median and p95)".into(),
         pass,
         verdict: verdict(pass, ok, n),
     }
 }
 
+/// A measure of a beam's objects, infinite where missing (a quantile on an unfinished one).
+fn object_time(m: Option<&Measures>, key: &str) -> f64 {
+    m.and_then(|m| m.get(key).copied()).unwrap_or(f64::INFINITY)
+}
+
+/// Issue 46's beam check: the objects' median and p95 completion times with the candidate's
+/// bulk flows no worse than with `cubic`'s.
+fn beam_pass(cand: Option<&Measures>, cubic: Option<&Measures>) -> bool {
+    cand.is_some()
+        && cubic.is_some()
+        && ["object_median_s", "object_p95_s"]
+            .iter()
+            .all(|k| object_time(cand, k) <= object_time(cubic, k))
+}
+
 fn judge_leo(j: &Judged) -> Verdict {
-    let n = j.results.len();
+    let (rpm, grid): (Vec<&ScenarioResult>, Vec<&ScenarioResult>) =
+        j.results.iter().partition(|s| s.kind == "rpm");
+    let n = grid.len();
     let mut fast = 0;
     let mut delay = 0;
     let mut ratios = Vec::new();
-    for s in j.results {
+    for s in &grid {
         let t = time(j.cand(s));
         let best = ["cubic", "bbr3"]
             .iter()
@@ -984,18 +1124,56 @@ fn judge_leo(j: &Judged) -> Verdict {
         delay += usize::from(p95(j.cand(s)).is_some_and(|d| d <= better + 10.0));
     }
     let pass = Some(n > 0 && fast as f64 >= 0.95 * n as f64 && delay == n);
+    let (rpm_ratio, rpm_ok) = responsiveness(j, &rpm);
+    let mut headline = format!(
+        "{} x the faster of cubic and bbr3 (median)",
+        fmt_opt(median(ratios.clone()), 3)
+    );
+    let mut references = format!(
+        "at least as fast as both on {fast}/{n}; p95 queueing delay within 10 ms of the better on {delay}/{n}"
+    );
+    if !rpm.is_empty() {
+        headline += &format!(
+            "; beside a bulk flow, objects {} x the faster's (median)",
+            fmt_opt(rpm_ratio, 3)
+        );
+        references += &format!(
+            "; beside a bulk flow, median and p95 object times at most the faster of cubic's and bbr3's on {rpm_ok}/{} (reported, no target)",
+            rpm.len()
+        );
+    }
     Verdict {
-        figure: median(ratios.clone()),
-        headline: format!(
-            "{} x the faster of cubic and bbr3 (median)",
-            fmt_opt(median(ratios), 3)
-        ),
-        references: format!(
-            "at least as fast as both on {fast}/{n}; p95 queueing delay within 10 ms of the better on {delay}/{n}"
-        ),
+        figure: median(ratios),
+        headline,
+        references,
         pass,
         verdict: verdict(pass, fast, n),
     }
+}
+
+/// LEO responsiveness: on each `rpm` scenario, the candidate's median object time over the
+/// faster median of `cubic`'s and `bbr3`'s objects in the same role (the median of those
+/// ratios), and on how many its median and p95 are both at most the faster reference's.
+fn responsiveness(j: &Judged, rpm: &[&ScenarioResult]) -> (Option<f64>, usize) {
+    let mut ratios = Vec::new();
+    let mut ok = 0;
+    for s in rpm {
+        let c = j.cand(s);
+        let best = |k: &str| {
+            ["cubic", "bbr3"]
+                .iter()
+                .map(|r| object_time(s.runs.get(*r), k))
+                .fold(f64::INFINITY, f64::min)
+        };
+        let (m, b) = (object_time(c, "object_median_s"), best("object_median_s"));
+        if m.is_finite() && b.is_finite() {
+            ratios.push(m / b);
+        }
+        ok += usize::from(
+            c.is_some() && m <= b && object_time(c, "object_p95_s") <= best("object_p95_s"),
+        );
+    }
+    (median(ratios), ok)
 }
 
 fn plr_of(s: &ScenarioResult) -> String {
@@ -1056,7 +1234,11 @@ pub fn compare(card: &Card, baseline: &Card) -> Vec<String> {
                 x.runs
                     .iter()
                     .find(|(cc, _)| cc.as_str() == sp || cc.ends_with(&format!("|{sp}")))
-                    .and_then(|(_, m)| m.get("completion_s").copied())
+                    .and_then(|(_, m)| {
+                        m.get("completion_s")
+                            .or_else(|| m.get("object_median_s"))
+                            .copied()
+                    })
             };
             if let (Some(a), Some(o)) = (pick(s, &spec), pick(bs, &base_spec)) {
                 ratios.push(a / o);
@@ -1158,6 +1340,7 @@ mod tests {
             time_cap_s: 40,
             refs: Vec::new(),
             seeds: None,
+            beam: None,
         };
         let specs = [
             "satellite".to_string(),

@@ -48,6 +48,18 @@ fn cell(r: &RegimeCard, s: &ScenarioResult, label: &str) -> Option<f64> {
         };
         return m.get(k).copied();
     }
+    if matches!(s.kind.as_str(), "beam" | "rpm") {
+        // The objects' median over the reference's: cubic's bulk flows (beam), the faster
+        // of cubic's and bbr3's objects (rpm).
+        let median = |m: &Measures| m.get("object_median_s").copied();
+        let reference = s
+            .runs
+            .iter()
+            .filter(|(l, _)| l.as_str() == "cubic" || s.kind == "rpm" && l.as_str() == "bbr3")
+            .filter_map(|(_, m)| median(m))
+            .reduce(f64::min)?;
+        return Some(median(m)? / reference);
+    }
     let t = m.get("completion_s").copied()?;
     let reference = match r.name.as_str() {
         "geo-lossless" => s.picoquic_s.or(s.limit_s),
@@ -180,7 +192,7 @@ pub fn html(card: &Card) -> String {
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>satquic scorecard</title><style>body{font-family:sans-serif;margin:1em}section{border:1px solid #ccc;padding:.5em;margin:.5em 0}table{border-collapse:collapse;font-size:11px}td,th{border:1px solid #ddd;padding:2px 4px;vertical-align:top}</style></head><body>\n",
     );
     h += &format!(
-        "<h1>satquic scorecard</h1><p>Set: {}; specs: {}; binary sha256 {}. Cells: the candidate's time over picoquic's best or the limit (GEO), the first connection (resumption), the faster of cubic and bbr3 (start-up, LEO); the other flow's share (pairs). Green at most 1 (pairs: at least 0.45).</p>\n",
+        "<h1>satquic scorecard</h1><p>Set: {}; specs: {}; binary sha256 {}. Cells: the candidate's time over picoquic's best or the limit (GEO), the first connection (resumption), the faster of cubic and bbr3 (start-up, LEO); the objects' median completion time over cubic's bulk flows' (the busy beam) or over the faster of cubic's and bbr3's objects beside the same bulk flow (LEO responsiveness); the other flow's share (pairs). Green at most 1 (pairs: at least 0.45).</p>\n",
         esc(&card.set),
         esc(&card.specs.join(", ")),
         esc(&card.binary_sha256)
