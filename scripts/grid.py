@@ -6,7 +6,7 @@ on Starlink-like LEO paths drawn by another (`--kind leo`).
     scripts/grid.py run --out DIR [--kind geo|leo] [--satquic BIN] [--variants satellite,bbr3,cubic]
                         [--variant LABEL=CC[;KEY=VALUE...]] [--picoquic PICOQUIC_CT]
                         [--picoquic-cache DIR] [--jobs 2]
-    scripts/grid.py explain DIR POINT [--variant satellite]   # where a point's time goes
+    scripts/grid.py explain DIR POINT [--variant satellite] [--satquic BIN]   # where a point's time goes
     scripts/grid.py report DIR                    # the CSV, tables, summary (and heatmaps) again
 
 Every point runs both ways: a download on its link and an upload (`-R`) on its mirror.
@@ -122,7 +122,7 @@ def cmd_generate(args):
     kind = Kind(args.kind)
     out = output_dir("--out", args.out or kind.dir)
     seed = kind.seed if args.seed is None else args.seed
-    satquic = executable("--satquic", args.satquic) if args.kind == "leo" else None
+    satquic = executable("--satquic", args.satquic)
     make_dir("--out", out, "links")
     for old in (out / "links").glob("*.toml"):
         old.unlink()
@@ -130,7 +130,7 @@ def cmd_generate(args):
         points = grid_leo.generate(seed, grid_leo.Satquic(satquic), out / "links")
         grid_leo.write_points(out / "points.csv", points)
     else:
-        points = grid_points.generate(seed)
+        points = grid_points.generate(seed, satquic)
         for p in points:
             for mirror in (False, True):
                 name = p.point + ("-mirror" if mirror else "")
@@ -363,7 +363,7 @@ def cmd_explain(args):
     out = run_dir(args.dir)
     if run_kind(out) != "geo":
         usage(f"{args.dir}: explain reads GEO grid runs (its window analysis assumes a constant path)")
-    grid_explain.explain(out, args.point, args.variant)
+    grid_explain.explain(out, args.point, args.variant, lambda: executable("--satquic", args.satquic))
 
 
 def main():
@@ -374,7 +374,7 @@ def main():
     g.add_argument("--kind", choices=kinds, default="geo")
     g.add_argument("--seed", type=int, help=f"default {DEFAULT_SEED} (geo), {LEO_SEED} (leo)")
     g.add_argument("--out", help="default: the kind's folder under crates/lab/campaigns")
-    g.add_argument("--satquic", default=str(REPO / "target/release/satquic"), help="leo: the binary asked for tables and slots")
+    g.add_argument("--satquic", default=str(REPO / "target/release/satquic"), help="the binary asked for the limits (and leo: the tables)")
     r = sub.add_parser("run", help="run the grid and write the report")
     r.add_argument("--kind", choices=kinds, default="geo")
     r.add_argument("--out", required=True, help="result directory (one per satquic build)")
@@ -398,6 +398,7 @@ def main():
     e.add_argument("dir")
     e.add_argument("point")
     e.add_argument("--variant", default="satellite")
+    e.add_argument("--satquic", default=str(REPO / "target/release/satquic"), help="the binary asked for the limit")
     e.set_defaults(fn=cmd_explain)
     args = ap.parse_args()
     args.fn(args)

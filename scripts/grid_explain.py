@@ -48,7 +48,7 @@ def picoquic_series(out, p):
     return found
 
 
-def explain_direction(out, p, variant, direction, pq):
+def explain_direction(out, p, variant, direction, pq, serialization_s):
     upload = direction == "up"
     camp = out / "satquic" / f"{p.point}-{direction}"
     if not (camp / "runs.csv").is_file():
@@ -64,7 +64,7 @@ def explain_direction(out, p, variant, direction, pq):
     rtt = 2 * one_way
     limit = p.phys_up_s if upload else p.phys_down_s
     goodput = p.fwd_bps * grid_points.SATQUIC_PAYLOAD / (grid_points.SATQUIC_DATAGRAM + grid_points.IP_UDP_OVERHEAD)
-    t0 = limit - grid_points.serialization_s(p.bytes, p.fwd_bps)  # the first byte's earliest arrival
+    t0 = limit - serialization_s()  # the first byte's earliest arrival
     c = flow["completion_time_s"]
     ex = flow.get("slow_start_exit") or {}
     lines = [
@@ -102,13 +102,22 @@ def explain_direction(out, p, variant, direction, pq):
     return lines
 
 
-def explain(out, point, variant):
+def explain(out, point, variant, satquic):
+    """`satquic`: gives the binary asked for the limit (once the point is known)."""
     out = pathlib.Path(out)
     points = {p.point: p for p in grid_points.read_points(out / "points.csv")}
     if point not in points:
         print(f"grid.py: no point {point} in {out}/points.csv", file=sys.stderr)
         sys.exit(2)
     p = points[point]
+    # The data's time at line rate, from satquic's model, asked once a run needs it.
+    asked = []
+
+    def serialization_s():
+        if not asked:
+            asked.append(grid_points.point_limits(satquic(), p)[2])
+        return asked[0]
+
     pq = picoquic_series(out, p)
     lines = [
         f"{p.point} ({p.cls}): forward {p.fwd_bps / 1e6:.2f} Mbit/s, return {p.ret_bps / 1e6:.2f} Mbit/s, "
@@ -119,5 +128,5 @@ def explain(out, point, variant):
         lost = sum(v for k, v in r.get("lost", {}).items() if k.startswith("1RTT"))
         lines.append(f"{label}: {r['completion_s']} s (upload), {lost} packets lost, states {r.get('states')}")
     for direction in ("up", "down"):
-        lines += explain_direction(out, p, variant, direction, pq)
+        lines += explain_direction(out, p, variant, direction, pq, serialization_s)
     print("\n".join(lines))

@@ -21,7 +21,6 @@ queue depth, phase), so a few dozen points cover the space evenly:
 
 import bisect
 import csv
-import math
 import random
 import subprocess
 import tomllib
@@ -57,12 +56,7 @@ MIN_QUEUE_PACKETS = 10
 # several slots.
 REALTIME_PER_CASE = 4
 REALTIME_MAX_BYTES = 200_000_000
-# How far the physical limit looks at a point's schedule (the longest limit is well
-# below: 1 GB at the slowest slots).
-SCHEDULE_S = 3600
-
 DATAGRAM = grid_points.SATQUIC_DATAGRAM + grid_points.IP_UDP_OVERHEAD  # bytes on the link
-PAYLOAD = grid_points.SATQUIC_PAYLOAD  # stream bytes per full-size datagram
 
 
 @dataclass
@@ -106,8 +100,8 @@ def duration_ms(text):
 
 
 class Satquic:
-    """The satquic binary, for what only the link model knows: a preset's tables, a link
-    file, a schedule."""
+    """The satquic binary, for what only the Rust lab knows: a preset's tables, a link
+    file, a transfer's physical limit."""
 
     def __init__(self, binary):
         self.binary = str(binary)
@@ -121,56 +115,12 @@ class Satquic:
     def link(self, preset):
         return tomllib.loads(self.run("presets", "--toml", preset))
 
-    def slots(self, link_file):
-        rows = list(csv.DictReader(self.run("presets", "--slots", str(link_file), "--for", f"{SCHEDULE_S}s").splitlines()))
-        return [
-            (float(r["start_s"]), float(r["end_s"]), float(r["base_rtt_ms"]) / 1e3, int(r["down_rate_bps"]),
-             float(r["outage_ms"] or 0) / 1e3)
-            for r in rows
-        ]
-
-
-def serve_until(slots, start, nbytes):
-    """When the forward link has carried `nbytes` from `start`, at each slot's rate and
-    nothing in its outage. `slots`: [(start, end, base_rtt, rate_bps, outage_s)]."""
-    bits = nbytes * 8
-    t = start
-    for s, e, _, rate, outage in slots:
-        if e <= t:
-            continue
-        for lo, hi, r in ((s, s + outage, 0), (s + outage, e, rate)):
-            lo = max(lo, t)
-            if hi <= lo or r == 0:
-                t = max(t, hi)
-                continue
-            if bits <= (hi - lo) * r:
-                return lo + bits / r
-            bits -= (hi - lo) * r
-            t = hi
-    raise ValueError("the schedule ends before the transfer does")
-
-
-def one_way_at(slots, t):
-    """The forward one-way base delay at `t`: half the slot's base RTT (both directions
-    share the floor and the slot's extra evenly)."""
-    for s, e, rtt, _, _ in slots:
-        if s <= t < e:
-            return rtt / 2
-    return slots[-1][2] / 2
-
-
-def physical_limits(slots, nbytes):
-    """(upload, download) limits in seconds, as satquic times them (grid_points'
-    physical_limit_s with the slots' RTTs and rates in place of constants): the
-    handshake's RTT at the start, a download's request one way, the data at line rate in
-    full-size datagrams, the last byte's one way. Handshake datagrams' serialisation is
-    left out (a lower bound)."""
-    wire = math.ceil(nbytes / PAYLOAD) * DATAGRAM
-    handshake = 2 * one_way_at(slots, 0.0)
-    up_end = serve_until(slots, handshake, wire)
-    request = handshake + one_way_at(slots, handshake)
-    down_end = serve_until(slots, request, wire)
-    return up_end + one_way_at(slots, up_end), down_end + one_way_at(slots, down_end)
+    def limits(self, link_file, nbytes):
+        """(upload, download) limits of `nbytes` over the link, from satquic's model, which
+        reads the link's slot schedule (crates/lab/src/limit.rs, slotted_limits): the
+        handshake's RTT at the start, a download's request one way, the data at each slot's
+        rate in full-size datagrams, the last byte's one way."""
+        return grid_points.satquic_limits(self.binary, link_file, [nbytes])[nbytes][:2]
 
 
 def latin_hypercube(rng, n, dims):
@@ -261,7 +211,7 @@ def generate(seed, satquic, links_dir):
         path = links_dir / f"{d['point']}.toml"
         path.write_text(toml_text(spec))
         (links_dir / f"{d['point']}-mirror.toml").write_text(toml_text(mirrored(spec)))
-        up, down = physical_limits(satquic.slots(path), d["bytes"])
+        up, down = satquic.limits(path, d["bytes"])
         points.append(Point(
             point=d["point"], cls=d["cls"], case=d["case"], link=link, rate_scale=d["rate_scale"],
             rtt_add_ms=d["rtt_add_ms"], queue_ms=d["queue_ms"], phase_s=d["phase_s"], slot_seed=d["slot_seed"],

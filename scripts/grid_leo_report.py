@@ -3,7 +3,7 @@
 of `--kind leo`; crates/lab/campaigns/leo-grid/README.md defines every column).
 
 Completion times are compared with the point's physical limit in the same direction
-(which integrates the slots' capacities; grid_leo.physical_limits) and `satellite` with
+(which integrates the slots' capacities; satquic presets --limits, crates/lab/src/limit.rs) and `satellite` with
 the other variants on the same point and direction: vs_cubic = satellite's time / cubic's
 (below 1: satellite faster). Beside completion time, each run's queueing delay (flow 0's
 data packets' wait at the bottleneck, p50 and p95, from runs.csv) and, in summary.txt,

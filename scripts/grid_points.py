@@ -1,5 +1,6 @@
 """The satellite grid's points: GEO paths drawn from a fixed seed, their link files, and
-the physical limit of a transfer on each (scripts/grid.py generate; the grid's README,
+the physical limit of a transfer on each, from satquic's model (`satquic presets --limits`,
+crates/lab/src/limit.rs; scripts/grid.py generate; the grid's README,
 crates/lab/campaigns/grid/README.md, says why each rule is what it is).
 
 A point is a path (forward and return rate, one-way delay, drop-tail queue, random loss)
@@ -23,7 +24,10 @@ per second.
 
 import csv
 import math
+import pathlib
 import random
+import subprocess
+import tempfile
 from dataclasses import dataclass, asdict, fields
 
 # --- the space (issue 30, "Build" item 1) ---
@@ -93,22 +97,34 @@ def nearest_k(target_bps, lo_bps, hi_bps):
     return best[1]
 
 
-def serialization_s(size, rate_bps):
-    """Seconds to put `size` stream bytes on the wire in full-size satquic packets."""
-    packets = math.ceil(size / SATQUIC_PAYLOAD)
-    return packets * (SATQUIC_DATAGRAM + IP_UDP_OVERHEAD) * 8 / rate_bps
+def satquic_limits(satquic, link, sizes):
+    """{bytes: (upload_s, download_s, serialization_s)}: the physical limits of transfers
+    over `link` (a preset or link file) from satquic's model, the data in the link's down
+    direction (an upload's over its mirror), and the data's time at the down rate (None on
+    a slotted link): `satquic presets --limits LINK --bytes ...`."""
+    r = subprocess.run([str(satquic), "presets", "--limits", str(link), "--bytes", ",".join(map(str, sizes))],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"satquic presets --limits {link}: {r.stderr.strip()}")
+    return {int(row["bytes"]): (float(row["up_s"]), float(row["down_s"]),
+                                float(row["serialization_s"]) if row["serialization_s"] else None)
+            for row in csv.DictReader(r.stdout.splitlines())}
 
 
-def physical_limit_s(size, rate_bps, one_way_s, upload):
-    """The fastest a transfer can complete, as satquic times it.
+def point_limits(satquic, p):
+    """(upload_s, download_s, serialization_s) of a point's transfer, from satquic's model
+    over the point's link file."""
+    with tempfile.TemporaryDirectory() as d:
+        link = pathlib.Path(d) / f"{p.point or 'point'}.toml"
+        link.write_text(link_toml(p, 0, False))
+        return satquic_limits(satquic, link, [p.bytes])[p.bytes]
 
-    Upload (timed from the client's start to the last byte at the server): the handshake
-    (one RTT, the client then holds 1-RTT keys), one way, and the data at line rate.
-    Download (to the last byte at the client): the same plus the request's half RTT (the
-    server cannot send before the request arrives). Handshake packets' serialization is
-    left out (a lower bound)."""
-    t = 2 * one_way_s + one_way_s + serialization_s(size, rate_bps)
-    return t if upload else t + one_way_s
+
+def add_limits(points, satquic):
+    """Each point's phys_up_s and phys_down_s (rounded to the microsecond)."""
+    for p in points:
+        up, down, _ = point_limits(satquic, p)
+        p.phys_up_s, p.phys_down_s = round(up, 6), round(down, 6)
 
 
 @dataclass
@@ -159,14 +175,12 @@ def make_point(cls, u_fwd, u_ret, u_owd, u_queue, loss, size_rule, fwd_max_bps=N
     bdp = round(fwd * rtt_s / 8)
     min_ret_queue = MIN_RETURN_QUEUE_PACKETS * (SATQUIC_DATAGRAM + IP_UDP_OVERHEAD)
     size = size_rule(bdp)
-    one_way = owd_ms / 1000
     return Point(
         point="", cls=cls, fwd_bps=fwd, ret_bps=ret, pq_fwd_mbps=k_f, pq_ret_mbps=k_r,
         owd_ms=owd_ms, queue_bdp=queue_bdp, fwd_queue_bytes=round(queue_bdp * bdp),
         ret_queue_bytes=max(min_ret_queue, round(queue_bdp * ret * rtt_s / 8)),
         loss=loss, bytes=size, bdp_bytes=bdp, size_bdp=round(size / bdp, 3),
-        phys_up_s=round(physical_limit_s(size, fwd, one_way, True), 6),
-        phys_down_s=round(physical_limit_s(size, fwd, one_way, False), 6),
+        phys_up_s=None, phys_down_s=None,  # add_limits
     )
 
 
@@ -175,8 +189,9 @@ def bdp_size(m):
     return lambda bdp: min(MAX_BYTES, round(m * bdp / 1000) * 1000)
 
 
-def generate(seed):
-    """The grid's points for `seed`, named p00, p01, ... (class by class, by rate)."""
+def generate(seed, satquic=None):
+    """The grid's points for `seed`, named p00, p01, ... (class by class, by rate), with
+    their physical limits from the `satquic` binary (none without it)."""
     rng = random.Random(seed)
     points = []
     for size in SHORT_BYTES:
@@ -197,6 +212,8 @@ def generate(seed):
     points.sort(key=lambda p: (order[p.cls], p.bytes if p.cls == "short" else 0, p.fwd_bps))
     for i, p in enumerate(points):
         p.point = f"p{i:02d}"
+    if satquic is not None:
+        add_limits(points, satquic)
     return points
 
 

@@ -22,6 +22,11 @@ class Generator(unittest.TestCase):
         self.points = gp.generate(grid.DEFAULT_SEED)
 
     def test_committed_points_are_the_seeds(self):
+        # The limits are satquic's (grid.py generate asks `satquic presets --limits`);
+        # crates/lab/src/limit.rs checks the committed ones against its model.
+        for p, c in zip(self.points, gp.read_points(GRID / "points.csv")):
+            self.assertIsNone(p.phys_up_s)
+            p.phys_up_s, p.phys_down_s = c.phys_up_s, c.phys_down_s
         with tempfile.TemporaryDirectory() as d:
             gp.write_points(pathlib.Path(d) / "points.csv", self.points)
             self.assertEqual((pathlib.Path(d) / "points.csv").read_text(), (GRID / "points.csv").read_text())
@@ -82,17 +87,30 @@ class Rates(unittest.TestCase):
 
 
 class Limits(unittest.TestCase):
-    def test_a_download_waits_one_way_more_than_an_upload(self):
-        up = gp.physical_limit_s(10_000_000, 100e6, 0.3, True)
-        down = gp.physical_limit_s(10_000_000, 100e6, 0.3, False)
-        self.assertAlmostEqual(down - up, 0.3)
-        packets = -(-10_000_000 // gp.SATQUIC_PAYLOAD)
-        self.assertAlmostEqual(up, 0.9 + packets * 1480 * 8 / 100e6)
+    def test_limits_are_satquics(self):
+        # A stand-in for satquic that prints what `presets --limits` prints and records
+        # what it was asked.
+        with tempfile.TemporaryDirectory() as d:
+            fake = pathlib.Path(d) / "satquic"
+            fake.write_text(f"#!/bin/sh\necho \"$@\" > {d}/argv\n"
+                            "printf 'bytes,up_s,down_s,serialization_s\\n100000,0.8976788055504573,1.1706788055504573,"
+                            "0.07867880555045728\\n'\n")
+            fake.chmod(0o755)
+            p = gp.read_points(GRID / "points.csv")[0]
+            p.phys_up_s = p.phys_down_s = None
+            gp.add_limits([p], fake)
+            self.assertEqual((p.phys_up_s, p.phys_down_s), (0.897679, 1.170679))
+            argv = (pathlib.Path(d) / "argv").read_text().split()
+            self.assertEqual(argv[:2] + argv[3:], ["presets", "--limits", "--bytes", "100000"])
+            self.assertEqual(gp.point_limits(fake, p)[2], 0.07867880555045728)
+            fake.write_text("#!/bin/sh\necho 'satquic: --limits x: no' >&2\nexit 2\n")
+            with self.assertRaises(RuntimeError):
+                gp.add_limits([p], fake)
 
 
 class Runner(unittest.TestCase):
     def test_campaign_holds_the_point_and_the_variants(self):
-        p = gp.generate(grid.DEFAULT_SEED)[40]
+        p = gp.read_points(GRID / "points.csv")[40]
         variants = grid.parse_variants("satellite", ["x=cubic+search:v2,lower-cwnd;ack_frequency=16:25ms;pto_probe_data=true"])
         up = tomllib.loads(grid.campaign_toml(p, "up", variants))
         self.assertTrue(up["link"][0]["file"].endswith(f"{p.point}-mirror.toml"))

@@ -1,5 +1,6 @@
-"""Tests of the LEO grid's generator, physical limits, runner and report (scripts/grid.py
---kind leo, grid_leo.py, grid_leo_report.py), without the satquic binary:
+"""Tests of the LEO grid's generator, runner and report (scripts/grid.py --kind leo,
+grid_leo.py, grid_leo_report.py), without the satquic binary (the physical limits are
+satquic's, tested in crates/lab/src/limit.rs):
 python3 -m unittest discover -s scripts -p 'test_*.py' (scripts/test.sh runs them)."""
 
 import csv
@@ -14,7 +15,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import grid  # noqa: E402
 import grid_leo as gl  # noqa: E402
 import grid_leo_report  # noqa: E402
-import grid_points  # noqa: E402
 
 LEO = pathlib.Path(__file__).resolve().parent.parent / "crates/lab/campaigns/leo-grid"
 DRAWN = ("point", "cls", "case", "rate_scale", "rtt_add_ms", "queue_ms", "phase_s", "slot_seed", "bytes", "realtime")
@@ -70,28 +70,6 @@ class Points(unittest.TestCase):
         spec = {"name": 'a "b"', "x": 1.5, "down": {"rate": {"kind": "slotted", "quantiles": [{"p": 0.0, "rate_bps": 7}]},
                                                  "delay": {"base": "3700us"}}, "slots": {"seed": 3, "phase": "1s"}}
         self.assertEqual(tomllib.loads(gl.toml_text(spec)), spec)
-
-
-class Limits(unittest.TestCase):
-    # (start, end, base RTT, rate, outage) of each slot
-    CONSTANT = [(0.0, 15.0, 0.04, 100e6, 0.0), (15.0, 3600.0, 0.04, 100e6, 0.0)]
-
-    def test_a_constant_schedule_gives_the_geo_formula(self):
-        up, down = gl.physical_limits(self.CONSTANT, 10_000_000)
-        self.assertAlmostEqual(up, grid_points.physical_limit_s(10_000_000, 100e6, 0.02, True))
-        self.assertAlmostEqual(down, grid_points.physical_limit_s(10_000_000, 100e6, 0.02, False))
-
-    def test_slots_change_the_rate_and_outages_take_time(self):
-        slots = [(0.0, 1.0, 0.04, 80e6, 0.0), (1.0, 16.0, 0.06, 40e6, 0.25), (16.0, 3600.0, 0.02, 10e6, 0.0)]
-        # 10 MB: 1 - 0.04 s at 80 Mbit/s is 9.6 MB; the rest waits out the outage.
-        wire = -(-10_000_000 // gl.PAYLOAD) * gl.DATAGRAM
-        first = (1.0 - 0.04) * 80e6 / 8
-        end = 1.25 + (wire - first) * 8 / 40e6
-        self.assertAlmostEqual(gl.serve_until(slots, 0.04, wire), end)
-        up, _ = gl.physical_limits(slots, 10_000_000)
-        self.assertAlmostEqual(up, end + 0.03)
-        with self.assertRaises(ValueError):
-            gl.serve_until(slots[:1], 0.0, 1e12)
 
 
 class Runner(unittest.TestCase):

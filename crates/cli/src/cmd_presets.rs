@@ -1,6 +1,7 @@
 //! `satquic presets`: the link presets as a table, one preset as TOML, a link's slot
 //! schedule as CSV (`--slots`), or how a link looks to pings and a saturating sender as
-//! JSON (`--probe`; logic in satquic-link's `probe`).
+//! JSON (`--probe`; logic in satquic-link's `probe`), or the physical limits of transfers
+//! over a link as CSV (`--limits`; the model is satquic-lab's `limit`).
 
 use std::time::Duration;
 
@@ -17,8 +18,16 @@ pub struct Args {
     toml: Option<String>,
     /// Print the slot schedule of a link (preset or TOML file) as CSV, one row per slot:
     /// its span, base RTT, slotted rates and what its boundary brings.
-    #[arg(long, value_name = "PRESET|FILE", conflicts_with = "probe")]
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["probe", "limits"])]
     slots: Option<String>,
+    /// Print the physical limits of transfers over a link (preset or TOML file) as CSV,
+    /// one row per --bytes: the fastest an upload (over the link's mirror: the data in its
+    /// down direction) and a download can complete, as satquic times them, in seconds.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["probe", "toml"], requires = "bytes")]
+    limits: Option<String>,
+    /// With --limits: the transfer sizes in bytes (comma-separated).
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    bytes: Vec<u64>,
     /// Probe a link (preset or TOML file) as a measurement would and print JSON: idle
     /// pings (send time, RTT or null if lost), the capacity each way per second, and its
     /// slots.
@@ -45,6 +54,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     if let Some(link) = &args.probe {
         return print_probe(&resolve(link)?, &args);
+    }
+    if let Some(link) = &args.limits {
+        return print_limits(&resolve(link)?, &args);
     }
     match args.toml {
         None => out!("{}", satquic_link::presets::table())?,
@@ -92,6 +104,25 @@ fn slot_row(s: &SlotRecord) -> String {
         ms(s.loss),
         s.loss_plr
     )
+}
+
+/// `--limits`: a row per size, `bytes,up_s,down_s,serialization_s` (the last empty on a
+/// slotted link), each with every digit it has (a script rounds as it needs).
+fn print_limits(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {
+    let mut rows = String::from("bytes,up_s,down_s,serialization_s\n");
+    for &b in &args.bytes {
+        if b == 0 {
+            return Err(Failure::Usage(
+                "--bytes: a transfer of 0 bytes has no limit".into(),
+            ));
+        }
+        let l = satquic_lab::limit::link_limits(spec, args.seed, b)
+            .map_err(|e| Failure::Usage(format!("--limits {e}")))?;
+        let ser = l.serialization_s.map_or(String::new(), |s| s.to_string());
+        rows += &format!("{b},{},{},{ser}\n", l.up_s, l.down_s);
+    }
+    out!("{rows}")?;
+    Ok(())
 }
 
 fn print_slots(spec: &LinkSpec, args: &Args) -> Result<(), Failure> {

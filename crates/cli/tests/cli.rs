@@ -213,6 +213,53 @@ fn presets_lists_every_preset_and_prints_toml() {
     usage_error(&["presets", "--toml", "no-such-preset"]);
 }
 
+/// `presets --limits`: the grids' limits from the lab's model, the ones their committed
+/// points.csv carry (p00: 100 kB over 10.68 Mbit/s, 273 ms each way; LEO p00 over its
+/// slots); a link with neither a constant rate nor slots, or no size, is one line, exit 2.
+#[test]
+fn presets_print_the_physical_limits_of_transfers_over_a_link() {
+    let grid = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../lab/campaigns/grid/links/p00.toml"
+    );
+    let csv = ok(&["presets", "--limits", grid, "--bytes", "100000,1000000"]);
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(
+        csv.lines().next(),
+        Some("bytes,up_s,down_s,serialization_s")
+    );
+    let six = |x: f64| (x * 1e6).round() / 1e6;
+    assert_eq!(
+        (six(rows[0][1]), six(rows[0][2])),
+        (0.897679, 1.170679),
+        "{csv}"
+    );
+    assert!((rows[0][2] - rows[0][1] - 0.273).abs() < 1e-9);
+    assert!((rows[0][1] - rows[0][3] - 3.0 * 0.273).abs() < 1e-9);
+    assert!(rows[1][1] > rows[0][1]);
+    let leo = satquic_lab::limit::leo_points().remove(0);
+    let csv = ok(&[
+        "presets",
+        "--limits",
+        &leo.link,
+        "--bytes",
+        &leo.bytes.to_string(),
+    ]);
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let up: f64 = row[1].parse().unwrap();
+    let down: f64 = row[2].parse().unwrap();
+    assert_eq!((six(up), six(down)), (leo.phys_up_s, leo.phys_down_s));
+    assert_eq!(row[3], "", "no serialization time on a slotted link");
+    usage_error(&["presets", "--limits", "lte", "--bytes", "1000"]);
+    usage_error(&["presets", "--limits", "qir-sat", "--bytes", "0"]);
+    usage_error(&["presets", "--limits", "qir-sat"]);
+    usage_error(&["presets", "--limits", "no-such-link", "--bytes", "1"]);
+}
+
 #[test]
 fn presets_print_a_slot_schedule_and_a_probe_of_a_starlink_link() {
     let slots = ok(&[

@@ -11,6 +11,12 @@
 //! upload:   2d (handshake) + d + ceil(S / 1419) x 1480 x 8 / R
 //! download: the upload's + d (the request)
 //! ```
+//!
+//! On a slotted (LEO) path the same terms read the schedule ([`slotted_limits`]): the
+//! handshake's RTT is the first slot's, the data goes at each slot's rate and not at all in
+//! its outage, and the last byte's one way is its slot's half RTT. `satquic presets
+//! --limits LINK --bytes N` prints both limits of any link from here (the grids' scripts
+//! ask it).
 
 use std::fmt;
 
@@ -48,13 +54,163 @@ impl fmt::Display for Direction {
 /// The physical limit in seconds of `bytes` over a path of one-way delay `owd_s` whose data
 /// direction carries `rate_bps` (the link's rate, IP and UDP headers included).
 pub fn limit_s(owd_s: f64, rate_bps: f64, bytes: u64, direction: Direction) -> f64 {
-    let packets = bytes.div_ceil(STREAM_BYTES);
-    let serialize = (packets * (MTU + IP_UDP) * 8) as f64 / rate_bps;
-    let upload = 3.0 * owd_s + serialize;
+    let upload = 3.0 * owd_s + serialization_s(bytes, rate_bps);
     match direction {
         Direction::Up => upload,
         Direction::Down => upload + owd_s,
     }
+}
+
+/// One slot of a schedule as the limit reads it (seconds, bit/s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slot {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub base_rtt_s: f64,
+    /// The data direction's rate in the slot.
+    pub rate_bps: f64,
+    /// The outage at its start (nothing is carried in it).
+    pub outage_s: f64,
+}
+
+/// When the data direction has carried `wire_bytes` from `start_s`, at each slot's rate
+/// and nothing in its outage; `None` if the slots end first.
+pub fn serve_until(slots: &[Slot], start_s: f64, wire_bytes: u64) -> Option<f64> {
+    let mut bits = (wire_bytes * 8) as f64;
+    let mut t = start_s;
+    for s in slots {
+        if s.end_s <= t {
+            continue;
+        }
+        let dark = s.start_s + s.outage_s;
+        for (lo, hi, r) in [(s.start_s, dark, 0.0), (dark, s.end_s, s.rate_bps)] {
+            let lo = lo.max(t);
+            if hi <= lo || r == 0.0 {
+                t = t.max(hi);
+                continue;
+            }
+            if bits <= (hi - lo) * r {
+                return Some(lo + bits / r);
+            }
+            bits -= (hi - lo) * r;
+            t = hi;
+        }
+    }
+    None
+}
+
+/// The one-way base delay at `t`: half its slot's base RTT (the last slot's past the end).
+fn one_way_at(slots: &[Slot], t: f64) -> f64 {
+    slots
+        .iter()
+        .find(|s| s.start_s <= t && t < s.end_s)
+        .or(slots.last())
+        .map_or(0.0, |s| s.base_rtt_s / 2.0)
+}
+
+/// The (upload, download) limits of `bytes` over a slot schedule, the data going in the
+/// schedule's data direction (an upload's over the link's mirror): the handshake's RTT at
+/// the start, a download's request one way, the data at line rate in full-size packets,
+/// the last byte's one way. Handshake packets' serialization is left out (a lower bound).
+/// `None` if the schedule ends before the transfer does. A constant path (one slot) gives
+/// [`limit_s`].
+pub fn slotted_limits(slots: &[Slot], bytes: u64) -> Option<(f64, f64)> {
+    let wire = bytes.div_ceil(STREAM_BYTES) * (MTU + IP_UDP);
+    let handshake = 2.0 * one_way_at(slots, 0.0);
+    let up_end = serve_until(slots, handshake, wire)?;
+    let request = handshake + one_way_at(slots, handshake);
+    let down_end = serve_until(slots, request, wire)?;
+    Some((
+        up_end + one_way_at(slots, up_end),
+        down_end + one_way_at(slots, down_end),
+    ))
+}
+
+/// Seconds to the microsecond, as `satquic presets --slots` prints a slot (its times in
+/// s with six decimals, its RTT and outage in ms with three), so that a limit is the same
+/// from the schedule and from its CSV.
+fn seconds(s: f64) -> f64 {
+    format!("{s:.6}").parse().unwrap_or(s)
+}
+
+/// A slot's RTT or outage to the microsecond, as printed in ms ([`seconds`]).
+fn micros(s: f64) -> f64 {
+    let text = format!("{:.3}", s * 1e3);
+    text.parse::<f64>().map_or(s, |ms| ms / 1e3)
+}
+
+/// How long a slotted link's schedule is read for a limit: an hour (the LEO grid's
+/// longest limit is under 40 s).
+pub const SCHEDULE_S: u64 = 3600;
+
+/// The limits of a transfer over a link ([`link_limits`]), seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkLimits {
+    pub up_s: f64,
+    pub down_s: f64,
+    /// The data at the down direction's constant rate (`None` on a slotted link): a limit
+    /// less this is when the first byte can arrive.
+    pub serialization_s: Option<f64>,
+}
+
+/// Seconds to put `bytes` of stream data on a link of `rate_bps` in full-size packets.
+pub fn serialization_s(bytes: u64, rate_bps: f64) -> f64 {
+    (bytes.div_ceil(STREAM_BYTES) * (MTU + IP_UDP) * 8) as f64 / rate_bps
+}
+
+/// The (upload, download) limits of `bytes` over a link, the data in its down direction
+/// (an upload's over its mirror, as the grids' points define them): a slotted link by its
+/// schedule (built with `seed`; a `[slots]` with its own seed ignores it), any other by
+/// its down direction's constant rate and base delay, the same both ways.
+pub fn link_limits(
+    spec: &satquic_link::LinkSpec,
+    seed: u64,
+    bytes: u64,
+) -> Result<LinkLimits, String> {
+    use satquic_link::RateSpec;
+    if spec.slots.is_some() {
+        let path: satquic_link::Path<()> =
+            satquic_link::Path::new(spec, seed).map_err(|e| e.to_string())?;
+        let slots: Vec<Slot> = path
+            .slots(std::time::Duration::from_secs(SCHEDULE_S))
+            .map(|s| Slot {
+                start_s: seconds(s.start.as_secs_f64()),
+                end_s: seconds(s.end.as_secs_f64()),
+                base_rtt_s: micros(s.base_rtt.as_secs_f64()),
+                rate_bps: s.down_rate_bps.unwrap_or(0) as f64,
+                outage_s: s.outage.map_or(0.0, |d| micros(d.as_secs_f64())),
+            })
+            .collect();
+        if slots.iter().all(|s| s.rate_bps == 0.0) {
+            return Err(format!(
+                "{}: its down rate is not slotted: no limit from its schedule",
+                spec.name
+            ));
+        }
+        let (up_s, down_s) = slotted_limits(&slots, bytes).ok_or_else(|| {
+            format!(
+                "{}: {bytes} bytes do not fit in {SCHEDULE_S} s of its schedule",
+                spec.name
+            )
+        })?;
+        return Ok(LinkLimits {
+            up_s,
+            down_s,
+            serialization_s: None,
+        });
+    }
+    let RateSpec::Constant { rate_bps } = spec.down.rate else {
+        return Err(format!(
+            "{}: the limit needs a constant down rate or a slot schedule",
+            spec.name
+        ));
+    };
+    let owd = spec.down.delay.base.as_secs_f64();
+    Ok(LinkLimits {
+        up_s: limit_s(owd, rate_bps as f64, bytes, Direction::Up),
+        down_s: limit_s(owd, rate_bps as f64, bytes, Direction::Down),
+        serialization_s: Some(serialization_s(bytes, rate_bps as f64)),
+    })
 }
 
 /// One row of the grid's `points.csv`.
@@ -210,6 +366,57 @@ mod tests {
                 let file = std::fs::read_to_string(dir.join(&name)).unwrap();
                 assert_eq!(p.link_toml(d), file, "{name}");
             }
+        }
+    }
+
+    /// Hand-computed slotted cases: a constant schedule is the GEO formula; a slower slot
+    /// after an outage takes the rest of the transfer; a schedule too short is no limit.
+    #[test]
+    fn slotted_hand_computed_cases() {
+        let slot = |start_s, end_s, base_rtt_s, rate_bps, outage_s| Slot {
+            start_s,
+            end_s,
+            base_rtt_s,
+            rate_bps,
+            outage_s,
+        };
+        let constant = [
+            slot(0.0, 15.0, 0.04, 100e6, 0.0),
+            slot(15.0, 3600.0, 0.04, 100e6, 0.0),
+        ];
+        let (up, down) = slotted_limits(&constant, 10_000_000).unwrap();
+        assert!((up - limit_s(0.02, 100e6, 10_000_000, Direction::Up)).abs() < 1e-12);
+        assert!((down - limit_s(0.02, 100e6, 10_000_000, Direction::Down)).abs() < 1e-12);
+        // 10 MB = 7,048 packets = 10,431,040 bytes on the wire. From the handshake's end
+        // (0.04 s) to 1 s at 80 Mbit/s: 9,600,000 bytes; the rest, 831,040 bytes, at
+        // 40 Mbit/s after the 0.25 s outage: 1.25 + 0.166208 s; then 30 ms one way.
+        let slots = [
+            slot(0.0, 1.0, 0.04, 80e6, 0.0),
+            slot(1.0, 16.0, 0.06, 40e6, 0.25),
+            slot(16.0, 3600.0, 0.02, 10e6, 0.0),
+        ];
+        let end = serve_until(&slots, 0.04, 10_431_040).unwrap();
+        assert!((end - 1.416_208).abs() < 1e-9, "{end}");
+        let (up, _) = slotted_limits(&slots, 10_000_000).unwrap();
+        assert!((up - (1.416_208 + 0.03)).abs() < 1e-9, "{up}");
+        assert_eq!(serve_until(&slots[..1], 0.0, 1_000_000_000_000), None);
+    }
+
+    /// Every limit the LEO grid's points.csv carries is the model's over the point's link
+    /// (to the file's six decimals).
+    #[test]
+    fn leo_points_csv_limits_are_the_models() {
+        for p in leo_points() {
+            let spec = satquic_run::resolve_link(&p.link).unwrap();
+            let l = link_limits(&spec, 1, p.bytes).unwrap();
+            let six = |x: f64| (x * 1e6).round() / 1e6;
+            assert_eq!(
+                (six(l.up_s), six(l.down_s)),
+                (p.phys_up_s, p.phys_down_s),
+                "{}",
+                p.point
+            );
+            assert_eq!(l.serialization_s, None);
         }
     }
 
