@@ -2,7 +2,8 @@
 # scorecard.html in a real browser: runs `satquic scorecard` on the test set
 # (crates/lab/campaigns/scorecard/tiny.toml), renders the page in headless Chromium
 # (Debian's `chromium`; scripts/test.sh installs it) and checks that every regime's panel
-# is drawn: in the DOM Chromium built, and as a screenshot that is not blank.
+# is drawn, the busy beam's and LEO responsiveness's cells with their figures: in the DOM
+# Chromium built, and as a screenshot that is not blank.
 # Usage: scripts/check-scorecard-html.sh [path/to/satquic]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,12 @@ for regime in geo-lossless geo-loss startup resumption beside leo; do
     grep -q "id=\"panel-$regime\"" "$work/dom.html" ||
         { echo "check-scorecard-html: panel $regime not drawn" >&2; exit 1; }
     grep -q "<svg" "$work/dom.html" || { echo "check-scorecard-html: no heatmap" >&2; exit 1; }
+done
+# The busy beam's and LEO responsiveness's cells carry a figure (the objects' median over
+# the reference's), not "-".
+for cell in beam-geo-viasat rpm-starlink-busy-cubic; do
+    grep -Eq "<title>$cell: [0-9]" "$work/dom.html" ||
+        { echo "check-scorecard-html: no figure in the $cell cell" >&2; exit 1; }
 done
 "$browser" "${flags[@]}" --window-size=1200,1600 --screenshot="$work/page.png" \
     "file://$work/out/scorecard.html" >/dev/null 2>&1

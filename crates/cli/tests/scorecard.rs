@@ -61,6 +61,51 @@ fn end_to_end_on_a_tiny_set() {
     assert!(a.join("wall.json").is_file());
     let card: serde_json::Value = serde_json::from_slice(&json_a).unwrap();
     assert_eq!(card["regimes"].as_array().unwrap().len(), 6);
+    // The busy beam (beside) and LEO responsiveness (leo): the objects' completion times
+    // of the candidate and its reference in the same role, in the row and the panel.
+    for (regime, scenario, reference, words) in [
+        ("beside", "beam-geo-viasat", "cubic", "busy beam "),
+        (
+            "leo",
+            "rpm-starlink-busy-cubic",
+            "cubic",
+            "beside a bulk flow",
+        ),
+    ] {
+        let r = card["regimes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == regime)
+            .unwrap();
+        let s = r["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == scenario)
+            .unwrap_or_else(|| panic!("{scenario} missing"));
+        for v in ["satellite", reference] {
+            let m = &s["runs"][v];
+            assert!(m["objects"].as_f64().unwrap() > 0.0, "{scenario} {v}: {m}");
+            assert!(
+                m["object_median_s"].as_f64().unwrap() > 0.0,
+                "{scenario} {v}"
+            );
+            assert!(m["object_p95_s"].as_f64().is_some(), "{scenario} {v}");
+        }
+        let v = &r["verdicts"]["satellite"];
+        let row = format!("{} {}", v["headline"], v["references"]);
+        assert!(row.contains(words), "{regime}: {row}");
+        assert!(table.contains(words), "{words} not in the table");
+        assert!(
+            html.contains(&format!("<title>{scenario}: ")),
+            "{scenario}'s cell"
+        );
+        assert!(
+            !html.contains(&format!("<title>{scenario}: -")),
+            "{scenario}'s cell has no figure"
+        );
+    }
     let text = String::from_utf8_lossy(&json_a);
     assert!(
         !text.contains(&d.display().to_string()),
