@@ -161,6 +161,24 @@ fn the_window_does_not_grow_while_the_jump_is_judged() {
     assert_eq!(grown("cubic+jump:cap=1.5,bound"), 10 * PACKET);
 }
 
+/// While the jump's flight is judged the pacer sends no slower than the bound's rate; a loss
+/// that ends the initial slow start meanwhile leaves the flight unjudged, and the pacing is
+/// quinn's own again, not the bound's for the rest of the connection.
+#[test]
+fn the_judged_flights_pacing_ends_with_the_initial_slow_start() {
+    let (ctl, _) = controller("cubic+jump:cap=1.5,bound,validate");
+    let mut path = Path::new(ctl);
+    let t0 = Duration::from_millis(600);
+    path.first_flight(t0);
+    assert!(path.ctl.pacing_rate_bytes_per_sec().is_some());
+    let at = t0 + RTT + Duration::from_millis(10);
+    let sent = path.send(at);
+    path.ctl
+        .on_congestion_event(at + RTT, sent.1, false, PACKET);
+    assert!(!path.ctl.in_slow_start());
+    assert_eq!(path.ctl.pacing_rate_bytes_per_sec(), None);
+}
+
 /// `+retreat`: a window jumped far past the path meets its first loss; the path delivered
 /// 1.25 MB/s for the last round trip, so CUBIC reduces from 750 kB (to 525 kB), not from the
 /// window. The next reduction is CUBIC's own, from the window.

@@ -311,7 +311,13 @@ impl Startup {
 
     /// The pacing rate, bytes per second, while `+jump:validate` judges its flight, for a
     /// window of `window` bytes at smoothed RTT `smoothed` (`Jump::pacing_rate`).
+    /// Only during the initial slow start: one that ends while the flight is judged (a
+    /// loss, the slow start's own exit, Careful Resume's Safe Retreat) leaves the flight
+    /// unjudged, and the connection's pacing is quinn's again.
     pub(crate) fn pacing_rate(&self, window: u64, smoothed: Duration) -> Option<u64> {
+        if self.done {
+            return None;
+        }
         self.jump.as_ref()?.pacing_rate(window, smoothed)
     }
 }
