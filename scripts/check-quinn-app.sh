@@ -20,7 +20,8 @@ program = open("examples/quinn-app/src/main.rs").read()
 if "```rust\n" + program + "```" not in section:
     sys.exit("README.md's quinn section is not examples/quinn-app/src/main.rs")
 PY
-cargo build --locked --manifest-path examples/quinn-app/Cargo.toml
+# Its own target directory, whatever CARGO_TARGET_DIR says: the binary is run from there.
+cargo build --locked --manifest-path examples/quinn-app/Cargo.toml --target-dir examples/quinn-app/target
 app=examples/quinn-app/target/debug/quinn-app
 
 dir=$(mktemp -d)
