@@ -46,6 +46,30 @@ fn next_count(lines: &Receiver<String>) -> usize {
     }
 }
 
+/// `satquic server ARGS` running until the returned guard drops: its pid and its stdout's
+/// lines (the `-i` counters).
+fn server(args: &[&str]) -> (Killed, u32, Receiver<String>) {
+    let mut server = Command::new(BIN)
+        .arg("server")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = server.stdout.take().unwrap();
+    let pid = server.id();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (Killed(server), pid, lines)
+}
+
 fn client(addr: &str, bytes: &str) -> Command {
     let mut c = Command::new(BIN);
     c.args(["client", addr, "-n", bytes, "--insecure", "-i", "10"])
@@ -68,25 +92,16 @@ fn server_memory_returns_after_clients_are_killed_mid_download() {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = socket.local_addr().unwrap().to_string();
     drop(socket);
-    let mut server = Command::new(BIN)
-        .args(["server", "--listen", &addr, "--max-connections", "256"])
-        .args(["--max-per-address", "256", "-i", "0.5"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = server.stdout.take().unwrap();
-    let pid = server.id();
-    let _server = Killed(server);
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let (_server, pid, lines) = server(&[
+        "--listen",
+        &addr,
+        "--max-connections",
+        "256",
+        "--max-per-address",
+        "256",
+        "-i",
+        "0.5",
+    ]);
     next_count(&lines);
     let warm = client(&addr, "5M").status().unwrap();
     assert!(warm.success());
@@ -143,25 +158,8 @@ fn http_responses_are_held_to_what_the_connection_sent() {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = socket.local_addr().unwrap().to_string();
     drop(socket);
-    let mut server = Command::new(BIN)
-        .args(["server", "--listen", &addr, "-i", "0.5", "--www"])
-        .arg(&www)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = server.stdout.take().unwrap();
-    let pid = server.id();
-    let _server = Killed(server);
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let www_dir = www.to_str().unwrap();
+    let (_server, pid, lines) = server(&["--listen", &addr, "-i", "0.5", "--www", www_dir]);
     next_count(&lines);
     let fresh = rss_bytes(pid);
     let http = |alpn: &str, path: &str| {
