@@ -487,28 +487,8 @@ fn a_signal_stops_beside_with_what_was_kept_and_how_to_resume() {
             "beside", "--quick", "--only", "pairs", "--links", "qir-sat", "--cc", "cubic",
             "--jobs", "1", "--out", &out,
         ];
-        let child = Command::new(BIN)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         let campaign = dir.path().join("out/beside-pairs");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !campaign.join("runs").exists() {
-            assert!(Instant::now() < deadline, "no campaign directory in 60 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let pid = child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args([signal, &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let o = child.wait_with_output().unwrap();
+        let o = signalled_once(&args, signal, || campaign.join("runs").exists());
         let all = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{signal}: {all}");
         // Progress lines come first (stderr is no terminal); the last line says it.
@@ -524,6 +504,31 @@ fn a_signal_stops_beside_with_what_was_kept_and_how_to_resume() {
         ok(&args);
         assert!(dir.path().join("out/report/index.html").exists());
     }
+}
+
+/// `satquic ARGS`, sent `signal` once `ready` holds (within 60 s), and what it printed.
+fn signalled_once(args: &[&str], signal: &str, ready: impl Fn() -> bool) -> Output {
+    let child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{args:?}: not ready in 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    child.wait_with_output().unwrap()
 }
 
 /// A `runs` directory somewhere under `dir` (a campaign has started).
@@ -573,27 +578,7 @@ fn a_signal_stops_reproduce_and_calibrate_with_how_to_resume() {
             "candidate 1",
         ),
     ] {
-        let child = Command::new(BIN)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !has_runs_dir(Path::new(out)) {
-            assert!(Instant::now() < deadline, "{args:?}: no campaign in 60 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let pid = child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let o = child.wait_with_output().unwrap();
+        let o = signalled_once(&args, "-TERM", || has_runs_dir(Path::new(out)));
         let all = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {all}");
         let err = all.trim_end().lines().last().unwrap_or_default();
