@@ -78,8 +78,9 @@
 //! bound ([`Dispersion`]), and the window then jumps to the ceiling and grows; otherwise the
 //! path is shared, and the initial slow start ends with the window at the rate the path
 //! delivered the flight at times the minimum RTT (`jump-refused`): not the latest RTT, which
-//! the jump's own queue has stretched and a window of that size would keep standing. What
-//! it cannot see is a path that fills only
+//! the jump's own queue has stretched and a window of that size would keep standing.
+//! Whether the flight came back as it left is read so that per-packet jitter does not refuse
+//! it ([`VALIDATE_RTT_BATCHES`]). What it cannot see is a path that fills only
 //! after it passed (another flow's start-up, or one whose queue was draining when the
 //! flight crossed): `+retreat` ([`crate::retreat`]) answers the losses that follow.
 
@@ -92,7 +93,7 @@ use std::time::Duration;
 use crate::modifiers::{SpecPart, write_part};
 
 pub use rates::{Bound, PeakRate};
-pub use validate::{Dispersion, JumpVerdict};
+pub use validate::{Dispersion, JumpVerdict, VALIDATE_RTT_BATCHES};
 
 /// Share of the estimated bandwidth-delay product the window jumps to (picoquic: 1/2).
 pub const JUMP_FRACTION: f64 = 0.5;

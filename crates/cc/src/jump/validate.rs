@@ -13,8 +13,65 @@
 //! flight. Careful Resume (RFC 9959) validates its jump by the loss that follows it; this
 //! judges the start-up jump a round trip sooner, before the overshoot it would otherwise
 //! learn of by losing it.
+//!
+//! **Jitter.** Whether the flight came back as it left is read off its queueing delay: the
+//! ACKs span what the sends spanned plus how much later the last packets took than the
+//! first. A LEO path's per-packet jitter (several ms on a 40 ms path, as much as a quarter
+//! RTT's span of ACKs) moves each RTT by itself, so the first and last samples alone would
+//! refuse a jump on an empty path; a queue raises every sample, so the growth is read
+//! between the smallest RTT of the flight's first [`VALIDATE_RTT_BATCHES`] batches and of
+//! its last ones.
 
 use std::time::Duration;
+
+/// How many ACK batches at each end of the jump's flight its queueing delay is read from
+/// (ours): the smallest RTT of a few samples is the path's without its jitter.
+pub const VALIDATE_RTT_BATCHES: usize = 4;
+
+/// The smallest RTT of the first [`VALIDATE_RTT_BATCHES`] batches and of the latest ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FlightRtts {
+    /// The smallest RTT of the first batches, microseconds (`u32::MAX`: none yet).
+    early: u32,
+    /// How many first batches it is the smallest of.
+    early_batches: u8,
+    /// The RTTs of the latest batches, microseconds (`u32::MAX`: none), a ring; `next`
+    /// is the oldest once full. Microseconds keep the jump's phase small.
+    late: [u32; VALIDATE_RTT_BATCHES],
+    next: u8,
+}
+
+impl Default for FlightRtts {
+    fn default() -> Self {
+        Self {
+            early: u32::MAX,
+            early_batches: 0,
+            late: [u32::MAX; VALIDATE_RTT_BATCHES],
+            next: 0,
+        }
+    }
+}
+
+impl FlightRtts {
+    fn on_batch(&mut self, rtt: Duration) {
+        let micros = u32::try_from(rtt.as_micros()).unwrap_or(u32::MAX - 1);
+        if usize::from(self.early_batches) < VALIDATE_RTT_BATCHES {
+            self.early = self.early.min(micros);
+            self.early_batches += 1;
+        }
+        self.late[usize::from(self.next)] = micros;
+        self.next = ((usize::from(self.next) + 1) % VALIDATE_RTT_BATCHES) as u8;
+    }
+
+    /// How much later the latest packets took than the first, jitter aside.
+    fn growth(&self) -> Duration {
+        let late = self.late.iter().copied().min().unwrap_or(u32::MAX);
+        if self.early == u32::MAX || late == u32::MAX {
+            return Duration::ZERO;
+        }
+        Duration::from_micros(u64::from(late.saturating_sub(self.early)))
+    }
+}
 
 /// How the jump's flight came back: for the packets sent since the jump, the send time of
 /// each ACK batch's newest one against the batch's arrival.
@@ -32,6 +89,8 @@ pub struct Dispersion {
     last: Option<(Duration, Duration)>,
     /// Flight bytes acknowledged after the first such batch.
     bytes: u64,
+    /// The flight's RTTs at either end.
+    rtts: FlightRtts,
 }
 
 /// What [`Dispersion::verdict`] found.
@@ -56,6 +115,7 @@ impl Dispersion {
             first: None,
             last: None,
             bytes: 0,
+            rtts: FlightRtts::default(),
         }
     }
 
@@ -73,6 +133,7 @@ impl Dispersion {
         let Some(sent) = self.batch_sent.take() else {
             return;
         };
+        self.rtts.on_batch(now.saturating_sub(sent));
         if self.first.is_none() {
             self.first = Some((sent, now));
         } else {
@@ -83,8 +144,9 @@ impl Dispersion {
 
     /// Once the flight's ACKs span at least `span`: whether the flight came back at least
     /// `ratio` as fast as it was sent (the sends its ACKs acknowledge spanned at least
-    /// `ratio` of their arrivals) or at least `ratio` of `bottleneck_rate` (bytes per
-    /// second; a flight sent faster than the bottleneck drains comes back at its rate).
+    /// `ratio` of their arrivals, their sends' span and the growth of its queueing delay)
+    /// or at least `ratio` of `bottleneck_rate` (bytes per second; a flight sent faster
+    /// than the bottleneck drains comes back at its rate).
     pub fn verdict(&self, span: Duration, ratio: f64, bottleneck_rate: f64) -> Option<JumpVerdict> {
         let ((sent0, acked0), (sent1, acked1)) = (self.first?, self.last?);
         let acked_span = acked1.saturating_sub(acked0);
@@ -93,7 +155,8 @@ impl Dispersion {
         }
         let sent_span = sent1.saturating_sub(sent0);
         let delivery_rate = self.bytes as f64 / acked_span.as_secs_f64();
-        let as_sent = sent_span.as_secs_f64() >= ratio * acked_span.as_secs_f64();
+        let came_back = sent_span + self.rtts.growth();
+        let as_sent = sent_span.as_secs_f64() >= ratio * came_back.as_secs_f64();
         let at_bottleneck = delivery_rate >= ratio * bottleneck_rate;
         Some(if as_sent || at_bottleneck {
             JumpVerdict::Pass
@@ -156,6 +219,39 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn jitter_does_not_refuse_a_flight_on_an_empty_path_and_a_queue_still_does() {
+        // 40 ms of RTT with up to 12 ms of per-packet jitter, sent at half the rate of an
+        // empty 2.5 MB/s path, an ACK per 2 packets, judged over a quarter RTT.
+        // The first batch came back with the least jitter, the last with the most.
+        let jitter = [
+            0.5, 6.0, 3.0, 9.0, 11.0, 2.0, 7.0, 4.0, 1.0, 10.0, 5.0, 12.0,
+        ];
+        let flight = |extra_per_packet: f64| {
+            let mut d = Dispersion::new(ms(1000.0));
+            for p in 0..24u32 {
+                let sent = 1000.0 + f64::from(p) * 0.96;
+                d.on_ack(ms(sent), 1200);
+                if p % 2 == 1 {
+                    let rtt =
+                        40.0 + jitter[(p as usize / 2) % 12] + extra_per_packet * f64::from(p);
+                    d.on_end_acks(ms(sent + rtt));
+                }
+            }
+            d
+        };
+        assert_eq!(
+            flight(0.0).verdict(ms(10.0), 0.8, 2.4e6),
+            Some(JumpVerdict::Pass)
+        );
+        // The same flight queued behind another flow: each packet 1 ms later than the one
+        // before it.
+        assert!(matches!(
+            flight(1.0).verdict(ms(10.0), 0.8, 2.4e6),
+            Some(JumpVerdict::Fail { .. })
+        ));
     }
 
     #[test]
