@@ -89,6 +89,7 @@ pub mod growth;
 pub mod jump;
 pub mod loss_filter;
 pub mod modifiers;
+pub mod path_rtt;
 pub mod profile;
 pub mod retreat;
 pub mod rollback;

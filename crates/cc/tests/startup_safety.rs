@@ -237,3 +237,63 @@ fn the_first_reduction_retreats_to_what_the_path_delivered() {
         "{before} -> {retreated}"
     );
 }
+
+/// A window-limited sender paced at `window / 0.96 s` for `duration` after the first flight,
+/// on a path whose packet `pn` takes `latest(pn)` to come back: the window 40 % of the way
+/// through, and at the end.
+fn paced_on(duration: Duration, latest: impl Fn(u64) -> Duration) -> (u64, u64) {
+    use std::collections::BTreeMap;
+    let (ctl, _) = controller("cubic+jump:cap=1.5,bound");
+    let mut path = Path::new(ctl);
+    let t0 = Duration::from_millis(600);
+    path.first_flight(t0);
+    let mean = Duration::from_millis(960);
+    let start = t0 + RTT + Duration::from_millis(10);
+    let (end, early) = (start + duration, start + duration.mul_f64(0.4));
+    let mut pending = BTreeMap::new();
+    let (mut next_send, mut early_window) = (start, None);
+    loop {
+        let next_ack = pending.keys().next().map(|&(at, _)| at);
+        let now = next_ack.map_or(next_send, |a: Duration| a.min(next_send));
+        if now >= end {
+            break;
+        }
+        if now >= early {
+            early_window.get_or_insert(path.ctl.window());
+        }
+        if next_ack == Some(now) {
+            let ((_, pn), sent) = pending.pop_first().unwrap();
+            path.rtt = RttInfo {
+                latest: latest(pn),
+                smoothed: mean,
+                min: RTT,
+            };
+            path.ack(now, &[(pn, sent)]);
+        } else {
+            if path.in_flight + PACKET <= path.ctl.window() {
+                let (pn, sent) = path.send(now);
+                pending.insert((sent + latest(pn), pn), sent);
+            }
+            next_send = now + mean.mul_f64(PACKET as f64 / path.ctl.window() as f64);
+        }
+    }
+    (early_window.unwrap(), path.ctl.window())
+}
+
+/// The ceiling holds a window whose path shows a queue, and rises from a hold of three
+/// round trips on a path whose RTT only jitters: half its packets come back at the
+/// minimum, half at 2.2 x it (a mean of 1.6 x), so that the held window delivers less than
+/// `cap` x the minimum RTT could ever lift the ceiling to.
+#[test]
+fn the_ceiling_rises_from_a_hold_the_path_shows_no_queue_for() {
+    let ten_rounds = Duration::from_millis(9_600);
+    let (held, after) = paced_on(ten_rounds, |_| Duration::from_millis(960));
+    assert_eq!(held, after, "a queue: held at {held}");
+    let (held, after) = paced_on(ten_rounds, |pn| {
+        Duration::from_millis(if pn % 2 == 0 { 600 } else { 1320 })
+    });
+    assert!(
+        after as f64 > 1.4 * held as f64,
+        "jitter: {held} -> {after}"
+    );
+}

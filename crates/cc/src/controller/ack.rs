@@ -19,8 +19,13 @@ impl Controller {
         if self.round_end_pn.is_none() {
             self.round_end_pn = Some(pn);
         }
-        // S2: the slow start of the initial slow start.
-        self.startup.on_sent(now, bytes);
+        // S2: the initial slow start: its slow start, and whether the window is full (as
+        // Careful Resume counts the flight: quinn-proto sends while `flight + MTU < window`).
+        let window_full = (self.cr.flight_size())
+            .saturating_add(bytes)
+            .saturating_add(self.mss)
+            >= self.cwnd;
+        self.startup.on_sent(now, bytes, window_full);
         // S3: Careful Resume.
         if let Some(t) = self
             .cr
@@ -109,7 +114,13 @@ impl Controller {
             app_limited,
             hold,
         };
-        let mut view = View::new(self.cr_window(), self.rtt, &self.cr, &self.recent_delivery);
+        let mut view = View::new(
+            self.cr_window(),
+            self.rtt,
+            &self.cr,
+            &self.recent_delivery,
+            &self.path_rtt,
+        );
         let effects = self.startup.on_ack(ack, &mut view, &self.events);
         self.apply_startup_effects(now, effects);
     }
@@ -138,6 +149,7 @@ impl Controller {
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
         self.recent_delivery.on_end_acks(now, self.rtt.smoothed);
+        self.path_rtt.on_sample(self.rtt.latest);
         self.jump_on_end_acks(now);
         self.end_round(now, largest_acked);
         // E4: Careful Resume's acknowledgement-driven phase changes.
@@ -158,7 +170,13 @@ impl Controller {
     /// ([`Startup::on_end_acks`](crate::startup::Startup::on_end_acks)), the controller
     /// applies.
     fn jump_on_end_acks(&mut self, now: Duration) {
-        let mut view = View::new(self.cr_window(), self.rtt, &self.cr, &self.recent_delivery);
+        let mut view = View::new(
+            self.cr_window(),
+            self.rtt,
+            &self.cr,
+            &self.recent_delivery,
+            &self.path_rtt,
+        );
         let effects = self.startup.on_end_acks(now, &mut view);
         self.apply_startup_effects(now, effects);
     }
@@ -169,7 +187,14 @@ impl Controller {
         if let (Some(largest), Some(end)) = (largest_acked, self.round_end_pn)
             && largest >= end
         {
-            self.startup.on_round_end(now);
+            let view = View::new(
+                self.cr_window(),
+                self.rtt,
+                &self.cr,
+                &self.recent_delivery,
+                &self.path_rtt,
+            );
+            self.startup.on_round_end(now, &view);
             self.cr.on_round_end(now);
             if let Some(filter) = self.loss_filter.as_mut() {
                 filter.on_round_end();

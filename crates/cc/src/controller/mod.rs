@@ -57,9 +57,9 @@
 //!
 //! | step | who | may change | why here |
 //! |---|---|---|---|
-//! | E1 | flight, recent delivery | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]) | quinn's own count, after the batch |
+//! | E1 | flight, recent delivery, RTT envelope | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]); the batch's RTT sample in the envelope of the latest ([`crate::path_rtt`]) | quinn's own count, after the batch |
 //! | E2 | start-up: the jump (`+jump`, initial slow start; no raise during a drain, nor unless Careful Resume is Normal), in the order of its table ([`crate::startup`]); the controller applies what it returns | the jump's estimates; the window, raised to the jump's target (bounded by the ceiling and `ssthresh`); with `validate`, its verdict: the window to the ceiling, or the end of the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
-//! | E3 | rounds | the start-up's slow start's round end (initial slow start), Careful Resume's observation round, the loss filter's round (`rule=round`, `rule=queue`), the next round's end | RFC 9406 `windowEnd` |
+//! | E3 | rounds | the start-up's slow start's round end and the jump ceiling's release (initial slow start; [`crate::path_rtt`] has read the batch's RTT in E1), Careful Resume's observation round, the loss filter's round (`rule=round`, `rule=queue`), the next round's end | RFC 9406 `windowEnd` |
 //! | E4 | Careful Resume | its phase: Unvalidated to Validating or Normal (first unvalidated packet acknowledged, an RTT passed), Validating to Normal (`ss-cap` caps `ssthresh`), Safe Retreat to Normal (`ssthresh` capped, the avoidance learns PipeSize) | these wait for a batch's largest acknowledged packet |
 //! | E5 | events | nothing (a `Sample` event) | the state after the batch |
 //!
@@ -138,6 +138,7 @@ use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::{LossFilter, LossFilterConfig};
 use crate::modifiers::Modifiers;
+use crate::path_rtt::PathRtt;
 use crate::retreat::Retreat;
 use crate::rollback::RollbackConfig;
 use crate::slow_start::SlowStart;
@@ -223,6 +224,8 @@ pub struct Controller {
     retreat: Option<Retreat>,
     /// What the path delivered lately (the retreat's base, the start-up ceiling's floor).
     recent_delivery: RecentDelivery,
+    /// The path's base RTT and the envelope of its latest samples (the jump's ceiling).
+    path_rtt: PathRtt,
     /// Whether the window was reduced for congestion before.
     reduced: bool,
     /// When the acknowledgements after the initial slow start began to be
@@ -263,6 +266,7 @@ impl Controller {
             checkpoint: None,
             retreat: None,
             recent_delivery: RecentDelivery::default(),
+            path_rtt: PathRtt::default(),
             reduced: false,
             app_limited_since: None,
         }

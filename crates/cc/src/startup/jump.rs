@@ -8,6 +8,11 @@ use crate::jump::{BdpJump, Dispersion, JumpPhase, JumpVerdict, PeakRate, VALIDAT
 
 use super::protocol::{Effect, Effects, View};
 
+/// Round trips in a row the ceiling may hold the window on a path that shows no queue before
+/// it rises (ours; BBRv3 judges its Startup's plateau over the same three rounds,
+/// draft-ietf-ccwg-bbr-06 Sec. 4.3.1.2).
+pub const CEILING_RELEASE_ROUNDS: u32 = 3;
+
 /// The jump of one connection's initial slow start.
 #[derive(Debug, Clone)]
 pub(super) struct Jump {
@@ -17,6 +22,16 @@ pub(super) struct Jump {
     rates: PeakRate,
     /// Where it stands (validated or not, with `validate`).
     phase: JumpPhase,
+    /// Round trips in a row that ended with the window held at the ceiling on a path that
+    /// showed no queue.
+    unqueued_holds: u32,
+    /// What the ceiling was lifted to after such holds, bytes (0: never).
+    lifted: u64,
+    /// Whether an acknowledgement of the current round trip was application-limited (the
+    /// window was not what held the sender: the round says nothing of the ceiling).
+    round_app_limited: bool,
+    /// Whether a packet sent in the current round trip filled the window.
+    round_window_full: bool,
 }
 
 impl Jump {
@@ -26,7 +41,22 @@ impl Jump {
             config,
             rates: PeakRate::default(),
             phase: JumpPhase::default(),
+            unqueued_holds: 0,
+            lifted: 0,
+            round_app_limited: false,
+            round_window_full: false,
         }
+    }
+
+    /// S2: a packet was sent; `window_full`: it left no room for another in the window.
+    pub(super) fn on_sent(&mut self, window_full: bool) {
+        self.round_window_full |= window_full;
+    }
+
+    /// A7-A11: an acknowledgement of the initial slow start, `app_limited` or not (the
+    /// ceiling's release reads only rounds the window limited).
+    pub(super) fn on_slow_start_ack(&mut self, app_limited: bool) {
+        self.round_app_limited |= app_limited;
     }
 
     /// A2: a packet of `bytes` sent at `sent` was acknowledged: the delivery-rate sample of
@@ -55,7 +85,32 @@ impl Jump {
         let ceiling = self
             .config
             .ceiling_from(&self.rates, view.rtt.min, delivered)?;
-        Some(ceiling.max(view.resumed_window))
+        Some(ceiling.max(view.resumed_window).max(self.lifted))
+    }
+
+    /// E3: a round trip ended. From the [`CEILING_RELEASE_ROUNDS`]th in a row that ended
+    /// with the window held at the ceiling while the path showed no queue
+    /// ([`PathRtt::shows_queue`](crate::path_rtt::PathRtt::shows_queue)), each lifts the
+    /// ceiling to `cap` x the window: the estimate it reads is low. A held window delivers
+    /// `window / RTT`, and where per-packet jitter keeps the mean RTT near `cap` x the
+    /// minimum (a LEO path's is 1.4 x its minimum), `cap` x that rate x the minimum RTT is
+    /// hardly larger than the window: the ceiling holds a path that is not full.
+    /// Only a round in which the window held the sender counts: one in which a packet
+    /// filled the window and no acknowledgement was application-limited.
+    pub(super) fn on_round_end(&mut self, now: Duration, view: &View) {
+        let window_limited = std::mem::take(&mut self.round_window_full)
+            && !std::mem::take(&mut self.round_app_limited);
+        let (Some(cap), Some(ceiling)) = (self.config.cap, self.ceiling(now, view)) else {
+            return;
+        };
+        if !window_limited || view.cwnd < ceiling || view.path_rtt.shows_queue(view.rtt.min) {
+            self.unqueued_holds = 0;
+            return;
+        }
+        self.unqueued_holds += 1;
+        if self.unqueued_holds >= CEILING_RELEASE_ROUNDS {
+            self.lifted = self.lifted.max((cap * view.cwnd as f64) as u64);
+        }
     }
 
     /// E2: the batch's delivery rate and bound are sampled; unless `may_raise` is false (a

@@ -21,7 +21,7 @@
 //! | `on_ack` | A4 | `Startup::drain_on_ack` | the drain's step (`Effect::Drain`) |
 //! | `on_ack` | A7-A11 | `Startup::on_ack` | the steps below, in order |
 //! | `on_end_acks` | E2 | `Startup::on_end_acks` | the steps below, in order |
-//! | `on_end_acks` | E3 | `Startup::on_round_end` | nothing: the slow start's round |
+//! | `on_end_acks` | E3 | `Startup::on_round_end` | nothing: the slow start's round, and the jump's count of rounds its ceiling held the window on a path that showed no queue (from the third, the ceiling rises to `cap` x the window) |
 //! | `on_congestion_event` | C7, C9 | [`Startup::draining`], `Startup::on_persistent_congestion` | a drain is a recovery period; persistent congestion ends it |
 //! | between hooks | | `Startup::pacing_burst`, `Startup::pacing_rate` | `+burst`'s burst; the pacing rate while the jump is judged |
 //!
@@ -31,7 +31,7 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | A7 | long-RTT floor (`+floor`, `+growth:rtt`; unless Careful Resume holds or the jump is being judged) | the window, raised (`Effect::Window`); bounded by neither the jump's ceiling nor `ssthresh` | picoquic raises its minimum window on every RTT sample; the slow start then sees the raised window |
-//! | A8 | jump ceiling (`+jump:cap`; never below `cap` x what the path delivered over the latest RTT, nor the saved window of a Careful Resume jump that stands) | nothing; an acknowledgement at or above the ceiling, or while the jump is being judged, reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
+//! | A8 | jump ceiling (`+jump:cap`; never below `cap` x what the path delivered over the latest RTT, nor the saved window of a Careful Resume jump that stands, nor what three window-limited rounds held there without a queue lifted it to: [`crate::path_rtt`]) | nothing; an acknowledgement at or above the ceiling, or while the jump is being judged, reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
 //! | A9 | slow start | its own state; an exit (`Effect::Exit`) sets the window and `ssthresh`, starts the avoidance, tells Careful Resume (a delay-based exit ends Reconnaissance) and may start a drain | it sees every acknowledgement of the initial slow start, held or not |
 //! | A10 | Careful Resume's hold (Unvalidated, Safe Retreat) | nothing: **stops**, the slow start's decision ignored | RFC 9959 Sec. 3.3, 3.5: the window does not grow |
 //! | A11 | growth (`+growth`; not application-limited, not while the jump is being judged) | the window: the slow start's increase times the growth's multiplier, up to the jump's ceiling (`Effect::Window`); reaching `ssthresh` ends the initial slow start (`Effect::ThresholdReached`) | RFC 9002 Sec. 7.8: no growth while application-limited |
@@ -158,9 +158,14 @@ impl Startup {
     }
 
     /// S2: `bytes` were sent at `now`.
-    pub(crate) fn on_sent(&mut self, now: Duration, bytes: u64) {
+    /// `window_full`: the packet left no room for another in the window (the jump's
+    /// ceiling counts only rounds the window held the sender in).
+    pub(crate) fn on_sent(&mut self, now: Duration, bytes: u64, window_full: bool) {
         if !self.done {
             self.slow_start.on_sent(now, bytes);
+            if let Some(jump) = self.jump.as_mut() {
+                jump.on_sent(window_full);
+            }
         }
     }
 
@@ -190,6 +195,9 @@ impl Startup {
     /// while application-limited or judged), or its exit ends the initial slow start.
     pub(crate) fn on_ack(&mut self, ack: StartupAck, view: &mut View, events: &Emitter) -> Effects {
         let judged = self.jump.as_ref().is_some_and(Jump::holds);
+        if let Some(jump) = self.jump.as_mut() {
+            jump.on_slow_start_ack(ack.app_limited);
+        }
         // A7: the floor.
         let floor = if ack.hold || judged {
             Effect::None
@@ -269,10 +277,14 @@ impl Startup {
         Effects::new(effects.first, self.settle(effects.then))
     }
 
-    /// E3: a round ended at `now` (RFC 9406 `windowEnd`).
-    pub(crate) fn on_round_end(&mut self, now: Duration) {
+    /// E3: a round ended at `now` (RFC 9406 `windowEnd`): the slow start's round, and
+    /// whether the jump's ceiling held the window on a path that showed no queue.
+    pub(crate) fn on_round_end(&mut self, now: Duration, view: &View) {
         if !self.done {
             self.slow_start.on_round_end(now);
+            if let Some(jump) = self.jump.as_mut() {
+                jump.on_round_end(now, view);
+            }
         }
     }
 

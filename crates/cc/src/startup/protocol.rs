@@ -8,6 +8,7 @@ use crate::careful_resume::{CarefulResume, CarefulResumePhase, Window};
 use crate::controller::{RttInfo, bounded_window};
 use crate::delivery::RecentDelivery;
 use crate::event::ExitReason;
+use crate::path_rtt::PathRtt;
 
 /// What the start-up reads of the controller: the window, its bounds, the RTT estimates,
 /// Careful Resume's phase and jump, and what the path delivered lately. The start-up
@@ -33,16 +34,20 @@ pub(crate) struct View<'a> {
     pub resumed_window: u64,
     /// What the path delivered lately (the ceiling's floor).
     pub recent_delivery: &'a RecentDelivery,
+    /// The path's base RTT and the envelope of its latest samples: whether it shows a
+    /// queue (the ceiling's release).
+    pub path_rtt: &'a PathRtt,
 }
 
 impl<'a> View<'a> {
-    /// The view of a controller with window `w`, RTT estimates `rtt`, Careful Resume `cr`
-    /// and recent delivery `recent_delivery`.
+    /// The view of a controller with window `w`, RTT estimates `rtt`, Careful Resume `cr`,
+    /// recent delivery `recent_delivery` and the path's RTT `path_rtt`.
     pub fn new(
         w: Window,
         rtt: RttInfo,
         cr: &CarefulResume,
         recent_delivery: &'a RecentDelivery,
+        path_rtt: &'a PathRtt,
     ) -> Self {
         Self {
             cwnd: w.cwnd,
@@ -53,6 +58,7 @@ impl<'a> View<'a> {
             cr_phase: cr.phase(),
             resumed_window: resumed_window(cr),
             recent_delivery,
+            path_rtt,
         }
     }
 
