@@ -34,7 +34,11 @@
 //! transfer on GEO, where a cut of a window of 10,000 packets costs a second. `confirm=2`
 //! needs a fourth, which 1 % draws 4 times in a million; at 5 % it still answers every 540
 //! packets (1,856 in a million), far more often than CUBIC needs to stay below a tenth of a
-//! GEO path.
+//! GEO path. `startup-confirm=N` confirms during the connection's initial slow start only
+//! (the controller tells the filter, [`LossFilter::set_in_initial_slow_start`]): there a
+//! queue overflows by a large part of its arrivals and a wrong answer ends the slow start,
+//! while after it CUBIC near its plateau overflows a queue by a few packets a round, sparse
+//! losses that a confirmation answers later.
 //!
 //! **The round rule** (`rule=round`, or `rule=both` with the rule above), after BBRv3's
 //! `BBRLossThresh` (draft-ietf-ccwg-bbr-06: "the maximum tolerated per-round-trip packet
@@ -65,7 +69,7 @@
 //! 8085 Sec. 3.1), not RFC 9002 Sec. 7.3's NewReno or RFC 9438's CUBIC
 //! (docs/conformance.md); `satellite+loss-filter:off` gives the profile every loss
 //! answered, as RFC 9438 does. Spec part: `+loss-filter[:rule=smoothed|round|queue,
-//! threshold=F,gain=F,scope=N,confirm=N,round=F,cr[=validating]|off]`.
+//! threshold=F,gain=F,scope=N,confirm=N,startup-confirm=N,round=F,cr[=validating]|off]`.
 
 use std::fmt;
 
@@ -156,6 +160,9 @@ pub struct LossFilterConfig {
     /// Lost packets in a row that must find the smoothed rate above the threshold before
     /// the smoothed rule answers, at least 1 (`confirm`).
     pub confirm: u32,
+    /// The same, during the connection's initial slow start only, where it applies when
+    /// larger than `confirm` (`startup-confirm`).
+    pub startup_confirm: u32,
     /// Which Careful Resume phases hear only the losses the filter answers (`cr`).
     pub careful_resume: CarefulResumeHears,
 }
@@ -171,6 +178,7 @@ impl Default for LossFilterConfig {
             gain: LOSS_FILTER_GAIN,
             scope: LOSS_FILTER_SCOPE,
             confirm: LOSS_FILTER_CONFIRM,
+            startup_confirm: LOSS_FILTER_CONFIRM,
             careful_resume: CarefulResumeHears::default(),
         }
     }
@@ -206,6 +214,17 @@ impl SpecPart for LossFilterConfig {
                 Some(("round", v)) => out.round_threshold = unit("round", v)?,
                 Some(("threshold", v)) => out.threshold = unit("threshold", v)?,
                 Some(("gain", v)) => out.gain = unit("gain", v)?,
+                Some(("startup-confirm", v)) => {
+                    out.startup_confirm = v
+                        .parse()
+                        .ok()
+                        .filter(|n: &u32| (1..=1_000).contains(n))
+                        .ok_or_else(|| {
+                            format!(
+                                "loss-filter option startup-confirm={v} must be packets in [1, 1000]"
+                            )
+                        })?;
+                }
                 Some(("confirm", v)) => {
                     out.confirm = v
                         .parse()
@@ -226,7 +245,7 @@ impl SpecPart for LossFilterConfig {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown loss-filter option '{opt}'; valid: rule=smoothed|round|queue, threshold=F, gain=F, scope=N, confirm=N, round=F, cr, cr=validating, off"
+                        "unknown loss-filter option '{opt}'; valid: rule=smoothed|round|queue, threshold=F, gain=F, scope=N, confirm=N, startup-confirm=N, round=F, cr, cr=validating, off"
                     ));
                 }
             }
@@ -265,6 +284,9 @@ impl SpecPart for LossFilterConfig {
         if self.confirm != d.confirm {
             opts.push(format!("confirm={}", self.confirm));
         }
+        if self.startup_confirm != d.startup_confirm {
+            opts.push(format!("startup-confirm={}", self.startup_confirm));
+        }
         match self.careful_resume {
             CarefulResumeHears::Every => {}
             CarefulResumeHears::AnsweredWhileValidating => opts.push("cr=validating".into()),
@@ -291,6 +313,8 @@ pub struct LossFilter {
     since_loss: u32,
     /// Lost packets in a row that found the smoothed rate above the threshold.
     above: u32,
+    /// Whether the connection is in its initial slow start (`startup_confirm` applies).
+    in_startup: bool,
     /// Packets acknowledged in the current round trip.
     round_acked: u64,
     /// Packets declared lost in the current round trip.
@@ -309,11 +333,17 @@ impl LossFilter {
             rate: 0.0,
             since_loss: 0,
             above: 0,
+            in_startup: false,
             round_acked: 0,
             round_lost: 0,
             round_reports: 0,
             previous_round: 0,
         }
+    }
+
+    /// Whether the connection is in its initial slow start, told before its losses.
+    pub fn set_in_initial_slow_start(&mut self, yes: bool) {
+        self.in_startup = yes;
     }
 
     /// One packet was acknowledged.
@@ -378,7 +408,12 @@ impl LossFilter {
             };
         }
         self.since_loss = 0;
-        self.above >= self.config.confirm
+        let confirm = if self.in_startup {
+            self.config.confirm.max(self.config.startup_confirm)
+        } else {
+            self.config.confirm
+        };
+        self.above >= confirm
     }
 
     /// Whether Careful Resume, in `phase`, hears a loss the filter tolerated.
@@ -537,6 +572,30 @@ mod tests {
         assert!(f.on_lost(1, 12_000, true));
     }
 
+    #[test]
+    fn startup_confirm_confirms_only_in_the_initial_slow_start() {
+        let config = LossFilterConfig::parse_options("startup-confirm=2").unwrap();
+        assert_eq!((config.confirm, config.startup_confirm), (1, 2));
+        let mut f = LossFilter::new(config);
+        f.set_in_initial_slow_start(true);
+        assert!(!seed_8_cluster(&mut f), "in the initial slow start");
+        // After it, picoquic's rule: the same cluster is answered, and so are three in a row.
+        let mut f = LossFilter::new(config);
+        assert!(seed_8_cluster(&mut f), "after the initial slow start");
+        let mut f = LossFilter::new(config);
+        for _ in 0..100 {
+            f.on_acked();
+        }
+        assert!(f.on_lost(3, 12_000, true));
+        // A drop-tail overflow in slow start is answered at its first batch.
+        let mut f = LossFilter::new(config);
+        f.set_in_initial_slow_start(true);
+        for _ in 0..500 {
+            f.on_acked();
+        }
+        assert!(f.on_lost(8, 12_000, true));
+    }
+
     /// Batches answered over `packets` with each lost with probability `plr` (a seeded
     /// xorshift), one report per lost packet.
     fn answered(confirm: u32, plr: f64, packets: u32) -> u32 {
@@ -595,6 +654,7 @@ mod tests {
             "rule=queue,cr=validating",
             "rule=round,round=0.05",
             "confirm=2,cr=validating",
+            "startup-confirm=2,cr=validating",
         ] {
             let c = LossFilterConfig::parse_options(text).unwrap();
             let printed = c.to_string();

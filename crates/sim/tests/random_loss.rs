@@ -113,9 +113,10 @@ fn cubic_on_qir_satloss_reduces_once_per_round_trip_and_finishes_in_bound() {
 /// The `satellite` profile on geo-viasat with 1 % random loss, seed 8 (issue 44): at 2.46 s,
 /// with a window of 14.7 MB, four packets were lost within 11 (two pairs, in two ACK
 /// batches). picoquic's rule alone (`loss-filter:cr=validating`, `confirm=1`) takes them for
-/// a burst, ends the slow start and cuts the window by half; the profile answers a burst
-/// only once a further lost packet finds the smoothed rate still above its threshold
-/// (`confirm=2`), which this random cluster never brings, so the 30 MB finish sooner.
+/// a burst, ends the slow start and cuts the window by half; in its initial slow start the
+/// profile answers a burst only once a further lost packet finds the smoothed rate still
+/// above its threshold (`startup-confirm=2`), which this random cluster never brings, so the
+/// 30 MB finish sooner.
 #[test]
 fn the_profile_tolerates_a_random_cluster_that_picoquics_rule_takes_for_a_burst() {
     let link = satquic_link::presets::lookup("geo-viasat:plr=0.01").unwrap();
