@@ -102,9 +102,11 @@ impl Controller {
         let phase = self.cr.phase();
         let in_flight = self.in_flight.div_ceil(mss);
         let queueing = self.rtt_shows_queue();
+        let in_startup = !self.startup.done();
         let Some(filter) = self.loss_filter.as_mut() else {
             return (false, false);
         };
+        filter.set_in_initial_slow_start(in_startup);
         let tolerated = lost_bytes > 0
             && !filter.on_lost(lost_bytes.div_ceil(mss), in_flight, queueing)
             && !persistent;
