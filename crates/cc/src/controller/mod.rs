@@ -224,7 +224,8 @@ pub struct Controller {
     retreat: Option<Retreat>,
     /// What the path delivered lately (the retreat's base, the start-up ceiling's floor).
     recent_delivery: RecentDelivery,
-    /// The path's base RTT and the envelope of its latest samples (the jump's ceiling).
+    /// The envelope of the latest RTT samples: whether the path shows a queue (the jump
+    /// ceiling's release).
     path_rtt: PathRtt,
     /// Whether the window was reduced for congestion before.
     reduced: bool,

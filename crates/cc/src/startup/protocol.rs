@@ -34,8 +34,8 @@ pub(crate) struct View<'a> {
     pub resumed_window: u64,
     /// What the path delivered lately (the ceiling's floor).
     pub recent_delivery: &'a RecentDelivery,
-    /// The path's base RTT and the envelope of its latest samples: whether it shows a
-    /// queue (the ceiling's release).
+    /// The envelope of the latest RTT samples: whether the path shows a queue (the
+    /// ceiling's release).
     pub path_rtt: &'a PathRtt,
 }
 
