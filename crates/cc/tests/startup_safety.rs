@@ -141,27 +141,6 @@ fn a_flight_that_comes_back_at_half_the_rate_is_refused() {
     );
 }
 
-/// The same refusal while the jump's own queue has stretched the latest RTT to 1.6 x the
-/// path's: the window is what the path delivered over its minimum RTT (1.25 MB/s x 600 ms),
-/// not over the latest, which would keep the queue the jump built.
-#[test]
-fn a_refused_jump_keeps_no_queue_of_its_own() {
-    let (ctl, log) = controller("cubic+jump:cap=1.5,bound,validate");
-    let mut path = Path::new(ctl);
-    let t0 = Duration::from_millis(600);
-    path.first_flight(t0);
-    path.rtt = RttInfo {
-        latest: RTT.mul_f64(1.6),
-        smoothed: RTT.mul_f64(1.2),
-        min: RTT,
-    };
-    let from = t0 + RTT + Duration::from_millis(20);
-    path.paced_flight(from, RTT / 3, 0.5);
-    assert_eq!(exit_reasons(&log), vec![ExitReason::JumpRefused]);
-    let window = path.ctl.window();
-    assert!((700_000..800_000).contains(&window), "{window}");
-}
-
 /// While the flight is judged the window does not grow: acknowledgements of packets sent
 /// before the jump add nothing, where without `validate` slow start grows it by what they
 /// acknowledge.

@@ -76,11 +76,10 @@
 //! quarter of a smoothed RTT ([`VALIDATE_SPAN_RTTS`]), paced meanwhile at no less than the
 //! bound's rate; it passes if it came back at least `R` as fast as it left or at `R` of the
 //! bound ([`Dispersion`]), and the window then jumps to the ceiling and grows; otherwise the
-//! path is shared, and the initial slow start ends with the window at the rate the path
-//! delivered the flight at times the minimum RTT (`jump-refused`): not the latest RTT, which
-//! the jump's own queue has stretched and a window of that size would keep standing.
-//! Whether the flight came back as it left is read so that per-packet jitter does not refuse
-//! it ([`VALIDATE_RTT_BATCHES`]). What it cannot see is a path that fills only
+//! path is shared, and the initial slow start ends with the window at what the path
+//! delivered per round trip (`jump-refused`). Whether the flight came back as it left is
+//! read so that per-packet jitter does not refuse it ([`VALIDATE_RTT_BATCHES`]). What it
+//! cannot see is a path that fills only
 //! after it passed (another flow's start-up, or one whose queue was draining when the
 //! flight crossed): `+retreat` ([`crate::retreat`]) answers the losses that follow.
 

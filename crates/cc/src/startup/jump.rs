@@ -161,8 +161,7 @@ impl Jump {
     /// Judges the jump's `flight` once it has come back over a quarter of a smoothed RTT
     /// ([`Dispersion`]): one that came back as fast as it left raises the window to the
     /// ceiling (a second jump) and lets it grow; one that came back slower ends the initial
-    /// slow start with the window at the rate the path delivered it at times the minimum
-    /// RTT (the latest is stretched by the jump's own queue).
+    /// slow start with the window at what the path delivered per round trip.
     fn judge(&mut self, now: Duration, view: &mut View, flight: Dispersion) -> Effect {
         let span = view.rtt.smoothed.mul_f64(VALIDATE_SPAN_RTTS);
         let ratio = self.config.validate.unwrap_or(1.0);
@@ -180,7 +179,7 @@ impl Jump {
             }
             Some(JumpVerdict::Fail { delivery_rate }) => {
                 self.phase = JumpPhase::Refused;
-                let delivered = (delivery_rate * view.rtt.min.as_secs_f64()) as u64;
+                let delivered = (delivery_rate * view.rtt.latest.as_secs_f64()) as u64;
                 let cwnd = delivered.min(view.cwnd);
                 Effect::Exit {
                     cwnd,
