@@ -196,6 +196,14 @@ impl SpecPart for LossFilterConfig {
                 .filter(|f: &f64| f.is_finite() && *f > 0.0 && *f < 1.0)
                 .ok_or_else(|| format!("loss-filter option {key}={v} must be a number in (0, 1)"))
         };
+        let packets = |key: &str, v: &str, max: u32| -> Result<u32, String> {
+            v.parse()
+                .ok()
+                .filter(|n: &u32| (1..=max).contains(n))
+                .ok_or_else(|| {
+                    format!("loss-filter option {key}={v} must be packets in [1, {max}]")
+                })
+        };
         for opt in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
             match opt.split_once('=') {
                 None if opt == "cr" => out.careful_resume = CarefulResumeHears::Answered,
@@ -215,34 +223,10 @@ impl SpecPart for LossFilterConfig {
                 Some(("threshold", v)) => out.threshold = unit("threshold", v)?,
                 Some(("gain", v)) => out.gain = unit("gain", v)?,
                 Some(("startup-confirm", v)) => {
-                    out.startup_confirm = v
-                        .parse()
-                        .ok()
-                        .filter(|n: &u32| (1..=1_000).contains(n))
-                        .ok_or_else(|| {
-                            format!(
-                                "loss-filter option startup-confirm={v} must be packets in [1, 1000]"
-                            )
-                        })?;
+                    out.startup_confirm = packets("startup-confirm", v, 1_000)?;
                 }
-                Some(("confirm", v)) => {
-                    out.confirm = v
-                        .parse()
-                        .ok()
-                        .filter(|n: &u32| (1..=1_000).contains(n))
-                        .ok_or_else(|| {
-                            format!("loss-filter option confirm={v} must be packets in [1, 1000]")
-                        })?;
-                }
-                Some(("scope", v)) => {
-                    out.scope = v
-                        .parse()
-                        .ok()
-                        .filter(|n: &u32| (1..=1_000_000).contains(n))
-                        .ok_or_else(|| {
-                            format!("loss-filter option scope={v} must be packets in [1, 1000000]")
-                        })?;
-                }
+                Some(("confirm", v)) => out.confirm = packets("confirm", v, 1_000)?,
+                Some(("scope", v)) => out.scope = packets("scope", v, 1_000_000)?,
                 _ => {
                     return Err(format!(
                         "unknown loss-filter option '{opt}'; valid: rule=smoothed|round|queue, threshold=F, gain=F, scope=N, confirm=N, startup-confirm=N, round=F, cr, cr=validating, off"
