@@ -103,21 +103,30 @@ pub fn is_satellite(spec: &str) -> bool {
     expand(spec).is_some()
 }
 
-/// The controller spec string of `satellite` or `satellite+PART[:OPTIONS]+...`: the profile
-/// with each modifier part added, or put in place of the profile's part of that name
-/// (`satellite+rollback` adds the rollback, `satellite+jump:cap=2,bound` replaces the
-/// jump, `satellite+loss-filter:off` takes the loss response out). `None` if `spec` does not name the profile; an error names a part that is
-/// not a modifier (the avoidance and the slow start are the profile's).
+/// The controller spec string of `satellite[-PART]...[+PART[:OPTIONS]]...`: the profile
+/// without each part named after a `-`, then with each modifier part added, or put in place
+/// of the profile's part of that name (`satellite+rollback` adds the rollback,
+/// `satellite+jump:cap=2,bound` replaces the jump, `satellite+loss-filter:off` takes the loss
+/// response out, `satellite-growth-retreat` is the profile without its growth and retreat:
+/// what removing a part costs is measured this way, the transport half kept). `None` if
+/// `spec` does not name the profile; an error names a part that is not a modifier (the
+/// avoidance and the slow start are the profile's) or one the profile does not have.
 pub fn expand(spec: &str) -> Option<Result<String, String>> {
     let lower = spec.trim().to_ascii_lowercase();
     let rest = lower.strip_prefix(SATELLITE)?;
-    if rest.is_empty() {
-        return Some(Ok(SATELLITE_CC.to_string()));
+    let (removed, added) = match rest.split_once('+') {
+        Some((removed, added)) => (removed, Some(added)),
+        None => (rest, None),
+    };
+    if !removed.is_empty() && !removed.starts_with('-') {
+        return None;
     }
-    let added = rest.strip_prefix('+')?;
     let name_of = |part: &str| part.split(':').next().unwrap_or_default().to_string();
     let mut parts: Vec<String> = SATELLITE_CC.split('+').map(String::from).collect();
-    for part in added.split('+') {
+    if let Err(e) = remove_parts(&mut parts, removed) {
+        return Some(Err(e));
+    }
+    for part in added.into_iter().flat_map(|a| a.split('+')) {
         let name = name_of(part);
         if !PART_NAMES.contains(&name.as_str()) {
             return Some(Err(format!(
@@ -132,6 +141,36 @@ pub fn expand(spec: &str) -> Option<Result<String, String>> {
     // `+cr` runs to the end of a spec: keep it last.
     parts.sort_by_key(|p| name_of(p) == "cr");
     Some(Ok(parts.join("+")))
+}
+
+/// Takes out of the profile's `parts` each part `removed` names, `-NAME` after `-NAME`
+/// (names hold dashes, `loss-filter`: each is the longest modifier name that follows a dash).
+fn remove_parts(parts: &mut Vec<String>, removed: &str) -> Result<(), String> {
+    let mut rest = removed;
+    while let Some(after) = rest.strip_prefix('-') {
+        let name = PART_NAMES
+            .iter()
+            .filter(|n| {
+                after.starts_with(*n) && matches!(after.as_bytes().get(n.len()), None | Some(b'-'))
+            })
+            .max_by_key(|n| n.len())
+            .ok_or_else(|| {
+                format!(
+                    "'-{after}' names no part the {SATELLITE} profile can lose: only its \
+                     modifiers can be taken out ({})",
+                    PART_NAMES.join(", ")
+                )
+            })?;
+        let before = parts.len();
+        parts.retain(|p| p.split(':').next() != Some(*name));
+        if parts.len() == before {
+            return Err(format!(
+                "'-{name}': the {SATELLITE} profile has no {name} part ({SATELLITE_CC})"
+            ));
+        }
+        rest = &after[name.len()..];
+    }
+    Ok(())
 }
 
 /// The profile's congestion controller.
@@ -441,9 +480,25 @@ mod tests {
         assert!(jump.to_string().ends_with("+cr:off"), "{jump}");
         assert!(is_satellite(" satellite+retreat "));
         assert!(!is_satellite("satellites"));
+        assert!(!is_satellite("satellites+retreat"));
         for bad in ["satellite+hystart++", "satellite+bbr3", "satellite+"] {
             let e = bad.parse::<CongestionConfig>().unwrap_err().to_string();
             assert!(e.contains("cannot be added"), "{bad}: {e}");
+        }
+        let fewer: CongestionConfig = "satellite-growth-loss-filter+jump:cap=2".parse().unwrap();
+        assert_eq!(fewer.growth_config(), crate::growth::StartupGrowth::Double);
+        assert!(fewer.loss_filter_config().is_none(), "{fewer}");
+        assert_eq!(fewer.jump_config().unwrap().cap, Some(2.0));
+        assert!(is_satellite("Satellite-retreat"));
+        for (bad, says) in [
+            ("satellite-search", "names no part"),
+            ("satellite-retreat-retreat", "has no retreat part"),
+            ("satellite-rollback", "has no rollback part"),
+            ("satellite-", "names no part"),
+            ("satellite-jumpy", "names no part"),
+        ] {
+            let e = bad.parse::<CongestionConfig>().unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
         }
         let e = "satellite+jump:nonsense"
             .parse::<CongestionConfig>()
