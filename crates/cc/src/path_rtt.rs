@@ -4,10 +4,19 @@
 //! LEO path's several ms on 20-40 ms) spreads the samples above the envelope and leaves the
 //! envelope near the minimum.
 //!
+//! It also keeps the path's RTT before the connection loaded it ([`PathRtt::unloaded`]):
+//! the mean of the first samples taken while little was in flight. Per-packet jitter delays
+//! the ACKs of a window by its mean, not its minimum, so a window of the path's rate x the
+//! minimum RTT leaves a jittery path idle, and bytes acknowledged now were sent a mean RTT
+//! ago. The start-up's ceiling sizes the window by it and SEARCH looks back by it under a
+//! start-up growth (`lookback=auto`): on a path without jitter it is the minimum.
+//!
 //! | constant | value | source |
 //! |---|---|---|
 //! | [`ENVELOPE_SAMPLES`] | 8 batches | ours: the smallest of a few samples is the path's RTT without its jitter |
 //! | [`QUEUE_FRACTION`] | 1/8 of the minimum RTT | [`crate::loss_filter::LOSS_FILTER_QUEUE_FRACTION`]'s reading: half the smallest queue of satquic's GEO paths, above a LEO path's envelope noise |
+//! | [`UNLOADED_SAMPLES`] | 32 batches | ours: the mean of 16 samples of a LEO path's jitter still missed it by enough for SEARCH to exit falsely on 18 of 50 jittered timelines (`tests/search_timelines.rs`), 32 on 2 |
+//! | [`UNLOADED_FLIGHT_WINDOWS`] | 4 initial windows in flight | ours: 48 kB, a queue of 4 ms at 100 Mbit/s; a window a long-RTT floor or a jump raised is larger, so GEO paths keep the minimum |
 //!
 //! The minimum is the connection's, not a windowed one: a window held at a standing queue
 //! for longer than such a window (BBR's 10 s) would make the queue the base, and BBR's
@@ -21,22 +30,64 @@ pub use crate::loss_filter::LOSS_FILTER_QUEUE_FRACTION as QUEUE_FRACTION;
 /// How many of the latest batches' RTTs the envelope is the smallest of (ours).
 pub const ENVELOPE_SAMPLES: usize = 8;
 
+/// How many of the connection's first batches' RTTs its unloaded RTT is the mean of, at most
+/// (ours: a LEO path's jitter, up to 14 ms on 20-40 ms, needs about this many for its mean).
+pub const UNLOADED_SAMPLES: u32 = 32;
+
+/// The bytes in flight, in initial windows, up to which a batch's RTT sample counts as the
+/// unloaded path's (ours: four initial windows, 48 kB, queue for 4 ms at 100 Mbit/s; a
+/// flight a long-RTT floor or a jump has raised is larger and never counts, so on GEO paths
+/// the unloaded RTT stays the minimum).
+pub const UNLOADED_FLIGHT_WINDOWS: u64 = 4;
+
 /// The envelope of the latest RTT samples. See the module docs.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PathRtt {
     /// The latest batches' RTTs, a ring; `next` is the oldest once full.
     recent: [Option<Duration>; ENVELOPE_SAMPLES],
     next: usize,
+    /// The first [`UNLOADED_SAMPLES`] batches' RTTs taken with a small flight: how many,
+    /// and their sum.
+    unloaded: (u32, Duration),
+    /// The most bytes in flight at which a sample counts as the unloaded path's.
+    unloaded_flight: u64,
 }
 
 impl PathRtt {
-    /// A batch of acknowledgements ended with the RTT sample `latest`.
-    pub(crate) fn on_sample(&mut self, latest: Duration) {
+    /// The envelope of a connection whose window starts at `initial_window` bytes.
+    pub(crate) fn new(initial_window: u64) -> Self {
+        Self {
+            recent: [None; ENVELOPE_SAMPLES],
+            next: 0,
+            unloaded: (0, Duration::ZERO),
+            unloaded_flight: UNLOADED_FLIGHT_WINDOWS * initial_window,
+        }
+    }
+
+    /// A batch of acknowledgements ended with the RTT sample `latest`, `in_flight` bytes
+    /// still in flight.
+    pub(crate) fn on_sample(&mut self, latest: Duration, in_flight: u64) {
         if latest.is_zero() {
             return;
         }
         self.recent[self.next] = Some(latest);
         self.next = (self.next + 1) % ENVELOPE_SAMPLES;
+        if self.unloaded.0 < UNLOADED_SAMPLES && in_flight <= self.unloaded_flight {
+            self.unloaded = (self.unloaded.0 + 1, self.unloaded.1 + latest);
+        }
+    }
+
+    /// The path's RTT before the connection loaded it, at least the minimum `min`: the mean
+    /// of its first [`UNLOADED_SAMPLES`] batches' RTTs taken with at most
+    /// [`UNLOADED_FLIGHT_WINDOWS`] initial windows in flight. On a path without jitter it is the
+    /// minimum; where per-packet jitter spreads the samples (a LEO path's mean is 1.2-1.5 x
+    /// its minimum) a window of the path's rate x the minimum leaves the path idle while the
+    /// jittered ACKs are late, and this RTT is what a window needs to keep it busy.
+    pub(crate) fn unloaded(&self, min: Duration) -> Duration {
+        match self.unloaded {
+            (0, _) => min,
+            (n, sum) => (sum / n).max(min),
+        }
     }
 
     /// The smallest RTT of the latest [`ENVELOPE_SAMPLES`] batches.
@@ -61,12 +112,20 @@ mod tests {
         Duration::from_secs_f64(v / 1000.0)
     }
 
-    fn fed(n: u32, rtt: impl Fn(u32) -> f64) -> PathRtt {
-        let mut p = PathRtt::default();
+    const IW: u64 = 12_000;
+
+    /// `n` samples, the first `small` of them with one initial window in flight, the rest
+    /// with a hundred.
+    fn fed_after(n: u32, small: u32, rtt: impl Fn(u32) -> f64) -> PathRtt {
+        let mut p = PathRtt::new(IW);
         for i in 0..n {
-            p.on_sample(ms(rtt(i)));
+            p.on_sample(ms(rtt(i)), if i < small { IW } else { 100 * IW });
         }
         p
+    }
+
+    fn fed(n: u32, rtt: impl Fn(u32) -> f64) -> PathRtt {
+        fed_after(n, n, rtt)
     }
 
     #[test]
@@ -82,9 +141,30 @@ mod tests {
     }
 
     #[test]
+    fn the_unloaded_rtt_is_the_first_samples_mean_never_below_the_minimum() {
+        assert_eq!(PathRtt::new(IW).unloaded(ms(30.0)), ms(30.0));
+        // The first 32 samples spread 30-42 ms by jitter; a queue that follows does not move it.
+        let jitter = |i: u32| {
+            if i < UNLOADED_SAMPLES {
+                30.0 + f64::from(i % 4) * 4.0
+            } else {
+                90.0
+            }
+        };
+        let unloaded = fed(400, jitter).unloaded(ms(30.0)).as_secs_f64() * 1000.0;
+        assert!((unloaded - 36.0).abs() < 1e-6, "{unloaded}");
+        // Only samples of a small flight count: a large one may have queued.
+        let p = fed_after(400, 4, |i| if i < 4 { 30.0 } else { 42.0 });
+        assert_eq!(p.unloaded(ms(30.0)), ms(30.0));
+        assert_eq!(fed_after(400, 0, |_| 42.0).unloaded(ms(30.0)), ms(30.0));
+        // Never below a minimum measured later.
+        assert_eq!(fed(32, |_| 20.0).unloaded(ms(25.0)), ms(25.0));
+    }
+
+    #[test]
     fn nothing_is_read_before_a_sample() {
-        let mut p = PathRtt::default();
-        p.on_sample(Duration::ZERO);
+        let mut p = PathRtt::new(IW);
+        p.on_sample(Duration::ZERO, IW);
         assert!(!p.shows_queue(ms(30.0)));
     }
 }

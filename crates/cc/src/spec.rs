@@ -527,11 +527,12 @@ fn parse_search(spec: &str, opts: &[&str]) -> Result<SearchConfig, SpecError> {
                             "latest" => LookbackRtt::Latest,
                             "smoothed" => LookbackRtt::Smoothed,
                             "min" => LookbackRtt::Min,
+                            "unloaded" => LookbackRtt::Unloaded,
                             _ => {
                                 return Err(err(
                                     spec,
                                     format!(
-                                        "lookback={value}: valid values are auto, latest, smoothed, min"
+                                        "lookback={value}: valid values are auto, latest, smoothed, min, unloaded"
                                     ),
                                 ));
                             }

@@ -26,6 +26,7 @@ fn hs_ack(now: Duration, rtt: Duration, cwnd_segments: u64) -> AckSample {
         bytes: MSS,
         rtt,
         min_rtt: BASE_RTT,
+        unloaded_rtt: BASE_RTT,
         smoothed_rtt: rtt,
         app_limited: false,
         cwnd: cwnd_segments * MSS,

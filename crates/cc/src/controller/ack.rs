@@ -149,7 +149,7 @@ impl Controller {
     pub fn on_end_acks(&mut self, now: Duration, in_flight: u64, largest_acked: Option<u64>) {
         self.in_flight = in_flight;
         self.recent_delivery.on_end_acks(now, self.rtt.smoothed);
-        self.path_rtt.on_sample(self.rtt.latest);
+        self.path_rtt.on_sample(self.rtt.latest, in_flight);
         self.jump_on_end_acks(now);
         self.end_round(now, largest_acked);
         // E4: Careful Resume's acknowledgement-driven phase changes.

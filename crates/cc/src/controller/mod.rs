@@ -267,7 +267,7 @@ impl Controller {
             checkpoint: None,
             retreat: None,
             recent_delivery: RecentDelivery::default(),
-            path_rtt: PathRtt::default(),
+            path_rtt: PathRtt::new(cwnd),
             reduced: false,
             app_limited_since: None,
         }

@@ -213,8 +213,9 @@ impl BdpJump {
         }
     }
 
-    /// The largest window the initial slow start grows to at minimum RTT `min`, if capped
-    /// and a rate was measured: `cap` x the larger of [`Self::bottleneck_rate`] and
+    /// The largest window the initial slow start grows to on a path whose RTT before it was
+    /// loaded is `min` (the minimum, or a jittery path's mean: [`crate::path_rtt`]), if
+    /// capped and a rate was measured: `cap` x the larger of [`Self::bottleneck_rate`] and
     /// `delivered_rate` (bytes per second the path delivered over the latest round trip)
     /// x `min`. What the path delivered is a rate it carries: where jitter keeps the
     /// bound low (a sample's delay then includes the jitter), a window held at the

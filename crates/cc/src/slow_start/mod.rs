@@ -50,6 +50,10 @@ pub struct AckSample {
     pub min_rtt: Duration,
     /// The smoothed RTT estimate.
     pub smoothed_rtt: Duration,
+    /// The path's RTT before the connection loaded it, at least `min_rtt`
+    /// ([`crate::path_rtt`]: the mean of its first samples, which per-packet jitter spreads
+    /// above the minimum).
+    pub unloaded_rtt: Duration,
     /// Whether the sender was limited by the application rather than the window.
     pub app_limited: bool,
     /// Congestion window in bytes before this acknowledgement.

@@ -82,9 +82,8 @@ impl Jump {
         // the delivery marks on every acknowledgement of their slow start.
         self.config.cap?;
         let delivered = view.round_trip_rate(now);
-        let ceiling = self
-            .config
-            .ceiling_from(&self.rates, view.rtt.min, delivered)?;
+        let rtt = view.path_rtt.unloaded(view.rtt.min);
+        let ceiling = self.config.ceiling_from(&self.rates, rtt, delivered)?;
         Some(ceiling.max(view.resumed_window).max(self.lifted))
     }
 
@@ -214,4 +213,64 @@ fn raise(view: &mut View, target: u64) -> Effect {
     let window = target.min(view.ssthresh) as f64;
     view.set_window(window);
     Effect::Window(window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::careful_resume::{CarefulResume, CarefulResumeConfig, Window};
+    use crate::controller::RttInfo;
+    use crate::delivery::RecentDelivery;
+    use crate::path_rtt::PathRtt;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// The ceiling of a capped jump with no bound measured, after a round trip of deliveries
+    /// at 2.5 MB/s, on a path whose first small flights came back after `first(i)`.
+    fn ceiling_after(first: impl Fn(u32) -> u64) -> u64 {
+        const IW: u64 = 12_000;
+        let mut path_rtt = PathRtt::new(IW);
+        for i in 0..32 {
+            path_rtt.on_sample(ms(first(i)), IW);
+        }
+        let mut delivery = RecentDelivery::default();
+        for step in 0..=20 {
+            delivery.on_ack(if step == 0 { 0 } else { 75_000 });
+            delivery.on_end_acks(ms(30 * step), ms(600));
+        }
+        let rtt = RttInfo {
+            latest: ms(600),
+            smoothed: ms(600),
+            min: ms(600),
+        };
+        let window = Window {
+            cwnd: 1_000_000,
+            ssthresh: u64::MAX,
+            mss: 1200,
+            max_window: u64::MAX,
+        };
+        let cr = CarefulResume::new(CarefulResumeConfig::default(), None, IW);
+        let view = View::new(window, rtt, &cr, &delivery, &path_rtt);
+        let jump = Jump::new(BdpJump {
+            cap: Some(1.5),
+            ..BdpJump::default()
+        });
+        jump.ceiling(ms(600), &view)
+            .expect("a capped jump with a rate")
+    }
+
+    /// The ceiling is `cap` x what the path delivered x the RTT the path had before the
+    /// connection loaded it: the minimum where the first flights came back at it, their mean
+    /// where jitter spread them (half at 600 ms, half at 1,320 ms: 960 ms).
+    #[test]
+    fn the_ceiling_reads_the_unloaded_rtt() {
+        let plain = ceiling_after(|_| 600);
+        let jittered = ceiling_after(|i| if i % 2 == 0 { 600 } else { 1320 });
+        // 2.5 MB/s x 600 ms x 1.5.
+        assert!((2_240_000..2_260_000).contains(&plain), "{plain}");
+        let ratio = jittered as f64 / plain as f64;
+        assert!((ratio - 1.6).abs() < 0.01, "{plain} -> {jittered}");
+    }
 }

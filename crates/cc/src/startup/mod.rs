@@ -31,7 +31,7 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | A7 | long-RTT floor (`+floor`, `+growth:rtt`; unless Careful Resume holds or the jump is being judged) | the window, raised (`Effect::Window`); bounded by neither the jump's ceiling nor `ssthresh` | picoquic raises its minimum window on every RTT sample; the slow start then sees the raised window |
-//! | A8 | jump ceiling (`+jump:cap`; never below `cap` x what the path delivered over the latest RTT, nor the saved window of a Careful Resume jump that stands, nor what three window-limited rounds held there without a queue lifted it to: [`crate::path_rtt`]) | nothing; an acknowledgement at or above the ceiling, or while the jump is being judged, reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
+//! | A8 | jump ceiling (`+jump:cap`: `cap` x the bottleneck's rate x the path's RTT before the connection loaded it, [`crate::path_rtt`]; never below `cap` x what the path delivered over the latest RTT, nor the saved window of a Careful Resume jump that stands, nor what three window-limited rounds held there without a queue lifted it to: [`crate::path_rtt`]) | nothing; an acknowledgement at or above the ceiling, or while the jump is being judged, reaches the slow start as application-limited | a held window must not look like the path's plateau to SEARCH or HyStart++ |
 //! | A9 | slow start | its own state; an exit (`Effect::Exit`) sets the window and `ssthresh`, starts the avoidance, tells Careful Resume (a delay-based exit ends Reconnaissance) and may start a drain | it sees every acknowledgement of the initial slow start, held or not |
 //! | A10 | Careful Resume's hold (Unvalidated, Safe Retreat) | nothing: **stops**, the slow start's decision ignored | RFC 9959 Sec. 3.3, 3.5: the window does not grow |
 //! | A11 | growth (`+growth`; not application-limited, not while the jump is being judged) | the window: the slow start's increase times the growth's multiplier, up to the jump's ceiling (`Effect::Window`); reaching `ssthresh` ends the initial slow start (`Effect::ThresholdReached`) | RFC 9002 Sec. 7.8: no growth while application-limited |
@@ -249,6 +249,7 @@ impl Startup {
             bytes: ack.bytes,
             rtt: view.rtt.latest,
             min_rtt: view.rtt.min,
+            unloaded_rtt: view.path_rtt.unloaded(view.rtt.min),
             smoothed_rtt: view.rtt.smoothed,
             app_limited: ack.app_limited || held,
             cwnd: view.cwnd,

@@ -14,6 +14,7 @@ pub fn ack(now: Duration, bytes: u64, rtt: Duration) -> AckSample {
         bytes,
         rtt,
         min_rtt: rtt,
+        unloaded_rtt: rtt,
         smoothed_rtt: rtt,
         app_limited: false,
         cwnd: 1_000_000,

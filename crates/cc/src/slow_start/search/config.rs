@@ -111,8 +111,8 @@ pub struct SearchConfig {
     /// "RTT". With a deep queue the latest RTT inflates and SEARCH looks further back,
     /// which delays the exit (see the crate's timeline tests); the minimum RTT keeps the
     /// fixed-RTT geometry of seed 003 Sec. IV-B. Default: [`LookbackRtt::Auto`], the latest
-    /// RTT as the sources while the window doubles per round trip, the minimum under a
-    /// faster start-up growth.
+    /// RTT as the sources while the window doubles per round trip, the path's unloaded RTT
+    /// (the minimum, or a jittery path's mean) under a faster start-up growth.
     pub lookback_rtt: LookbackRtt,
 }
 
@@ -120,7 +120,7 @@ pub struct SearchConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LookbackRtt {
     /// [`LookbackRtt::Latest`] while the window at most doubles per round trip (the
-    /// sources), [`LookbackRtt::Min`] when a start-up growth makes it grow faster
+    /// sources), [`LookbackRtt::Unloaded`] when a start-up growth makes it grow faster
     /// ([`GROWTH_AWARE_ABOVE`]; see *SEARCH under faster growth* in the module docs).
     #[default]
     Auto,
@@ -130,6 +130,10 @@ pub enum LookbackRtt {
     Smoothed,
     /// The minimum RTT seen.
     Min,
+    /// The path's RTT before the connection loaded it ([`crate::path_rtt`]): the minimum
+    /// on a path without jitter, above it where per-packet jitter delays the ACKs of the
+    /// bytes looked back at.
+    Unloaded,
 }
 
 impl LookbackRtt {
@@ -140,13 +144,14 @@ impl LookbackRtt {
             Self::Latest => "latest",
             Self::Smoothed => "smoothed",
             Self::Min => "min",
+            Self::Unloaded => "unloaded",
         }
     }
 
     /// The estimate to use when the window grows `growth_per_rtt`-fold per round trip.
     pub fn resolve(self, growth_per_rtt: f64) -> Self {
         match self {
-            Self::Auto if growth_per_rtt > GROWTH_AWARE_ABOVE => Self::Min,
+            Self::Auto if growth_per_rtt > GROWTH_AWARE_ABOVE => Self::Unloaded,
             Self::Auto => Self::Latest,
             other => other,
         }

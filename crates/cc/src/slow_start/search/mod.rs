@@ -83,7 +83,7 @@
 //! | `reset=N`, `no-reset` | [`SearchConfig::missed_bins_reset`]: restart after more than N bins without an ACK; `no-reset` never | 25 / 25 / 10 | quicly (`W + EXTRA_BINS`) / same / draft-09 "missed bins" option, neqo (`W`) |
 //! | `app-limited=skip`, `app-limited=count` | [`SearchConfig::skip_app_limited`]: skip the evaluations made while application-limited | `count` / `count` / `skip` | 2.0 and 3.0 as published / the draft's app-limited handling |
 //! | `clock=ms`, `clock=exact` | [`SearchConfig::clock`]: whole milliseconds or exact durations ([`SearchClock`]) | `ms` / `exact` / `exact` | quicly (seed 000 Appendix A) / draft-00 / neqo |
-//! | `lookback=auto`, `lookback=latest`, `lookback=smoothed`, `lookback=min` | [`SearchConfig::lookback_rtt`]: the RTT that places the look-back point ([`LookbackRtt`]); `auto` is `latest` while the window doubles per RTT, `min` under a faster start-up growth | `auto` | quicly `rtt.latest`, neqo `latest_rtt()`; `auto` under growth: ours (*SEARCH under faster growth*) |
+//! | `lookback=auto`, `lookback=latest`, `lookback=smoothed`, `lookback=min`, `lookback=unloaded` | [`SearchConfig::lookback_rtt`]: the RTT that places the look-back point ([`LookbackRtt`]); `auto` is `latest` while the window doubles per RTT, `unloaded` (the path's RTT before the connection loaded it, [`crate::path_rtt`]: the minimum without jitter, its mean with) under a faster start-up growth | `auto` | quicly `rtt.latest`, neqo `latest_rtt()`; `auto` under growth: ours (*SEARCH under faster growth*) |
 //!
 //! # SEARCH under faster growth
 //!
@@ -104,7 +104,13 @@
 //! look-back point moving in real time, the fixed-RTT geometry of seed 003 Sec. IV-B, and
 //! never leaves the `EXTRA_BINS` ring; [`LookbackRtt::Auto`] (the default) does that
 //! whenever the growth is faster than doubling and keeps the sources' latest RTT otherwise,
-//! so specs without `+growth` behave as before. Sizing the ring for the inflation (`extra=N`)
+//! so specs without `+growth` behave as before. Where per-packet jitter spreads the RTT (a
+//! LEO path's mean is 1.2-1.5 x its minimum) the bytes acknowledged now were sent a *mean*
+//! RTT ago: looking back by the minimum then compares them with a later, larger sending,
+//! and at 3x per RTT that gap alone crosses `THRESH` (leo-p28 exited at a 55 kB window of
+//! a 1.3 MB path). So `auto` looks back by the path's RTT before the connection loaded it
+//! ([`LookbackRtt::Unloaded`]: the mean of its first small flights' samples), which is the
+//! minimum on a path without jitter. Sizing the ring for the inflation (`extra=N`)
 //! does not help: the reference stays early whatever the ring holds.
 //!
 //! The `reset` defaults are numbers: `bins=` and `extra=` do not move them. One field is
@@ -281,6 +287,7 @@ impl Search {
             LookbackRtt::Latest | LookbackRtt::Auto => ack.rtt,
             LookbackRtt::Smoothed => ack.smoothed_rtt,
             LookbackRtt::Min => ack.min_rtt,
+            LookbackRtt::Unloaded => ack.unloaded_rtt,
         };
         let rtt = self.config.clock.read(rtt);
         let eval = self.evaluate(curr, rtt);
