@@ -583,12 +583,16 @@ pub(crate) fn stored_row(dir: &Path) -> Stored {
 
 /// The directory a run is written in until it is complete: named after the run, the
 /// process and its host, so that shards on other nodes of a shared file system can tell
-/// whose it is.
-fn partial_dir(runs_dir: &Path, run_id: &str) -> PathBuf {
+/// whose it is. The run id is cut ([`crate::plan::fit_name`]) so that the whole name stays
+/// within [`MAX_FILE_NAME`](crate::plan::MAX_FILE_NAME) bytes with the pid and host after
+/// it (an id near the limit, and a host name up to 64 bytes, would pass it otherwise).
+pub(crate) fn partial_dir(runs_dir: &Path, run_id: &str) -> PathBuf {
+    let owner = format!("-{}@{}", std::process::id(), lock::host_name());
+    let prefix = ".partial-";
+    let room = crate::plan::MAX_FILE_NAME.saturating_sub(prefix.len() + owner.len());
     runs_dir.join(format!(
-        ".partial-{run_id}-{}@{}",
-        std::process::id(),
-        lock::host_name()
+        "{prefix}{}{owner}",
+        crate::plan::fit_name(run_id, room)
     ))
 }
 
@@ -784,7 +788,9 @@ pub fn write_atomic_unique(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Res
     use std::io::Write;
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    let suffix = format!(".{}.{n}.tmp", std::process::id());
+    let room = crate::plan::MAX_FILE_NAME.saturating_sub(1 + suffix.len());
+    let tmp = dir.join(format!(".{}{suffix}", crate::plan::fit_name(name, room)));
     let written = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
         .and_then(|()| std::fs::rename(&tmp, dir.join(name)));

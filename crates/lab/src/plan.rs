@@ -11,6 +11,12 @@
 //! and mode. Adding a variant to a spec keeps the ids of the runs already made (a resumed
 //! campaign runs only the new ones); changing anything a run depends on changes its id
 //! (it is run again rather than confused with the old one).
+//!
+//! An id is a directory name, so it is at most [`MAX_FILE_NAME`] bytes: a longer one (a
+//! parameterised link and a long congestion-control spec) keeps its first bytes, then `~`
+//! and 8 hex digits of a hash of the whole id, then its `__rREP-HASH` ([`fit_name`]). Ids
+//! that fit are as they were, so campaigns written before resume; the full link and spec
+//! are in the run's `row.json` and `summary.json`.
 
 use std::time::Duration;
 
@@ -120,13 +126,16 @@ impl Plan {
                         .expect("scenarios serialize")
                         .as_bytes(),
                 ) ^ fnv1a(spec.mode.as_str().as_bytes());
-                let run_id = format!(
-                    "{}__{}__{}__r{:03}-{:08x}",
-                    sanitize(&link.label),
-                    sanitize(&variant.label),
-                    sanitize(&workload.label),
-                    r,
-                    hash as u32
+                let run_id = fit_name(
+                    &format!(
+                        "{}__{}__{}__r{:03}-{:08x}",
+                        sanitize(&link.label),
+                        sanitize(&variant.label),
+                        sanitize(&workload.label),
+                        r,
+                        hash as u32
+                    ),
+                    MAX_FILE_NAME,
                 );
                 PlannedRun {
                     index,
@@ -272,6 +281,37 @@ pub fn sanitize(label: &str) -> String {
         .collect()
 }
 
+/// The longest file name, in bytes, of the file systems campaigns are written on (ext4,
+/// XFS, btrfs, tmpfs, NFS, Lustre: NAME_MAX). A longer one is refused with "File name too
+/// long" (os error 36).
+pub const MAX_FILE_NAME: usize = 255;
+
+/// `name` in at most `max_bytes` bytes, for a file name. A name that fits is returned as it
+/// is. A longer one keeps its first bytes (cut at a character boundary) and ends in `~`, 8
+/// hex digits of the FNV-1a hash of the whole name, and the name's last `__` part when
+/// that is short (a run id's `__rREP-HASH`): names that differ anywhere stay apart, and
+/// the cut one still says where it came from. No label reduced by [`sanitize`] holds `~`,
+/// so a cut name is never one that fits.
+pub fn fit_name(name: &str, max_bytes: usize) -> String {
+    if name.len() <= max_bytes {
+        return name.to_string();
+    }
+    let mark = format!("~{:08x}", fnv1a(name.as_bytes()) as u32);
+    let tail = name
+        .rfind("__")
+        .map(|i| &name[i..])
+        .filter(|t| t.len() <= 32 && mark.len() + t.len() <= max_bytes)
+        .unwrap_or("");
+    let mut head = max_bytes.saturating_sub(mark.len() + tail.len());
+    while !name.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut fitted = format!("{}{mark}{tail}", &name[..head]);
+    // Only when max_bytes is below the mark's 9 bytes (all ASCII by then).
+    fitted.truncate(max_bytes);
+    fitted
+}
+
 /// 64-bit FNV-1a: a stable hash (Rust's default hasher is not stable across releases).
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -381,6 +421,84 @@ stagger = "5s"
         assert_ne!(
             c.runs[0].run_id, a.runs[0].run_id,
             "a changed scenario is a new run"
+        );
+    }
+
+    /// The spec of a long `satquic sim` that could not store its runs: its run id was 289
+    /// bytes, and `.partial-ID-PID@HOST` more ("File name too long", os error 36).
+    const LONG_LINK: &str = "starlink-busy:phase=4.814s,slot-seed=1530690897,rate-scale=1.202,\
+                             rtt-add=0.8ms,queue=405675,up-queue=44624";
+    const LONG_CC: &str = "cubic+search+growth:x=3+floor:iw=15360,max-rtt=1000+jump:cap=1.5,\
+                           bound,validate+loss-filter:startup-confirm=2,cr=validating+retreat+\
+                           cr:ss-cap=1,jump-on-confirm";
+
+    #[test]
+    fn a_name_that_fits_is_kept_and_a_longer_one_is_cut_to_fit_apart_from_others() {
+        for short in [
+            "",
+            "a",
+            "qir-terrestrial__a__dl1MB__r000-438b701d",
+            &"x".repeat(255),
+        ] {
+            assert_eq!(fit_name(short, MAX_FILE_NAME), short);
+        }
+        let id = |cc: &str| {
+            format!(
+                "{}__{}__dl5MB__r000-438b701d",
+                sanitize(LONG_LINK),
+                sanitize(cc)
+            )
+        };
+        let (a, b) = (id(LONG_CC), id(&LONG_CC.replace("confirm", "confirn")));
+        assert!(a.len() > MAX_FILE_NAME, "{}", a.len());
+        let (fa, fb) = (fit_name(&a, MAX_FILE_NAME), fit_name(&b, MAX_FILE_NAME));
+        assert_eq!((fa.len(), fb.len()), (MAX_FILE_NAME, MAX_FILE_NAME));
+        assert_ne!(fa, fb, "names differing only near their end stay apart");
+        assert_eq!(fa[..200], a[..200], "a readable prefix");
+        assert!(fa.ends_with("__r000-438b701d"), "{fa}");
+        assert_eq!(fit_name(&a, MAX_FILE_NAME), fa, "the same name every time");
+        // Cut at a character boundary; every bound is kept, even below the hash's 9 bytes.
+        let (wide, wider) = ("é".repeat(200), "é".repeat(201));
+        for max in [0, 3, 9, 10, 100, 255] {
+            let f = fit_name(&wide, max);
+            assert!(f.len() <= max, "{max}: {f}");
+            if max >= 9 {
+                assert!(f.ends_with(&format!("~{:08x}", fnv1a(wide.as_bytes()) as u32)));
+                assert_ne!(f, fit_name(&wider, max));
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_id_longer_than_a_file_name_is_cut_and_short_ids_are_as_before() {
+        let toml = format!(
+            r#"
+name = "long"
+[[link]]
+preset = "{LONG_LINK}"
+[[variant]]
+cc = "{LONG_CC}"
+[[variant]]
+cc = "{}"
+[[workload]]
+kind = "download"
+bytes = "5MB"
+"#,
+            LONG_CC.replace("ss-cap=1", "ss-cap=2")
+        );
+        let plan = Plan::new(&CampaignSpec::from_toml_str(&toml, None).unwrap()).unwrap();
+        let ids: Vec<&str> = plan.runs.iter().map(|r| r.run_id.as_str()).collect();
+        assert!(ids.iter().all(|id| id.len() <= MAX_FILE_NAME), "{ids:?}");
+        assert_ne!(ids[0], ids[1]);
+        assert!(ids[0].starts_with("starlink-busy_phase=4.814s_slot-seed=1530690897_"));
+        // An id that fits is the one made before ids were bounded (the format in full).
+        let short = Plan::new(&spec("")).unwrap();
+        let run = &short.runs[0];
+        let hash = fnv1a(serde_json::to_string(&run.scenario).unwrap().as_bytes())
+            ^ fnv1a(run.mode.as_str().as_bytes());
+        assert_eq!(
+            run.run_id,
+            format!("qir-terrestrial__a__dl1MB__r000-{:08x}", hash as u32)
         );
     }
 

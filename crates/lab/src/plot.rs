@@ -166,10 +166,14 @@ pub fn render_svg(fig: &Figure) -> Result<String, String> {
     Ok(out)
 }
 
-/// Writes the figure as a PNG file (through a temporary file and a rename).
+/// Writes the figure as a PNG file (through a temporary file and a rename; the temporary
+/// name is cut where the file's own name leaves no room for its suffix).
 pub fn render_png(fig: &Figure, path: &Path) -> Result<(), String> {
     register_font();
-    let tmp = path.with_extension(format!("{}.tmp.png", std::process::id()));
+    let suffix = format!(".{}.tmp.png", std::process::id());
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let room = crate::plan::MAX_FILE_NAME.saturating_sub(suffix.len());
+    let tmp = path.with_file_name(format!("{}{suffix}", crate::plan::fit_name(&stem, room)));
     {
         let root = BitMapBackend::new(&tmp, fig.size()).into_drawing_area();
         draw(&root, fig).map_err(|e| format!("drawing PNG: {e}"))?;

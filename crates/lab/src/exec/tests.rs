@@ -315,3 +315,113 @@ fn half_written_runs_of_other_hosts_are_kept() {
     assert!(running_here.exists(), "this process's own run");
     std::fs::remove_dir_all(&runs).unwrap();
 }
+
+/// A parameterised link and a long congestion-control spec made run ids of 300 bytes and
+/// more: every run of such a campaign failed before it started ("File name too long", os
+/// error 36, on `.partial-ID-PID@HOST`). Its runs now finish, keep their records under
+/// cut names that hold the full link and spec in their files, and resume; its report's
+/// figure files fit too.
+#[test]
+fn a_campaign_whose_run_ids_pass_a_file_name_runs_resumes_and_reports() {
+    const LINK: &str = "starlink-busy:phase=4.814s,slot-seed=1530690897,rate-scale=1.202,\
+                        rtt-add=0.8ms,queue=405675,up-queue=44624";
+    const CC: &str = "cubic+search+growth:x=3+floor:iw=15360,max-rtt=1000+jump:cap=1.5,\
+                      bound,validate+loss-filter:startup-confirm=2,cr=validating+retreat+\
+                      cr:ss-cap=1,jump-on-confirm";
+    let other = CC.replace("ss-cap=1", "ss-cap=2");
+    let text = format!(
+        r#"
+name = "long"
+seed = 3
+time_cap = "30s"
+[[link]]
+preset = "{LINK}"
+[[variant]]
+cc = "{CC}"
+[[variant]]
+cc = "{other}"
+[[workload]]
+kind = "download"
+bytes = "1MB"
+"#
+    );
+    let spec = CampaignSpec::from_toml_str(&text, None).unwrap();
+    let plan = Plan::new(&spec).unwrap();
+    let out = temp_dir("long-names");
+    let first = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
+    assert_eq!((first.ran, first.failed, first.rows), (2, 0, 2));
+    let rows = dataset::read_csv(&out.join("runs.csv")).unwrap();
+    for (row, cc) in rows.iter().zip([CC, other.as_str()]) {
+        assert_eq!(row.status, "completed", "{}", row.reason);
+        assert_eq!(row.delivered_bytes, Some(1_000_000));
+        assert!(
+            row.run_id.len() <= crate::plan::MAX_FILE_NAME,
+            "{}",
+            row.run_id
+        );
+        let dir = out.join("runs").join(&row.run_id);
+        for file in ["summary.json", "chunks.csv", "events.jsonl", "row.json"] {
+            assert!(dir.join(file).is_file(), "{file} missing");
+        }
+        // The cut name loses nothing: the run's own files hold the link and spec in full.
+        let stored = read_row(&dir).unwrap();
+        assert_eq!((stored.link.as_str(), stored.cc.as_str()), (LINK, cc));
+        let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+        assert!(summary.contains(cc), "summary.json names the spec");
+    }
+    let again = run_campaign(&spec, &plan, &out, &ExecOptions::default(), &|_| {}).unwrap();
+    assert_eq!((again.ran, again.skipped, again.rows), (0, 2, 2));
+    crate::report::write_report(std::slice::from_ref(&out), &out.join("report"), None).unwrap();
+    let figures: Vec<String> = std::fs::read_dir(out.join("report").join("figures"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!figures.is_empty());
+    assert!(
+        figures
+            .iter()
+            .all(|f| f.len() <= crate::plan::MAX_FILE_NAME)
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `.partial-ID-PID@HOST` fits a file name whatever the id (the longest is
+/// [`MAX_FILE_NAME`](crate::plan::MAX_FILE_NAME) bytes) and the host (up to 64 bytes),
+/// and a cut one left by a dead process is still removed.
+#[test]
+fn the_partial_directory_of_the_longest_run_id_fits_and_is_cleaned_up() {
+    let runs = temp_dir("long-partials");
+    let id = format!("{}__r000-438b701d", "x".repeat(240));
+    assert_eq!(id.len(), crate::plan::MAX_FILE_NAME);
+    let mine = partial_dir(&runs, &id);
+    let name = mine.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.len() <= crate::plan::MAX_FILE_NAME, "{}", name.len());
+    assert!(name.starts_with(".partial-xxx"), "{name}");
+    assert_ne!(
+        name,
+        partial_dir(&runs, &id.replace("__r000", "__r001"))
+            .file_name()
+            .unwrap()
+            .to_string_lossy(),
+    );
+    // Short ids keep their partial name as before.
+    let short = partial_dir(&runs, "a__e");
+    assert_eq!(
+        short.file_name().unwrap().to_string_lossy(),
+        format!(".partial-a__e-{}@{}", std::process::id(), lock::host_name())
+    );
+    std::fs::create_dir_all(&mine).unwrap();
+    let here = lock::host_name();
+    if !here.is_empty() && Path::new("/proc/self").exists() {
+        // As partial_dir names it for a process of pid 2^31 - 1, which none has.
+        let owner = format!("-2147483647@{here}");
+        let room = crate::plan::MAX_FILE_NAME - ".partial-".len() - owner.len();
+        let dead = format!(".partial-{}{owner}", crate::plan::fit_name(&id, room));
+        std::fs::create_dir_all(runs.join(&dead)).unwrap();
+        remove_stale_partials(&runs);
+        assert!(!runs.join(&dead).exists(), "a killed process's cut partial");
+        assert!(mine.exists(), "this process's own run");
+    }
+    std::fs::remove_dir_all(&runs).unwrap();
+}

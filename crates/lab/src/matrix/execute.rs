@@ -279,12 +279,7 @@ impl<'a> Bench<'a> {
     /// Runs one download in a partial directory, writes its timing and row there, and
     /// renames it into place.
     fn run(&self, run: &MatrixRun) -> Result<Row, LabError> {
-        let partial = self.runs_dir.join(format!(
-            ".partial-{}-{}@{}",
-            run.run_id,
-            std::process::id(),
-            exec::lock::host_name()
-        ));
+        let partial = exec::partial_dir(&self.runs_dir, &run.run_id);
         if partial.exists() {
             std::fs::remove_dir_all(&partial).map_err(|e| exec::io_err(&partial, e))?;
         }

@@ -174,15 +174,18 @@ fn push_pairs(
                 spec.time_cap.as_secs_f64(),
                 spec.alpn.join(",")
             );
-            let run_id = format!(
-                "{}__{}--{}__{}__{}__r{:03}-{:08x}",
-                crate::plan::sanitize(preset),
-                crate::plan::sanitize(client),
-                crate::plan::sanitize(server),
-                crate::plan::sanitize(cc),
-                crate::spec::size_label(spec.bytes),
-                rep,
-                crate::plan::fnv1a(key.as_bytes()) as u32
+            let run_id = crate::plan::fit_name(
+                &format!(
+                    "{}__{}--{}__{}__{}__r{:03}-{:08x}",
+                    crate::plan::sanitize(preset),
+                    crate::plan::sanitize(client),
+                    crate::plan::sanitize(server),
+                    crate::plan::sanitize(cc),
+                    crate::spec::size_label(spec.bytes),
+                    rep,
+                    crate::plan::fnv1a(key.as_bytes()) as u32
+                ),
+                crate::plan::MAX_FILE_NAME,
             );
             runs.push(MatrixRun {
                 index: runs.len(),
@@ -216,14 +219,17 @@ fn push_tcp(
             spec.tcp_size(),
             spec.time_cap.as_secs_f64()
         );
-        let run_id = format!(
-            "{}__{}__{}__{}__r{:03}-{:08x}",
-            crate::plan::sanitize(preset),
-            crate::plan::sanitize(&t.name),
-            crate::plan::sanitize(&t.cc),
-            crate::spec::size_label(spec.tcp_size()),
-            rep,
-            crate::plan::fnv1a(key.as_bytes()) as u32
+        let run_id = crate::plan::fit_name(
+            &format!(
+                "{}__{}__{}__{}__r{:03}-{:08x}",
+                crate::plan::sanitize(preset),
+                crate::plan::sanitize(&t.name),
+                crate::plan::sanitize(&t.cc),
+                crate::spec::size_label(spec.tcp_size()),
+                rep,
+                crate::plan::fnv1a(key.as_bytes()) as u32
+            ),
+            crate::plan::MAX_FILE_NAME,
         );
         runs.push(MatrixRun {
             index: runs.len(),

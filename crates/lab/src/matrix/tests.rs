@@ -150,3 +150,34 @@ fn outcome_rows_have_goodput_and_efficiency_against_the_down_rate() {
     assert!((eff - 8.0 * (1 << 20) as f64 / 20e6).abs() < 1e-9, "{eff}");
     assert_eq!(r.client_impl.as_deref(), Some("satquic"));
 }
+
+/// A link file deep in a long directory names every run after its whole path: the ids
+/// are cut to fit a directory name, stay apart, and ids that fit are as before.
+#[test]
+fn run_ids_of_a_link_file_with_a_long_path_fit_a_file_name() {
+    let grid = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/campaigns/leo-grid/links/p07.toml"
+    );
+    let deep = std::env::temp_dir()
+        .join(format!("satquic-matrix-long-{}", std::process::id()))
+        .join("d".repeat(200));
+    std::fs::create_dir_all(&deep).unwrap();
+    let link = deep.join("p07.toml");
+    std::fs::copy(grid, &link).unwrap();
+    let mut s = spec();
+    s.presets = vec![link.to_string_lossy().into_owned()];
+    s.tcp_bytes = Some(1 << 20);
+    s.impls.push("tcp-bbr".into());
+    let runs = plan(&s, &AdapterFile::builtin()).unwrap();
+    let mut ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert!(
+        ids.iter().all(|id| id.len() <= crate::plan::MAX_FILE_NAME),
+        "{ids:?}"
+    );
+    assert!(ids.iter().any(|id| id.contains('~')), "{ids:?}");
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), runs.len());
+    std::fs::remove_dir_all(deep.parent().unwrap()).unwrap();
+}

@@ -167,13 +167,16 @@ impl Page {
         Ok(())
     }
 
-    /// Renders a figure to SVG and PNG files, inlines the SVG and captions it.
+    /// Renders a figure to SVG and PNG files, inlines the SVG and captions it. The files
+    /// are named after the figure's id, cut to fit a file name (an id holds the link and
+    /// variant labels, which a parameterised link and a long spec make longer than one).
     fn figure(&mut self, f: &FigureEntry, figs: &Path) -> Result<(), LabError> {
         self.figures += 1;
         let svg = plot::render_svg(&f.figure).map_err(LabError::Io)?;
-        exec::write_atomic_unique(figs, &format!("{}.svg", f.id), svg.as_bytes())
+        let file = crate::plan::fit_name(&f.id, crate::plan::MAX_FILE_NAME - ".svg".len());
+        exec::write_atomic_unique(figs, &format!("{file}.svg"), svg.as_bytes())
             .map_err(|e| LabError::Io(format!("{}: {e}", figs.display())))?;
-        plot::render_png(&f.figure, &figs.join(format!("{}.png", f.id))).map_err(LabError::Io)?;
+        plot::render_png(&f.figure, &figs.join(format!("{file}.png"))).map_err(LabError::Io)?;
         let title = figure_title(&f.figure);
         let caption = format!(
             "Figure {}: {title}. Corresponds to seed {}. Runs: {}.",
@@ -181,12 +184,12 @@ impl Page {
         );
         let _ = writeln!(
             self.html,
-            "<figure id=\"{id}\">{svg}<figcaption>{cap} <a href=\"figures/{id}.svg\">SVG</a> · <a href=\"figures/{id}.png\">PNG</a></figcaption></figure>",
+            "<figure id=\"{id}\">{svg}<figcaption>{cap} <a href=\"figures/{file}.svg\">SVG</a> · <a href=\"figures/{file}.png\">PNG</a></figcaption></figure>",
             id = f.id,
             cap = esc(&caption)
         );
-        let _ = writeln!(self.md, "![{title}](figures/{}.png)\n\n{caption}\n", f.id);
-        let _ = writeln!(self.figure_list, "- `figures/{}.svg|png`: {caption}", f.id);
+        let _ = writeln!(self.md, "![{title}](figures/{file}.png)\n\n{caption}\n");
+        let _ = writeln!(self.figure_list, "- `figures/{file}.svg|png`: {caption}");
         Ok(())
     }
 
