@@ -921,6 +921,44 @@ mod tests {
         std::fs::remove_dir_all(&out).ok();
     }
 
+    /// A parameterised link and a long spec made a run id of 289 bytes, and every run
+    /// stopped before it started: "File name too long (os error 36)" on its
+    /// `.partial-ID-PID@HOST` directory. The run now completes and writes its records.
+    #[test]
+    fn a_run_whose_link_and_spec_pass_a_file_name_writes_its_records() {
+        let out = std::env::temp_dir().join(format!("satquic-sim-long-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let link = "starlink-busy:phase=4.814s,slot-seed=1530690897,rate-scale=1.202,\
+                    rtt-add=0.8ms,queue=405675,up-queue=44624";
+        let cc = "cubic+search+growth:x=3+floor:iw=15360,max-rtt=1000+jump:cap=1.5,bound,\
+                  validate+loss-filter:startup-confirm=2,cr=validating+retreat+cr:ss-cap=1,\
+                  jump-on-confirm";
+        let argv = [
+            "--link",
+            link,
+            "--cc",
+            cc,
+            "-n",
+            "1M",
+            "-t",
+            "30",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        assert!(run(args(&argv)).is_ok());
+        let meta = satquic_lab::exec::CampaignMeta::read(&out).unwrap();
+        let id = &meta.run_ids[0];
+        assert!(id.len() <= 255, "{}", id.len());
+        let rows = satquic_lab::dataset::read_csv(&out.join("runs.csv")).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].status, "completed", "{}", rows[0].reason);
+        assert_eq!((rows[0].link.as_str(), rows[0].cc.as_str()), (link, cc));
+        for file in ["summary.json", "chunks.csv", "events.jsonl", "series.csv"] {
+            assert!(out.join("runs").join(id).join(file).is_file(), "{file}");
+        }
+        std::fs::remove_dir_all(&out).ok();
+    }
+
     /// Two flows on one bottleneck, the second 2 s later (seed 004's latecomer): sim.json
     /// lists both, with their start times, and Jain's index of their goodputs, the same
     /// as runs.csv's.
