@@ -41,7 +41,7 @@
 //! | step | who | may change | why here |
 //! |---|---|---|---|
 //! | E2a | jump's estimates | its peak rate and queueing-delay bound (`bound`, re-read against its reference); then **stops** during a drain or unless Careful Resume is Normal | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
-//! | E2b | jump's raise | the window, raised to the jump's target, bounded by the ceiling and `ssthresh` (`Effect::Window`); with `validate`, the first raise starts the judging of its flight | the target follows the estimates of this batch |
+//! | E2b | jump's raise | the window, raised to the jump's target, bounded by the ceiling and `ssthresh` (`Effect::Window`); with `validate`, the first raise starts the judging of its flight; a raise resets the slow start's history (SEARCH compares deliveries with a sending the window no longer makes) | the target follows the estimates of this batch |
 //! | E2c | jump's verdict (`validate`, while its flight is judged) | a flight that came back as it left: the window to the ceiling (`Effect::Window`); one that came back slower: the end of the initial slow start (`jump-refused`) at what the path delivered (`Effect::Exit`) | [`crate::jump`]'s validation: judged a quarter of a smoothed RTT after the flight began to come back |
 //!
 //! Within a hook the start-up keeps its `View` of the window up to date with the effects
@@ -275,6 +275,12 @@ impl Startup {
             return Effects::NONE;
         };
         let effects = jump.on_end_acks(now, view, may_raise);
+        if effects.into_iter().any(|e| matches!(e, Effect::Window(_))) {
+            // The jump stepped the window: the slow start's history describes a sending
+            // the window no longer makes (SEARCH compares what is delivered with what was
+            // sent a round trip before, at slow start's rate), so it starts again.
+            self.slow_start.reset();
+        }
         Effects::new(effects.first, self.settle(effects.then))
     }
 
@@ -332,5 +338,90 @@ impl Startup {
             return None;
         }
         self.jump.as_ref()?.pacing_rate(window, smoothed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+    use crate::careful_resume::{CarefulResume, CarefulResumeConfig, Window};
+    use crate::controller::RttInfo;
+    use crate::delivery::RecentDelivery;
+    use crate::path_rtt::PathRtt;
+
+    /// A slow start that always grows and counts its resets.
+    #[derive(Debug, Clone)]
+    struct Counting(Arc<AtomicU32>);
+
+    impl SlowStart for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn on_ack(&mut self, ack: &AckSample, _: &Emitter) -> SsDecision {
+            SsDecision::Grow {
+                increase: ack.bytes,
+            }
+        }
+        fn reset(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+        fn clone_box(&self) -> Box<dyn SlowStart> {
+            Box::new(self.clone())
+        }
+        fn state_size(&self) -> usize {
+            0
+        }
+    }
+
+    /// The jump steps the window from a first flight of 20 packets sent together and
+    /// acknowledged two by two as a 2.5 MB/s bottleneck drains them, 600 ms later: the slow
+    /// start's history described the small window's sending, so it is reset, once per step.
+    #[test]
+    fn the_jumps_step_resets_the_slow_start() {
+        const PACKET: u64 = 1200;
+        let ms = |v: u64| Duration::from_millis(v);
+        let resets = Arc::new(AtomicU32::new(0));
+        let mut startup = Startup::new(Box::new(Counting(resets.clone())), 12_000);
+        startup.set_jump(Some(BdpJump {
+            cap: Some(1.5),
+            bound: Some(1.0),
+            validate: Some(crate::jump::VALIDATE_RATIO),
+            ..BdpJump::default()
+        }));
+        let cr = CarefulResume::new(CarefulResumeConfig::default(), None, 12_000);
+        let (delivery, path_rtt) = (RecentDelivery::default(), PathRtt::new(12_000));
+        let rtt = RttInfo::fixed(ms(600));
+        let mut cwnd = 24_000;
+        let t0 = ms(600);
+        let view_at = |cwnd| {
+            let window = Window {
+                cwnd,
+                ssthresh: u64::MAX,
+                mss: PACKET,
+                max_window: u64::MAX,
+            };
+            View::new(window, rtt, &cr, &delivery, &path_rtt)
+        };
+        // The handshake's acknowledgement.
+        startup.on_end_acks(t0, &mut view_at(cwnd));
+        for _ in 0..20 {
+            startup.on_sent(t0, PACKET, false);
+        }
+        let serialize = Duration::from_micros(480);
+        for i in 0..10u32 {
+            let now = t0 + ms(600) + serialize * (2 * i + 2);
+            startup.sample_ack(t0, PACKET);
+            startup.sample_ack(t0, PACKET);
+            let mut view = view_at(cwnd);
+            let effects = startup.on_end_acks(now, &mut view);
+            cwnd = view.cwnd;
+            let stepped = effects.into_iter().any(|e| matches!(e, Effect::Window(_)));
+            assert_eq!(stepped, resets.load(Ordering::Relaxed) > 0, "batch {i}");
+        }
+        assert!(cwnd > 900_000, "the jump: {cwnd}");
+        assert!(resets.load(Ordering::Relaxed) >= 1);
     }
 }
