@@ -121,26 +121,30 @@ pub fn expand(spec: &str) -> Option<Result<String, String>> {
     if !removed.is_empty() && !removed.starts_with('-') {
         return None;
     }
-    let name_of = |part: &str| part.split(':').next().unwrap_or_default().to_string();
     let mut parts: Vec<String> = SATELLITE_CC.split('+').map(String::from).collect();
     if let Err(e) = remove_parts(&mut parts, removed) {
         return Some(Err(e));
     }
     for part in added.into_iter().flat_map(|a| a.split('+')) {
-        let name = name_of(part);
-        if !PART_NAMES.contains(&name.as_str()) {
+        let name = part_name(part);
+        if !PART_NAMES.contains(&name) {
             return Some(Err(format!(
                 "'{part}' cannot be added to the {SATELLITE} profile: only its modifiers \
                  can ({}); write the whole spec to change the rest ({SATELLITE_CC})",
                 PART_NAMES.join(", ")
             )));
         }
-        parts.retain(|p| name_of(p) != name);
+        parts.retain(|p| part_name(p) != name);
         parts.push(part.to_string());
     }
     // `+cr` runs to the end of a spec: keep it last.
-    parts.sort_by_key(|p| name_of(p) == "cr");
+    parts.sort_by_key(|p| part_name(p) == "cr");
     Some(Ok(parts.join("+")))
+}
+
+/// The name of a spec part, `jump` of `jump:cap=2,bound`.
+fn part_name(part: &str) -> &str {
+    part.split(':').next().unwrap_or_default()
 }
 
 /// Takes out of the profile's `parts` each part `removed` names, `-NAME` after `-NAME`
@@ -162,7 +166,7 @@ fn remove_parts(parts: &mut Vec<String>, removed: &str) -> Result<(), String> {
                 )
             })?;
         let before = parts.len();
-        parts.retain(|p| p.split(':').next() != Some(*name));
+        parts.retain(|p| part_name(p) != *name);
         if parts.len() == before {
             return Err(format!(
                 "'-{name}': the {SATELLITE} profile has no {name} part ({SATELLITE_CC})"

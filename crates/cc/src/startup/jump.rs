@@ -82,8 +82,9 @@ impl Jump {
         // the delivery marks on every acknowledgement of their slow start.
         self.config.cap?;
         let delivered = view.round_trip_rate(now);
-        let rtt = view.path_rtt.unloaded(view.rtt.min);
-        let ceiling = self.config.ceiling_from(&self.rates, rtt, delivered)?;
+        let ceiling = self
+            .config
+            .ceiling_from(&self.rates, view.unloaded_rtt(), delivered)?;
         Some(ceiling.max(view.resumed_window).max(self.lifted))
     }
 

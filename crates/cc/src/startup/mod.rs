@@ -249,7 +249,7 @@ impl Startup {
             bytes: ack.bytes,
             rtt: view.rtt.latest,
             min_rtt: view.rtt.min,
-            unloaded_rtt: view.path_rtt.unloaded(view.rtt.min),
+            unloaded_rtt: view.unloaded_rtt(),
             smoothed_rtt: view.rtt.smoothed,
             app_limited: ack.app_limited || held,
             cwnd: view.cwnd,

@@ -72,6 +72,12 @@ impl<'a> View<'a> {
         self.cwnd = bounded_window(window, self.minimum_window(), self.max_window).floor() as u64;
     }
 
+    /// The path's RTT before the connection loaded it, at least the minimum
+    /// ([`PathRtt::unloaded`]).
+    pub fn unloaded_rtt(&self) -> Duration {
+        self.path_rtt.unloaded(self.rtt.min)
+    }
+
     /// Bytes per second the path delivered over the latest RTT at `now`.
     pub fn round_trip_rate(&self, now: Duration) -> f64 {
         self.recent_delivery.round_trip_rate(now, self.rtt.latest)
