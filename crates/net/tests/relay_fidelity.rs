@@ -35,8 +35,14 @@ struct Outcome {
     relay: RelaySnapshot,
 }
 
-/// Sends `count` datagrams, one every `gap` (busy-waiting for precision), through a relay
-/// applying `spec` to a sink; waits `settle` for the last ones.
+/// Closer than this to the next send, the sender spins rather than sleeps.
+const SPIN_BEFORE_SEND: Duration = Duration::from_micros(300);
+
+/// Sends `count` datagrams, one every `gap`, through a relay applying `spec` to a sink;
+/// waits `settle` for the last ones. The sender sleeps until [`SPIN_BEFORE_SEND`] before
+/// each send and spins the rest, for precision without holding a core: on a two-core
+/// machine a sender spinning all along leaves the relay's two threads and the sink one core
+/// between them, and any other load then delays the relay's departures by milliseconds.
 fn run(spec: LinkSpec, count: u64, gap: Duration, settle: Duration) -> Outcome {
     let _realtime = RealTimeLock::acquire().unwrap();
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -73,9 +79,7 @@ fn run(spec: LinkSpec, count: u64, gap: Duration, settle: Duration) -> Outcome {
     let mut next = Instant::now();
     let mut buf = [0u8; PAYLOAD];
     for seq in 0..count {
-        while Instant::now() < next {
-            std::hint::spin_loop();
-        }
+        wait_until(next);
         buf[..8].copy_from_slice(&seq.to_be_bytes());
         let t = epoch.elapsed().as_nanos() as u64;
         buf[8..16].copy_from_slice(&t.to_be_bytes());
@@ -85,6 +89,17 @@ fn run(spec: LinkSpec, count: u64, gap: Duration, settle: Duration) -> Outcome {
     let received = receiver.join().unwrap();
     let (relay, _) = relay.stop();
     Outcome { received, relay }
+}
+
+/// Sleeps until [`SPIN_BEFORE_SEND`] before `at`, then spins until `at`.
+fn wait_until(at: Instant) {
+    let sleep = at.saturating_duration_since(Instant::now());
+    if sleep > SPIN_BEFORE_SEND {
+        thread::sleep(sleep - SPIN_BEFORE_SEND);
+    }
+    while Instant::now() < at {
+        std::hint::spin_loop();
+    }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
