@@ -57,8 +57,8 @@
 //!
 //! | step | who | may change | why here |
 //! |---|---|---|---|
-//! | E1 | flight, recent delivery, RTT envelope | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]); the batch's RTT sample in the envelope of the latest ([`crate::path_rtt`]) | quinn's own count, after the batch |
-//! | E2 | start-up: the jump (`+jump`, initial slow start; no raise during a drain, nor unless Careful Resume is Normal), in the order of its table ([`crate::startup`]); the controller applies what it returns | the jump's estimates; the window, raised to the jump's target (bounded by the ceiling and `ssthresh`); with `validate`, its verdict: the window to the ceiling, or the end of the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
+//! | E1 | flight, recent delivery, RTT envelope | the bytes in flight; a mark of the bytes acknowledged so far, a sixteenth of an RTT after the last ([`crate::delivery`]); the batch's RTT sample in the envelope of the latest and, while at most a few initial windows are in flight, in the path's unloaded RTT ([`crate::path_rtt`]) | quinn's own count, after the batch |
+//! | E2 | start-up: the jump (`+jump`, initial slow start; no raise during a drain, nor unless Careful Resume is Normal), in the order of its table ([`crate::startup`]); the controller applies what it returns | the jump's estimates; the window, raised to the jump's target (bounded by the ceiling and `ssthresh`), and with each raise the slow start's history reset; with `validate`, its verdict: the window to the ceiling, or the end of the initial slow start (`jump-refused`) at what the path delivered | a rate needs the whole batch; Careful Resume's own jump and a drain own the window |
 //! | E3 | rounds | the start-up's slow start's round end and the jump ceiling's release (initial slow start; [`crate::path_rtt`] has read the batch's RTT in E1), Careful Resume's observation round, the loss filter's round (`rule=round`, `rule=queue`), the next round's end | RFC 9406 `windowEnd` |
 //! | E4 | Careful Resume | its phase: Unvalidated to Validating or Normal (first unvalidated packet acknowledged, an RTT passed), Validating to Normal (`ss-cap` caps `ssthresh`), Safe Retreat to Normal (`ssthresh` capped, the avoidance learns PipeSize) | these wait for a batch's largest acknowledged packet |
 //! | E5 | events | nothing (a `Sample` event) | the state after the batch |
@@ -113,6 +113,10 @@
 //! * A jump being judged holds the window as Careful Resume's Unvalidated Phase does, but
 //!   the slow start may still exit (A7, A11 skip; A9 runs)
 //!   (`startup_safety.rs`: `the_window_does_not_grow_while_the_jump_is_judged`).
+//! * A jump's raise resets the slow start (E2 before E3): SEARCH's look-back compares the
+//!   raised flight with what was sent at the old rate, and its later ACKs would read as a
+//!   plateau; the slow start starts its bins again, as after an idle period, while the
+//!   ceiling bounds the window (`startup/mod.rs`: `the_jumps_step_resets_the_slow_start`).
 //! * A window that reaches `ssthresh` in the initial slow start (only Careful Resume's
 //!   `ss-cap` sets one before an exit) ends it without a `SlowStartExit` event (A11)
 //!   (`careful_resume.rs`: `slow_start_cap_ends_slow_start_at_the_saved_capacity`).
