@@ -187,14 +187,15 @@ impl Controller {
         if let (Some(largest), Some(end)) = (largest_acked, self.round_end_pn)
             && largest >= end
         {
-            let view = View::new(
+            let mut view = View::new(
                 self.cr_window(),
                 self.rtt,
                 &self.cr,
                 &self.recent_delivery,
                 &self.path_rtt,
             );
-            self.startup.on_round_end(now, &view);
+            let effect = self.startup.on_round_end(now, &mut view);
+            self.apply_startup(now, effect);
             self.cr.on_round_end(now);
             if let Some(filter) = self.loss_filter.as_mut() {
                 filter.on_round_end();

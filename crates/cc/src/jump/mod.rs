@@ -22,9 +22,10 @@
 //! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | ours, BBR's Startup cwnd gain |
 //! | [`VALIDATE_RATIO`] | off; with `validate`, 0.8 | ours ([`Dispersion`]) |
 //! | [`VALIDATE_SPAN_RTTS`] | 1/4 | ours |
+//! | [`FULL_PATH_HEADROOM`] | off; with `full`, 1/16 | ours ([`crate::path_rtt`]'s queue threshold, halved) |
 //!
 //! Spec part
-//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,cap[=K],bound[=F],bound-margin=MS,validate[=R]]`.
+//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,cap[=K],bound[=F],bound-margin=MS,validate[=R],full[=F]]`.
 //! The jump only raises the window during the initial slow start, never while Careful
 //! Resume holds it or a drain steps it down, and leaves the exit to the slow start.
 //! quinn-proto paces the larger window at `1.25 x cwnd / smoothed RTT`, so the jump is
@@ -67,6 +68,18 @@
 //! plateau. It keeps the window from overfilling a queue a SEARCH exit would come too late
 //! for (a 1-BDP buffer at 600 ms: qir-sat), and lifts as a bandwidth-on-demand link grants
 //! more.
+//!
+//! **A full path** (`full[=F]`, ours, off by default and not in the `satellite` profile; with `cap`): a window the ceiling holds keeps a
+//! standing queue of up to `cap - 1` BDP, and slow start, which reads held acknowledgements
+//! as application-limited, would hold it there until a loss: 300 ms on a 600 ms path,
+//! beside another flow the queue that flow's start-up meets. When the ceiling has held the
+//! window for [`CEILING_RELEASE_ROUNDS`](crate::startup::CEILING_RELEASE_ROUNDS) round trips
+//! in a row, limited by the window, while the path's RTT showed a queue above its unloaded
+//! RTT ([`crate::path_rtt`]), the path is full: the ceiling's headroom falls from `cap` to
+//! `1 + F` times the BDP it reads (never below the window it held over `cap`, the BDP that
+//! window stood for), and the window steps down to it; slow start goes on, so a path whose
+//! rate rises is still followed. As many rounds held without a queue end it (the path's
+//! delay or rate changed), and the ceiling is `cap`'s again.
 //!
 //! **Validation** (`validate[=R]`, ours): any rate a burst measures is the bottleneck's,
 //! not the share other traffic leaves, and the minimum RTT of a path whose queue another
@@ -144,6 +157,11 @@ pub const VALIDATE_SPAN_RTTS: f64 = 0.25;
 /// bottleneck busy it comes back at about half.
 pub const VALIDATE_RATIO: f64 = 0.8;
 
+/// The queue the ceiling leaves once holds proved the path full (`+jump:full=F`, ours), as a
+/// share of the BDP it reads: half the queue [`crate::path_rtt`] reads as one
+/// ([`crate::path_rtt::QUEUE_FRACTION`]), so the window it holds shows none.
+pub const FULL_PATH_HEADROOM: f64 = crate::path_rtt::QUEUE_FRACTION / 2.0;
+
 /// Which RTT estimate turns the peak rate into a bandwidth-delay product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum JumpRtt {
@@ -176,6 +194,9 @@ pub struct BdpJump {
     /// If set, the jump is validated before the window grows again, its flight passing if
     /// it comes back at least this fast ([`Dispersion`]; ours).
     pub validate: Option<f64>,
+    /// If set (with `cap`), the ceiling's headroom once its holds proved the path full,
+    /// as a share of the BDP it reads (see the module docs; ours).
+    pub full: Option<f64>,
 }
 
 impl Default for BdpJump {
@@ -189,6 +210,7 @@ impl Default for BdpJump {
             bound: None,
             bound_margin: BOUND_MARGIN,
             validate: None,
+            full: None,
         }
     }
 }
@@ -339,12 +361,24 @@ impl SpecPart for BdpJump {
                 Some(("validate", v)) => {
                     out.validate = Some(number("validate", v, in_unit, "a ratio in (0, 1]")?);
                 }
+                None if opt == "full" => out.full = Some(FULL_PATH_HEADROOM),
+                Some(("full", v)) => {
+                    out.full = Some(number(
+                        "full",
+                        v,
+                        |f| (0.0..=1.0).contains(&f),
+                        "a share of the BDP in [0, 1]",
+                    )?);
+                }
                 _ => {
                     return Err(format!(
-                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, cap[=K], bound[=F], bound-margin=MS, validate[=R]"
+                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, cap[=K], bound[=F], bound-margin=MS, validate[=R], full[=F]"
                     ));
                 }
             }
+        }
+        if out.full.is_some() && out.cap.is_none() {
+            return Err("jump option full lowers the ceiling: add cap".into());
         }
         if out.validate.is_some() && out.bound.is_none() {
             return Err(
@@ -387,6 +421,11 @@ impl SpecPart for BdpJump {
         match self.validate {
             Some(VALIDATE_RATIO) => opts.push("validate".into()),
             Some(r) => opts.push(format!("validate={r}")),
+            None => {}
+        }
+        match self.full {
+            Some(FULL_PATH_HEADROOM) => opts.push("full".into()),
+            Some(f) => opts.push(format!("full={f}")),
             None => {}
         }
         Some(opts)

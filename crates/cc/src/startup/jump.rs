@@ -25,8 +25,15 @@ pub(super) struct Jump {
     /// Round trips in a row that ended with the window held at the ceiling on a path that
     /// showed no queue.
     unqueued_holds: u32,
+    /// Round trips in a row that ended with the window held at the ceiling on a path that
+    /// showed a queue.
+    queued_holds: u32,
     /// What the ceiling was lifted to after such holds, bytes (0: never).
     lifted: u64,
+    /// Whether holds on a path that showed a queue proved it full (`+jump:full`; 0: not),
+    /// and then the window they held over `cap` (the BDP it stood for): the ceiling leaves
+    /// a queue of `full` x the BDP it reads, not `cap - 1` BDPs, never below that.
+    full: u64,
     /// Whether an acknowledgement of the current round trip was application-limited (the
     /// window was not what held the sender: the round says nothing of the ceiling).
     round_app_limited: bool,
@@ -42,7 +49,9 @@ impl Jump {
             rates: PeakRate::default(),
             phase: JumpPhase::default(),
             unqueued_holds: 0,
+            queued_holds: 0,
             lifted: 0,
+            full: 0,
             round_app_limited: false,
             round_window_full: false,
         }
@@ -82,34 +91,96 @@ impl Jump {
         // the delivery marks on every acknowledgement of their slow start.
         self.config.cap?;
         let delivered = view.round_trip_rate(now);
-        let ceiling = self
+        let mut ceiling = self
             .config
             .ceiling_from(&self.rates, view.unloaded_rtt(), delivered)?;
+        if let (Some(cap), Some(headroom)) = (self.config.cap, self.config.full)
+            && self.full > 0
+        {
+            ceiling = ((ceiling as f64 * (1.0 + headroom) / cap) as u64).max(self.full);
+        }
         Some(ceiling.max(view.resumed_window).max(self.lifted))
     }
 
-    /// E3: a round trip ended. From the [`CEILING_RELEASE_ROUNDS`]th in a row that ended
-    /// with the window held at the ceiling while the path showed no queue
-    /// ([`PathRtt::shows_queue`](crate::path_rtt::PathRtt::shows_queue)), each lifts the
-    /// ceiling to `cap` x the window: the estimate it reads is low. A held window delivers
-    /// `window / RTT`, and where per-packet jitter keeps the mean RTT near `cap` x the
-    /// minimum (a LEO path's is 1.4 x its minimum), `cap` x that rate x the minimum RTT is
-    /// hardly larger than the window: the ceiling holds a path that is not full.
-    /// Only a round in which the window held the sender counts: one in which a packet
-    /// filled the window and no acknowledgement was application-limited.
-    pub(super) fn on_round_end(&mut self, now: Duration, view: &View) {
+    /// E3: a round trip ended. Only a round in which the window held the sender at the
+    /// ceiling counts: one in which a packet filled the window and no acknowledgement was
+    /// application-limited; any other ends both counts of holds. A held round reads the
+    /// path's RTT ([`PathRtt::shows_queue`](crate::path_rtt::PathRtt::shows_queue)): a queue
+    /// above the unloaded RTT counts towards a full path ([`Self::on_queued_hold`]), none
+    /// towards a lift of the ceiling, or the end of a full path's ([`Self::on_clear_hold`]).
+    pub(super) fn on_round_end(&mut self, now: Duration, view: &mut View) -> Effect {
         let window_limited = std::mem::take(&mut self.round_window_full)
             && !std::mem::take(&mut self.round_app_limited);
-        let (Some(cap), Some(ceiling)) = (self.config.cap, self.ceiling(now, view)) else {
+        let Some(ceiling) = self.ceiling(now, view) else {
+            return Effect::None;
+        };
+        if !window_limited || view.cwnd < ceiling {
+            (self.unqueued_holds, self.queued_holds) = (0, 0);
+            return Effect::None;
+        }
+        if view.path_rtt.shows_queue(view.unloaded_rtt()) {
+            self.unqueued_holds = 0;
+            return self.on_queued_hold(now, view);
+        }
+        self.queued_holds = 0;
+        self.on_clear_hold(view);
+        Effect::None
+    }
+
+    /// A round held at the ceiling while the path showed a queue: from the
+    /// [`CEILING_RELEASE_ROUNDS`]th in a row (with `full`, once), the path is full; the
+    /// window the ceiling holds keeps a standing queue of its own making (up to `cap - 1`
+    /// BDP), which slow start, blind to held acknowledgements, would keep until a loss.
+    fn on_queued_hold(&mut self, now: Duration, view: &mut View) -> Effect {
+        self.queued_holds += 1;
+        if self.queued_holds < CEILING_RELEASE_ROUNDS || self.full > 0 || self.config.full.is_none()
+        {
+            return Effect::None;
+        }
+        self.queued_holds = 0;
+        self.lower_to_the_path(now, view)
+    }
+
+    /// A round held at the ceiling while the path showed no queue. On a full path, from
+    /// the [`CEILING_RELEASE_ROUNDS`]th in a row, the path's delay or rate has changed and
+    /// the ceiling is `cap`'s again. Otherwise, from the [`CEILING_RELEASE_ROUNDS`]th in a
+    /// row on a path whose envelope is near its minimum, each lifts the ceiling to `cap` x
+    /// the window: the estimate it reads is low. A held window delivers `window / RTT`,
+    /// and where per-packet jitter keeps the mean RTT near `cap` x the minimum (a LEO
+    /// path's is 1.4 x its minimum), `cap` x that rate x the minimum RTT is hardly larger
+    /// than the window: the ceiling holds a path that is not full.
+    fn on_clear_hold(&mut self, view: &View) {
+        let Some(cap) = self.config.cap else {
             return;
         };
-        if !window_limited || view.cwnd < ceiling || view.path_rtt.shows_queue(view.rtt.min) {
+        if self.full == 0 && view.path_rtt.shows_queue(view.rtt.min) {
             self.unqueued_holds = 0;
             return;
         }
         self.unqueued_holds += 1;
-        if self.unqueued_holds >= CEILING_RELEASE_ROUNDS {
+        if self.unqueued_holds < CEILING_RELEASE_ROUNDS {
+            return;
+        }
+        if self.full > 0 {
+            (self.full, self.unqueued_holds) = (0, 0);
+        } else {
             self.lifted = self.lifted.max((cap * view.cwnd as f64) as u64);
+        }
+    }
+
+    /// A full path (`+jump:full`): the ceiling's headroom falls from `cap` to `full` x the
+    /// BDP it reads, never below the window over `cap` (no lift stands), and the window
+    /// steps down to it.
+    fn lower_to_the_path(&mut self, now: Duration, view: &mut View) -> Effect {
+        self.full = (view.cwnd as f64 / self.config.cap.unwrap_or(1.0)) as u64;
+        self.lifted = 0;
+        match self.ceiling(now, view) {
+            Some(ceiling) if ceiling < view.cwnd => {
+                let window = ceiling.max(2 * view.mss) as f64;
+                view.set_window(window);
+                Effect::Window(window)
+            }
+            _ => Effect::None,
         }
     }
 
@@ -222,6 +293,7 @@ mod tests {
     use crate::careful_resume::{CarefulResume, CarefulResumeConfig, Window};
     use crate::controller::RttInfo;
     use crate::delivery::RecentDelivery;
+    use crate::jump::FULL_PATH_HEADROOM;
     use crate::path_rtt::PathRtt;
 
     fn ms(v: u64) -> Duration {
@@ -273,5 +345,89 @@ mod tests {
         assert!((2_240_000..2_260_000).contains(&plain), "{plain}");
         let ratio = jittered as f64 / plain as f64;
         assert!((ratio - 1.6).abs() < 0.01, "{plain} -> {jittered}");
+    }
+
+    /// Three round trips held at the ceiling (2.25 MB: 1.5 x 2.5 MB/s x 600 ms) by a
+    /// window of `cwnd` bytes, on a path whose latest RTTs were `latest` ms after first
+    /// flights at 600 ms; what each round's end returned, and the ceiling after them.
+    fn held_rounds(full: Option<f64>, cwnd: u64, latest: u64) -> (Vec<Effect>, u64) {
+        const IW: u64 = 12_000;
+        let mut path_rtt = PathRtt::new(IW);
+        for _ in 0..32 {
+            path_rtt.on_sample(ms(600), IW);
+        }
+        for _ in 0..8 {
+            path_rtt.on_sample(ms(latest), 100 * IW);
+        }
+        let mut delivery = RecentDelivery::default();
+        for step in 0..=20 {
+            delivery.on_ack(if step == 0 { 0 } else { 75_000 });
+            delivery.on_end_acks(ms(30 * step), ms(600));
+        }
+        let rtt = RttInfo {
+            latest: ms(600),
+            smoothed: ms(600),
+            min: ms(600),
+        };
+        let window = Window {
+            cwnd,
+            ssthresh: u64::MAX,
+            mss: 1200,
+            max_window: u64::MAX,
+        };
+        let cr = CarefulResume::new(CarefulResumeConfig::default(), None, IW);
+        let mut view = View::new(window, rtt, &cr, &delivery, &path_rtt);
+        let mut jump = Jump::new(BdpJump {
+            cap: Some(1.5),
+            full,
+            ..BdpJump::default()
+        });
+        let effects = (0..CEILING_RELEASE_ROUNDS)
+            .map(|_| {
+                jump.on_sent(true);
+                jump.on_slow_start_ack(false);
+                jump.on_round_end(ms(600), &mut view)
+            })
+            .collect();
+        let ceiling = jump.ceiling(ms(600), &view).expect("a capped jump");
+        (effects, ceiling)
+    }
+
+    /// With `full`, the third round held at the ceiling over a queue (800 ms against 600)
+    /// steps the window down to `1 + full` x the BDP the ceiling reads, and the ceiling
+    /// stays there; never below the window over `cap`. Without a queue, or without `full`,
+    /// nothing steps down.
+    #[test]
+    fn a_ceiling_held_over_a_queue_lowers_to_the_path() {
+        let bdp = 1_500_000.0;
+        let (effects, ceiling) = held_rounds(Some(FULL_PATH_HEADROOM), 2_250_000, 800);
+        let lowered = (bdp * (1.0 + FULL_PATH_HEADROOM)) as u64;
+        assert!(
+            matches!(effects[..2], [Effect::None, Effect::None]),
+            "{effects:?}"
+        );
+        let Effect::Window(w) = effects[2] else {
+            panic!("the third round steps the window down: {effects:?}");
+        };
+        assert!(
+            (w as u64).abs_diff(lowered) < 1_000,
+            "{w} against {lowered}"
+        );
+        assert!(ceiling.abs_diff(lowered) < 1_000, "{ceiling}");
+        // A window held above the ceiling never falls below itself over `cap`.
+        let (effects, _) = held_rounds(Some(0.0), 3_000_000, 800);
+        assert!(
+            matches!(effects[2], Effect::Window(w) if w >= 2_000_000.0),
+            "{effects:?}"
+        );
+        // No queue (the RTT at its first flights'), or no `full`: the ceiling holds.
+        for (full, latest) in [(Some(FULL_PATH_HEADROOM), 600), (None, 800)] {
+            let (effects, ceiling) = held_rounds(full, 2_250_000, latest);
+            assert!(
+                effects.iter().all(|e| matches!(e, Effect::None)),
+                "{effects:?}"
+            );
+            assert!(ceiling >= 2_240_000, "{ceiling}");
+        }
     }
 }

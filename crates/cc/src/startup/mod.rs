@@ -21,7 +21,7 @@
 //! | `on_ack` | A4 | `Startup::drain_on_ack` | the drain's step (`Effect::Drain`) |
 //! | `on_ack` | A7-A11 | `Startup::on_ack` | the steps below, in order |
 //! | `on_end_acks` | E2 | `Startup::on_end_acks` | the steps below, in order |
-//! | `on_end_acks` | E3 | `Startup::on_round_end` | nothing: the slow start's round, and the jump's count of rounds its ceiling held the window on a path that showed no queue (from the third, the ceiling rises to `cap` x the window) |
+//! | `on_end_acks` | E3 | `Startup::on_round_end` | the slow start's round, and the jump's counts of rounds its ceiling held the window: on a path that showed no queue (from the third, the ceiling rises to `cap` x the window), and with `+jump:full` on one that showed a queue (from the third, the path is full: the ceiling's headroom falls to `full` and the window steps down to it, `Effect::Window`) |
 //! | `on_congestion_event` | C7, C9 | [`Startup::draining`], `Startup::on_persistent_congestion` | a drain is a recovery period; persistent congestion ends it |
 //! | between hooks | | `Startup::pacing_burst`, `Startup::pacing_rate` | `+burst`'s burst; the pacing rate while the jump is judged |
 //!
@@ -64,6 +64,7 @@ use crate::slow_start::{AckSample, SlowStart, SsDecision};
 
 use drain::Drain;
 use grow::Grow;
+pub use jump::CEILING_RELEASE_ROUNDS;
 use jump::Jump;
 pub(crate) use protocol::{Effect, Effects, View};
 
@@ -286,13 +287,16 @@ impl Startup {
 
     /// E3: a round ended at `now` (RFC 9406 `windowEnd`): the slow start's round, and
     /// whether the jump's ceiling held the window on a path that showed no queue.
-    pub(crate) fn on_round_end(&mut self, now: Duration, view: &View) {
-        if !self.done {
-            self.slow_start.on_round_end(now);
-            if let Some(jump) = self.jump.as_mut() {
-                jump.on_round_end(now, view);
-            }
+    pub(crate) fn on_round_end(&mut self, now: Duration, view: &mut View) -> Effect {
+        if self.done {
+            return Effect::None;
         }
+        self.slow_start.on_round_end(now);
+        let effect = match self.jump.as_mut() {
+            Some(jump) => jump.on_round_end(now, view),
+            None => Effect::None,
+        };
+        self.settle(effect)
     }
 
     /// Applying an exit with `drain` (the window now `cwnd`, `in_flight` bytes in flight):
