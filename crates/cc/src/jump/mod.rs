@@ -79,7 +79,9 @@
 //! `1 + F` times the BDP it reads (never below the window it held over `cap`, the BDP that
 //! window stood for), and the window steps down to it; slow start goes on, so a path whose
 //! rate rises is still followed. As many rounds held without a queue end it (the path's
-//! delay or rate changed), and the ceiling is `cap`'s again.
+//! delay or rate changed), and the ceiling is `cap`'s again; the headroom's own queue reads
+//! as none, so on a GEO path the two take turns every few round trips (an open problem,
+//! docs/history/benchmarks-journal.md, "A ceiling held over a queue"), one reason it is off.
 //!
 //! **Validation** (`validate[=R]`, ours): any rate a burst measures is the bottleneck's,
 //! not the share other traffic leaves, and the minimum RTT of a path whose queue another
