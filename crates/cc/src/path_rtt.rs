@@ -91,7 +91,7 @@ impl PathRtt {
     }
 
     /// The smallest RTT of the latest [`ENVELOPE_SAMPLES`] batches.
-    fn envelope(&self) -> Option<Duration> {
+    pub(crate) fn envelope(&self) -> Option<Duration> {
         self.recent.iter().flatten().min().copied()
     }
 

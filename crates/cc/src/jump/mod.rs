@@ -78,10 +78,11 @@
 //! RTT ([`crate::path_rtt`]), the path is full: the ceiling's headroom falls from `cap` to
 //! `1 + F` times the BDP it reads (never below the window it held over `cap`, the BDP that
 //! window stood for), and the window steps down to it; slow start goes on, so a path whose
-//! rate rises is still followed. As many rounds held without a queue end it (the path's
-//! delay or rate changed), and the ceiling is `cap`'s again; the headroom's own queue reads
-//! as none, so on a GEO path the two take turns every few round trips (an open problem,
-//! docs/history/benchmarks-journal.md, "A ceiling held over a queue"), one reason it is off.
+//! rate rises is still followed. From the third round trip after, the BDP the ceiling
+//! reads takes the smallest RTT envelope since (the path's RTT once its own queue drained)
+//! where that is above the unloaded RTT: a LEO path whose base RTT stepped up is not held
+//! below its BDP. It stays off: on LEO a base-RTT step still reads as a queue, and some
+//! points finish later (docs/history/benchmarks-journal.md, "A ceiling held over a queue").
 //!
 //! **Validation** (`validate[=R]`, ours): any rate a burst measures is the bottleneck's,
 //! not the share other traffic leaves, and the minimum RTT of a path whose queue another

@@ -34,6 +34,12 @@ pub(super) struct Jump {
     /// and then the window they held over `cap` (the BDP it stood for): the ceiling leaves
     /// a queue of `full` x the BDP it reads, not `cap - 1` BDPs, never below that.
     full: u64,
+    /// Round trips since the path proved full.
+    full_rounds: u32,
+    /// The smallest RTT envelope of the round trips since the path proved full, from the
+    /// [`CEILING_RELEASE_ROUNDS`]th (its own queue drained by then): the path's RTT now,
+    /// which a step up in a LEO path's base RTT has moved above the unloaded RTT.
+    full_base: Option<Duration>,
     /// Whether an acknowledgement of the current round trip was application-limited (the
     /// window was not what held the sender: the round says nothing of the ceiling).
     round_app_limited: bool,
@@ -52,6 +58,8 @@ impl Jump {
             queued_holds: 0,
             lifted: 0,
             full: 0,
+            full_rounds: 0,
+            full_base: None,
             round_app_limited: false,
             round_window_full: false,
         }
@@ -91,9 +99,8 @@ impl Jump {
         // the delivery marks on every acknowledgement of their slow start.
         self.config.cap?;
         let delivered = view.round_trip_rate(now);
-        let mut ceiling = self
-            .config
-            .ceiling_from(&self.rates, view.unloaded_rtt(), delivered)?;
+        let rtt = view.unloaded_rtt().max(self.full_base.unwrap_or_default());
+        let mut ceiling = self.config.ceiling_from(&self.rates, rtt, delivered)?;
         if let (Some(cap), Some(headroom)) = (self.config.cap, self.config.full)
             && self.full > 0
         {
@@ -111,6 +118,7 @@ impl Jump {
     pub(super) fn on_round_end(&mut self, now: Duration, view: &mut View) -> Effect {
         let window_limited = std::mem::take(&mut self.round_window_full)
             && !std::mem::take(&mut self.round_app_limited);
+        self.track_full_base(view);
         let Some(ceiling) = self.ceiling(now, view) else {
             return Effect::None;
         };
@@ -141,10 +149,24 @@ impl Jump {
         self.lower_to_the_path(now, view)
     }
 
-    /// A round held at the ceiling while the path showed no queue. On a full path, from
-    /// the [`CEILING_RELEASE_ROUNDS`]th in a row, the path's delay or rate has changed and
-    /// the ceiling is `cap`'s again. Otherwise, from the [`CEILING_RELEASE_ROUNDS`]th in a
-    /// row on a path whose envelope is near its minimum, each lifts the ceiling to `cap` x
+    /// A round of a full path ended: from the [`CEILING_RELEASE_ROUNDS`]th, its envelope
+    /// reads the path's RTT now.
+    fn track_full_base(&mut self, view: &View) {
+        if self.full == 0 {
+            return;
+        }
+        self.full_rounds += 1;
+        if self.full_rounds >= CEILING_RELEASE_ROUNDS
+            && let Some(envelope) = view.path_rtt.envelope()
+        {
+            self.full_base = Some(self.full_base.map_or(envelope, |b| b.min(envelope)));
+        }
+    }
+
+    /// A round held at the ceiling while the path showed no queue: nothing on a full path
+    /// (the queue its headroom leaves reads as none). Otherwise, from the
+    /// [`CEILING_RELEASE_ROUNDS`]th in a row on a path whose envelope is near its minimum,
+    /// each lifts the ceiling to `cap` x
     /// the window: the estimate it reads is low. A held window delivers `window / RTT`,
     /// and where per-packet jitter keeps the mean RTT near `cap` x the minimum (a LEO
     /// path's is 1.4 x its minimum), `cap` x that rate x the minimum RTT is hardly larger
@@ -153,17 +175,15 @@ impl Jump {
         let Some(cap) = self.config.cap else {
             return;
         };
-        if self.full == 0 && view.path_rtt.shows_queue(view.rtt.min) {
+        if self.full > 0 {
+            return;
+        }
+        if view.path_rtt.shows_queue(view.rtt.min) {
             self.unqueued_holds = 0;
             return;
         }
         self.unqueued_holds += 1;
-        if self.unqueued_holds < CEILING_RELEASE_ROUNDS {
-            return;
-        }
-        if self.full > 0 {
-            (self.full, self.unqueued_holds) = (0, 0);
-        } else {
+        if self.unqueued_holds >= CEILING_RELEASE_ROUNDS {
             self.lifted = self.lifted.max((cap * view.cwnd as f64) as u64);
         }
     }
