@@ -367,10 +367,10 @@ mod tests {
         assert!((ratio - 1.6).abs() < 0.01, "{plain} -> {jittered}");
     }
 
-    /// Three round trips held at the ceiling (2.25 MB: 1.5 x 2.5 MB/s x 600 ms) by a
+    /// `rounds` round trips held at the ceiling (2.25 MB: 1.5 x 2.5 MB/s x 600 ms) by a
     /// window of `cwnd` bytes, on a path whose latest RTTs were `latest` ms after first
     /// flights at 600 ms; what each round's end returned, and the ceiling after them.
-    fn held_rounds(full: Option<f64>, cwnd: u64, latest: u64) -> (Vec<Effect>, u64) {
+    fn held(rounds: u32, full: Option<f64>, cwnd: u64, latest: u64) -> (Vec<Effect>, u64) {
         const IW: u64 = 12_000;
         let mut path_rtt = PathRtt::new(IW);
         for _ in 0..32 {
@@ -402,7 +402,7 @@ mod tests {
             full,
             ..BdpJump::default()
         });
-        let effects = (0..CEILING_RELEASE_ROUNDS)
+        let effects = (0..rounds)
             .map(|_| {
                 jump.on_sent(true);
                 jump.on_slow_start_ack(false);
@@ -411,6 +411,10 @@ mod tests {
             .collect();
         let ceiling = jump.ceiling(ms(600), &view).expect("a capped jump");
         (effects, ceiling)
+    }
+
+    fn held_rounds(full: Option<f64>, cwnd: u64, latest: u64) -> (Vec<Effect>, u64) {
+        held(CEILING_RELEASE_ROUNDS, full, cwnd, latest)
     }
 
     /// With `full`, the third round held at the ceiling over a queue (800 ms against 600)
@@ -449,5 +453,32 @@ mod tests {
             );
             assert!(ceiling >= 2_240_000, "{ceiling}");
         }
+    }
+
+    /// From the third round trip after the path proved full, the ceiling reads the BDP
+    /// with the smallest RTT envelope since: where the RTT stays at 800 ms (a step up in
+    /// the path's base RTT, not a queue of its own), the ceiling is (1 + 1/16) x 2.5 MB/s
+    /// x 800 ms, not x 600 ms.
+    #[test]
+    fn a_full_path_reads_its_rtt_since() {
+        let at = |rtt: f64| (2_500_000.0 * rtt * (1.0 + FULL_PATH_HEADROOM)) as u64;
+        let (_, lowered) = held(
+            CEILING_RELEASE_ROUNDS,
+            Some(FULL_PATH_HEADROOM),
+            2_250_000,
+            800,
+        );
+        assert!(lowered.abs_diff(at(0.6)) < 1_000, "{lowered}");
+        let (_, since) = held(
+            2 * CEILING_RELEASE_ROUNDS,
+            Some(FULL_PATH_HEADROOM),
+            2_250_000,
+            800,
+        );
+        assert!(
+            since.abs_diff(at(0.8)) < 1_000,
+            "{since} against {}",
+            at(0.8)
+        );
     }
 }
