@@ -69,8 +69,9 @@
 //! for (a 1-BDP buffer at 600 ms: qir-sat), and lifts as a bandwidth-on-demand link grants
 //! more.
 //!
-//! **A full path** (`full[=F]`, ours, off by default and not in the `satellite` profile; with `cap`): a window the ceiling holds keeps a
-//! standing queue of up to `cap - 1` BDP, and slow start, which reads held acknowledgements
+//! **A full path** (`full[=F]`, ours, with `cap`; off, and not in the `satellite`
+//! profile): a window the ceiling holds keeps a standing queue of up to `cap - 1` BDP,
+//! and slow start, which reads held acknowledgements
 //! as application-limited, would hold it there until a loss: 300 ms on a 600 ms path,
 //! beside another flow the queue that flow's start-up meets. When the ceiling has held the
 //! window for [`CEILING_RELEASE_ROUNDS`](crate::startup::CEILING_RELEASE_ROUNDS) round trips

@@ -114,7 +114,8 @@ impl Jump {
     /// application-limited; any other ends both counts of holds. A held round reads the
     /// path's RTT ([`PathRtt::shows_queue`](crate::path_rtt::PathRtt::shows_queue)): a queue
     /// above the unloaded RTT counts towards a full path ([`Self::on_queued_hold`]), none
-    /// towards a lift of the ceiling, or the end of a full path's ([`Self::on_clear_hold`]).
+    /// towards a lift of the ceiling ([`Self::on_clear_hold`]); on a full path the ceiling
+    /// reads the RTT since ([`Self::track_full_base`]).
     pub(super) fn on_round_end(&mut self, now: Duration, view: &mut View) -> Effect {
         let window_limited = std::mem::take(&mut self.round_window_full)
             && !std::mem::take(&mut self.round_app_limited);
@@ -166,8 +167,7 @@ impl Jump {
     /// A round held at the ceiling while the path showed no queue: nothing on a full path
     /// (the queue its headroom leaves reads as none). Otherwise, from the
     /// [`CEILING_RELEASE_ROUNDS`]th in a row on a path whose envelope is near its minimum,
-    /// each lifts the ceiling to `cap` x
-    /// the window: the estimate it reads is low. A held window delivers `window / RTT`,
+    /// each lifts the ceiling to `cap` x the window: the estimate it reads is low. A held window delivers `window / RTT`,
     /// and where per-packet jitter keeps the mean RTT near `cap` x the minimum (a LEO
     /// path's is 1.4 x its minimum), `cap` x that rate x the minimum RTT is hardly larger
     /// than the window: the ceiling holds a path that is not full.
