@@ -97,11 +97,11 @@ impl Jump {
     pub(super) fn ceiling(&self, now: Duration, view: &View) -> Option<u64> {
         // Only a capped jump has a ceiling: the other controllers do not pay for reading
         // the delivery marks on every acknowledgement of their slow start.
-        self.config.cap?;
+        let cap = self.config.cap?;
         let delivered = view.round_trip_rate(now);
         let rtt = view.unloaded_rtt().max(self.full_base.unwrap_or_default());
         let mut ceiling = self.config.ceiling_from(&self.rates, rtt, delivered)?;
-        if let (Some(cap), Some(headroom)) = (self.config.cap, self.config.full)
+        if let Some(headroom) = self.config.full
             && self.full > 0
         {
             ceiling = ((ceiling as f64 * (1.0 + headroom) / cap) as u64).max(self.full);
@@ -167,10 +167,11 @@ impl Jump {
     /// A round held at the ceiling while the path showed no queue: nothing on a full path
     /// (the queue its headroom leaves reads as none). Otherwise, from the
     /// [`CEILING_RELEASE_ROUNDS`]th in a row on a path whose envelope is near its minimum,
-    /// each lifts the ceiling to `cap` x the window: the estimate it reads is low. A held window delivers `window / RTT`,
-    /// and where per-packet jitter keeps the mean RTT near `cap` x the minimum (a LEO
-    /// path's is 1.4 x its minimum), `cap` x that rate x the minimum RTT is hardly larger
-    /// than the window: the ceiling holds a path that is not full.
+    /// each lifts the ceiling to `cap` x the window: the estimate it reads is low. A held
+    /// window delivers `window / RTT`, and where per-packet jitter keeps the mean RTT near
+    /// `cap` x the minimum (a LEO path's is 1.4 x its minimum), `cap` x that rate x the
+    /// minimum RTT is hardly larger than the window: the ceiling holds a path that is not
+    /// full.
     fn on_clear_hold(&mut self, view: &View) {
         let Some(cap) = self.config.cap else {
             return;
@@ -320,6 +321,26 @@ mod tests {
         Duration::from_millis(v)
     }
 
+    /// A round trip of deliveries at 2.5 MB/s, 75 kB every 30 ms up to 600 ms.
+    fn delivered_at_2_5_mb_per_s() -> RecentDelivery {
+        let mut delivery = RecentDelivery::default();
+        for step in 0..=20 {
+            delivery.on_ack(if step == 0 { 0 } else { 75_000 });
+            delivery.on_end_acks(ms(30 * step), ms(600));
+        }
+        delivery
+    }
+
+    /// A window of `cwnd` bytes, no `ssthresh`.
+    fn window(cwnd: u64) -> Window {
+        Window {
+            cwnd,
+            ssthresh: u64::MAX,
+            mss: 1200,
+            max_window: u64::MAX,
+        }
+    }
+
     /// The ceiling of a capped jump with no bound measured, after a round trip of deliveries
     /// at 2.5 MB/s, on a path whose first small flights came back after `first(i)`.
     fn ceiling_after(first: impl Fn(u32) -> u64) -> u64 {
@@ -328,24 +349,15 @@ mod tests {
         for i in 0..32 {
             path_rtt.on_sample(ms(first(i)), IW);
         }
-        let mut delivery = RecentDelivery::default();
-        for step in 0..=20 {
-            delivery.on_ack(if step == 0 { 0 } else { 75_000 });
-            delivery.on_end_acks(ms(30 * step), ms(600));
-        }
-        let rtt = RttInfo {
-            latest: ms(600),
-            smoothed: ms(600),
-            min: ms(600),
-        };
-        let window = Window {
-            cwnd: 1_000_000,
-            ssthresh: u64::MAX,
-            mss: 1200,
-            max_window: u64::MAX,
-        };
+        let delivery = delivered_at_2_5_mb_per_s();
         let cr = CarefulResume::new(CarefulResumeConfig::default(), None, IW);
-        let view = View::new(window, rtt, &cr, &delivery, &path_rtt);
+        let view = View::new(
+            window(1_000_000),
+            RttInfo::fixed(ms(600)),
+            &cr,
+            &delivery,
+            &path_rtt,
+        );
         let jump = Jump::new(BdpJump {
             cap: Some(1.5),
             ..BdpJump::default()
@@ -379,24 +391,15 @@ mod tests {
         for _ in 0..8 {
             path_rtt.on_sample(ms(latest), 100 * IW);
         }
-        let mut delivery = RecentDelivery::default();
-        for step in 0..=20 {
-            delivery.on_ack(if step == 0 { 0 } else { 75_000 });
-            delivery.on_end_acks(ms(30 * step), ms(600));
-        }
-        let rtt = RttInfo {
-            latest: ms(600),
-            smoothed: ms(600),
-            min: ms(600),
-        };
-        let window = Window {
-            cwnd,
-            ssthresh: u64::MAX,
-            mss: 1200,
-            max_window: u64::MAX,
-        };
+        let delivery = delivered_at_2_5_mb_per_s();
         let cr = CarefulResume::new(CarefulResumeConfig::default(), None, IW);
-        let mut view = View::new(window, rtt, &cr, &delivery, &path_rtt);
+        let mut view = View::new(
+            window(cwnd),
+            RttInfo::fixed(ms(600)),
+            &cr,
+            &delivery,
+            &path_rtt,
+        );
         let mut jump = Jump::new(BdpJump {
             cap: Some(1.5),
             full,
