@@ -17,6 +17,7 @@
 //! | [`JumpRtt`] | minimum RTT (`rtt=min`) | picoquic's BBR long-RTT startup: `bbr_state->min_rtt`; its CUBIC and NewReno: `smoothed_rtt` (`rtt=smoothed`) |
 //! | [`BOUND_FRACTION`] | off; with `bound`, 1 | ours ([`PeakRate::bound`]) |
 //! | [`BOUND_MARGIN`] | 1 ms (`bound-margin=MS`) | ours |
+//! | [`JITTER_PER_STEP`] | 1.5 mean steps (`bound-jitter=K`, 0: off) | ours ([`crate::path_rtt`]) |
 //! | [`BOUND_SAMPLES`] | 4 | ours |
 //! | [`BURST_GAP`] | 1 ms | ours |
 //! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | ours, BBR's Startup cwnd gain |
@@ -25,7 +26,7 @@
 //! | [`FULL_PATH_HEADROOM`] | off; with `full`, 1/16 | ours ([`crate::path_rtt`]'s queue threshold, halved) |
 //!
 //! Spec part
-//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,cap[=K],bound[=F],bound-margin=MS,validate[=R],full[=F]]`.
+//! `+jump[:fraction=F,interval=MS,rtt=min|smoothed,cap[=K],bound[=F],bound-margin=MS,bound-jitter=K,validate[=R],full[=F]]`.
 //! The jump only raises the window during the initial slow start, never while Careful
 //! Resume holds it or a drain steps it down, and leaves the exit to the slow start.
 //! quinn-proto paces the larger window at `1.25 x cwnd / smoothed RTT`, so the jump is
@@ -57,6 +58,13 @@
 //! where that delay exceeds the margin (a receiver that holds the first ACK of a flight) or
 //! the bottleneck's rate changes (bandwidth on demand, a LEO slot), the bound can read above
 //! the rate, and the validation below is what then keeps the window from following it. The
+//! path's own jitter is not counted as queueing (`bound-jitter=K`, [`JITTER_PER_STEP`]: what
+//! its first small flights' RTTs are above the minimum, no more than K x their mean step
+//! from one sample to the next, [`crate::path_rtt`]): the reference is the luckiest packet,
+//! so every sample's delay holds the jitter it did not draw, and on a LEO path with up to 14
+//! ms of it each way the bound read a fifth of the bottleneck's rate. A packet on a FIFO
+//! wire waits for the largest draw of those ahead of it, so a burst's sample still reads
+//! at most the rate unless its packets drew less than the path's usual jitter. The
 //! best few samples are kept and read again as the reference moves ([`BOUND_SAMPLES`]);
 //! packets sent before the first acknowledgement give no sample (a server's handshake
 //! flight is a burst its client's does not match).
@@ -107,6 +115,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::modifiers::{SpecPart, write_part};
+pub use crate::path_rtt::JITTER_PER_STEP;
 
 pub use rates::{Bound, PeakRate};
 pub use validate::{Dispersion, JumpVerdict, VALIDATE_RTT_BATCHES};
@@ -131,6 +140,9 @@ pub const MAX_BOUND_FRACTION: f64 = 4.0;
 /// sockets) of up to this much, at the cost of underestimating short bursts: a 72 KB
 /// first flight through 1 Gbit/s queues for 0.58 ms and reads as 365 Mbit/s.
 pub const BOUND_MARGIN: Duration = Duration::from_millis(1);
+
+/// Largest `bound-jitter=K`: four mean steps of the path's unloaded RTT samples.
+pub const MAX_BOUND_JITTER: f64 = 4.0;
 
 /// How many of the best bound samples are kept, to be read again as the reference moves
 /// (`+jump:bound`, ours).
@@ -201,6 +213,10 @@ pub struct BdpJump {
     /// If set (with `cap`), the ceiling's headroom once its holds proved the path full,
     /// as a share of the BDP it reads (see the module docs; ours).
     pub full: Option<f64>,
+    /// How many mean steps between the path's successive unloaded RTT samples are its own
+    /// jitter, which a bound sample's delay does not count ([`crate::path_rtt`]; 0: none,
+    /// as before; ours).
+    pub bound_jitter: f64,
 }
 
 impl Default for BdpJump {
@@ -215,6 +231,7 @@ impl Default for BdpJump {
             bound_margin: BOUND_MARGIN,
             validate: None,
             full: None,
+            bound_jitter: JITTER_PER_STEP,
         }
     }
 }
@@ -275,11 +292,13 @@ impl BdpJump {
     }
 
     /// How the queueing-delay bound is read, if it is measured, with the connection's
-    /// minimum RTT `connection_min`.
-    pub fn bound_reading(&self, connection_min: Duration) -> Option<Bound> {
+    /// minimum RTT `connection_min` and the path's own jitter `jitter` (as
+    /// [`Self::bound_jitter`] reads it).
+    pub fn bound_reading(&self, connection_min: Duration, jitter: Duration) -> Option<Bound> {
         self.bound.map(|_| Bound {
             margin: self.bound_margin,
             connection_min,
+            jitter,
         })
     }
 }
@@ -365,6 +384,14 @@ impl SpecPart for BdpJump {
                 Some(("validate", v)) => {
                     out.validate = Some(number("validate", v, in_unit, "a ratio in (0, 1]")?);
                 }
+                Some(("bound-jitter", v)) => {
+                    out.bound_jitter = number(
+                        "bound-jitter",
+                        v,
+                        |k| (0.0..=MAX_BOUND_JITTER).contains(&k),
+                        "a number of steps in [0, 4]",
+                    )?;
+                }
                 None if opt == "full" => out.full = Some(FULL_PATH_HEADROOM),
                 Some(("full", v)) => {
                     out.full = Some(number(
@@ -376,7 +403,7 @@ impl SpecPart for BdpJump {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, cap[=K], bound[=F], bound-margin=MS, validate[=R], full[=F]"
+                        "unknown jump option '{opt}'; valid: fraction=F, interval=MS, rtt=min|smoothed, cap[=K], bound[=F], bound-margin=MS, bound-jitter=K, validate[=R], full[=F]"
                     ));
                 }
             }
@@ -431,6 +458,9 @@ impl SpecPart for BdpJump {
             Some(FULL_PATH_HEADROOM) => opts.push("full".into()),
             Some(f) => opts.push(format!("full={f}")),
             None => {}
+        }
+        if self.bound_jitter != JITTER_PER_STEP {
+            opts.push(format!("bound-jitter={}", self.bound_jitter));
         }
         Some(opts)
     }
@@ -491,6 +521,8 @@ mod tests {
             "bound,bound-margin=0.25",
             "cap=1.5,bound,validate",
             "bound,validate=0.7",
+            "bound,bound-jitter=0",
+            "bound,bound-jitter=2.5",
         ] {
             let j = BdpJump::parse_options(text).unwrap();
             let printed = j.to_string();
@@ -500,6 +532,13 @@ mod tests {
                 .trim_start_matches(':');
             assert_eq!(BdpJump::parse_options(opts), Ok(j), "{text} -> {printed}");
         }
+        assert_eq!(BdpJump::default().bound_jitter, JITTER_PER_STEP);
+        assert_eq!(
+            BdpJump::parse_options("bound-jitter=0")
+                .unwrap()
+                .bound_jitter,
+            0.0
+        );
         for bad in [
             "fraction=0",
             "fraction=1.5",
@@ -510,6 +549,9 @@ mod tests {
             "bound=0",
             "bound=4.5",
             "bound-margin=0",
+            "bound-jitter=-1",
+            "bound-jitter=5",
+            "bound-jitter=x",
             "validate",
             "bound,validate=0",
             "bound,validate=1.5",

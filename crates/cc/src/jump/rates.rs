@@ -16,6 +16,10 @@ pub struct Bound {
     /// whose packets waited behind nothing of the data, and which a first data ACK delayed
     /// on a thin return link does not undercut.
     pub connection_min: Duration,
+    /// The path's own jitter ([`crate::path_rtt`]'s, as `bound-jitter=K` reads it; zero on
+    /// a path without jitter or with `bound-jitter=0`), which is not counted in a sample's
+    /// delay.
+    pub jitter: Duration,
 }
 
 /// One sample of the queueing-delay bound: `ahead` bytes left in a burst before a packet
@@ -38,8 +42,9 @@ struct MinRtt {
 impl BoundSample {
     /// The rate it shows at reference `min`, bytes per second: the bytes ahead of the packet
     /// beyond those the reference packet waited behind, over the span less the minimum RTT
-    /// (the packet's queueing delay plus the time the burst took to send) plus the margin.
-    /// 0 when the sample shows nothing (no bytes beyond the reference's, or no delay).
+    /// and the path's own jitter (the packet's queueing delay plus the time the burst took
+    /// to send) plus the margin. 0 when the sample shows nothing (no bytes beyond the
+    /// reference's, or no delay).
     ///
     /// On a FIFO bottleneck of constant rate `C`, the `ahead` bytes left it between the
     /// burst's first arrival and the packet's departure, so `C >= ahead / (span - base)`
@@ -52,9 +57,20 @@ impl BoundSample {
     /// there for the burst cancels out; one that shrank in between without the burst's
     /// packets coming back sooner than the reference (which would make a new reference)
     /// can shrink the delay by at most one ACK's bytes.
+    ///
+    /// Per-packet jitter adds to every sample's delay what the reference, the luckiest
+    /// packet, did not wait: on a LEO path with up to 14 ms each way the bound read a
+    /// fifth of a 55 Mbit/s bottleneck, and the ceiling then held the start-up's growth to
+    /// what the path delivered. The jitter the path showed before the connection loaded it
+    /// is not counted ([`Bound::jitter`]). On a FIFO wire (one that delays but never
+    /// reorders) a burst's packet arrives no sooner than the largest draw of those ahead
+    /// of it, above the mean for all but the shortest bursts, so the sample stays at most
+    /// the rate but where its packets drew less than the path's usual jitter; the
+    /// validation judges the jump that follows. Without jitter it is zero, and so is the
+    /// change.
     fn rate(&self, min: MinRtt, bound: Bound) -> f64 {
         let credited = self.ahead.saturating_sub(min.ahead);
-        let delay = self.span.saturating_sub(min.rtt) + bound.margin;
+        let delay = self.span.saturating_sub(min.rtt + bound.jitter) + bound.margin;
         if credited == 0 || delay.is_zero() {
             return 0.0;
         }
@@ -305,6 +321,7 @@ mod tests {
     const BOUND: Bound = Bound {
         margin: BOUND_MARGIN,
         connection_min: Duration::ZERO,
+        jitter: Duration::ZERO,
     };
 
     #[test]
@@ -397,6 +414,33 @@ mod tests {
         assert!((fast.bound() - expected).abs() < 1.0, "{}", fast.bound());
     }
 
+    /// A path whose jitter (10 ms here) delayed every ACK but the reference's: read as
+    /// queueing it hides half the bottleneck's rate; the path's own jitter not counted,
+    /// the burst reads as it would without jitter, and still not above the rate.
+    #[test]
+    fn the_paths_own_jitter_is_not_read_as_queueing() {
+        let jittered: Vec<(f64, u32)> = burst_acks(0.0, 60, 2, 6.25e6)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (at, upto))| (if i == 0 { at } else { at + 10.0 }, upto))
+            .collect();
+        let read = |jitter: f64| {
+            let mut rates = handshaken();
+            let bound = Bound {
+                jitter: ms(jitter),
+                ..BOUND
+            };
+            feed_reading(&mut rates, 0.0, &jittered, bound);
+            rates.bound()
+        };
+        let queueing = 58.0 * 1200.0 / 6.25e6;
+        let as_queueing = 58.0 * 1200.0 / (queueing + 0.010 + 0.001);
+        assert!((read(0.0) - as_queueing).abs() < 1.0, "{}", read(0.0));
+        let without = 58.0 * 1200.0 / (queueing + 0.001);
+        assert!((read(10.0) - without).abs() < 1.0, "{}", read(10.0));
+        assert!(read(10.0) < 6.25e6);
+    }
+
     #[test]
     fn the_bound_never_exceeds_a_fifo_bottleneck_of_constant_rate() {
         // Bursts of many sizes, ACKed every 1 to 16 packets, through rates from 1 Mbit/s to
@@ -406,6 +450,7 @@ mod tests {
         let no_margin = Bound {
             margin: Duration::ZERO,
             connection_min: Duration::ZERO,
+            jitter: Duration::ZERO,
         };
         for rate in [125e3, 1.25e6, 6.25e6, 125e6] {
             for per_ack in [1, 2, 8, 16] {
@@ -436,6 +481,7 @@ mod tests {
         let no_margin = Bound {
             margin: Duration::ZERO,
             connection_min: Duration::ZERO,
+            jitter: Duration::ZERO,
         };
         let mut rates = handshaken();
         rates.on_ack(ms(0.0), 1200);

@@ -214,7 +214,8 @@ impl Jump {
         view: &mut View,
         may_raise: bool,
     ) -> Effects {
-        let bound = self.config.bound_reading(view.rtt.min);
+        let jitter = view.path_rtt.jitter(view.rtt.min, self.config.bound_jitter);
+        let bound = self.config.bound_reading(view.rtt.min, jitter);
         self.rates.on_end_acks(now, self.config.min_interval, bound);
         if !may_raise {
             return Effects::NONE;
