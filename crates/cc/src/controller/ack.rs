@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::avoidance::CaAck;
 use crate::careful_resume::AckEffect;
-use crate::event::CcEvent;
-use crate::startup::{StartupAck, View};
+use crate::event::{CcEvent, Emitter};
+use crate::startup::{Startup, StartupAck, View};
 
 use super::{Controller, RttInfo};
 
@@ -114,14 +114,8 @@ impl Controller {
             app_limited,
             hold,
         };
-        let mut view = View::new(
-            self.cr_window(),
-            self.rtt,
-            &self.cr,
-            &self.recent_delivery,
-            &self.path_rtt,
-        );
-        let effects = self.startup.on_ack(ack, &mut view, &self.events);
+        let (startup, mut view, events) = self.startup_and_view();
+        let effects = startup.on_ack(ack, &mut view, events);
         self.apply_startup_effects(now, effects);
     }
 
@@ -170,14 +164,8 @@ impl Controller {
     /// ([`Startup::on_end_acks`](crate::startup::Startup::on_end_acks)), the controller
     /// applies.
     fn jump_on_end_acks(&mut self, now: Duration) {
-        let mut view = View::new(
-            self.cr_window(),
-            self.rtt,
-            &self.cr,
-            &self.recent_delivery,
-            &self.path_rtt,
-        );
-        let effects = self.startup.on_end_acks(now, &mut view);
+        let (startup, mut view, _) = self.startup_and_view();
+        let effects = startup.on_end_acks(now, &mut view);
         self.apply_startup_effects(now, effects);
     }
 
@@ -187,14 +175,8 @@ impl Controller {
         if let (Some(largest), Some(end)) = (largest_acked, self.round_end_pn)
             && largest >= end
         {
-            let mut view = View::new(
-                self.cr_window(),
-                self.rtt,
-                &self.cr,
-                &self.recent_delivery,
-                &self.path_rtt,
-            );
-            let effect = self.startup.on_round_end(now, &mut view);
+            let (startup, mut view, _) = self.startup_and_view();
+            let effect = startup.on_round_end(now, &mut view);
             self.apply_startup(now, effect);
             self.cr.on_round_end(now);
             if let Some(filter) = self.loss_filter.as_mut() {
@@ -202,5 +184,18 @@ impl Controller {
             }
             self.round_end_pn = self.last_sent_pn.map(|pn| pn.max(largest + 1));
         }
+    }
+
+    /// The start-up, the `View` of the controller it reads, and where events go: borrowed
+    /// apart, so the start-up can decide while it reads the rest of the controller.
+    fn startup_and_view(&mut self) -> (&mut Startup, View<'_>, &Emitter) {
+        let view = View::new(
+            self.cr_window(),
+            self.rtt,
+            &self.cr,
+            &self.recent_delivery,
+            &self.path_rtt,
+        );
+        (&mut self.startup, view, &self.events)
     }
 }
