@@ -35,7 +35,7 @@
 //! needs a fourth, which 1 % draws 4 times in a million; at 5 % it still answers every 540
 //! packets (1,856 in a million), far more often than CUBIC needs to stay below a tenth of a
 //! GEO path. `startup-confirm=N` confirms during the connection's initial slow start only
-//! (the controller tells the filter, [`LossFilter::set_in_initial_slow_start`]): there a
+//! (the controller says so with each loss, [`LossContext`]): there a
 //! queue overflows by a large part of its arrivals and a wrong answer ends the slow start,
 //! while after it CUBIC near its plateau overflows a queue by a few packets a round, sparse
 //! losses that a confirmation answers later.
@@ -287,6 +287,37 @@ impl fmt::Display for LossFilterConfig {
     }
 }
 
+/// The connection's state when losses are declared, as the filter reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LossContext {
+    /// Packets in flight.
+    pub in_flight: u64,
+    /// Whether the latest RTT shows a queue (`rule=queue`).
+    pub queueing: bool,
+    /// Whether the connection is in its initial slow start (`startup-confirm` applies).
+    pub in_initial_slow_start: bool,
+}
+
+impl LossContext {
+    /// `in_flight` packets in flight, the RTT showing a queue or not (`queueing`), after
+    /// the initial slow start.
+    pub fn new(in_flight: u64, queueing: bool) -> Self {
+        Self {
+            in_flight,
+            queueing,
+            in_initial_slow_start: false,
+        }
+    }
+
+    /// The same, during the initial slow start.
+    pub fn in_initial_slow_start(self) -> Self {
+        Self {
+            in_initial_slow_start: true,
+            ..self
+        }
+    }
+}
+
 /// The smoothed loss rate. See the module docs.
 #[derive(Debug, Clone)]
 pub struct LossFilter {
@@ -297,8 +328,6 @@ pub struct LossFilter {
     since_loss: u32,
     /// Lost packets in a row that found the smoothed rate above the threshold.
     above: u32,
-    /// Whether the connection is in its initial slow start (`startup_confirm` applies).
-    in_startup: bool,
     /// Packets acknowledged in the current round trip.
     round_acked: u64,
     /// Packets declared lost in the current round trip.
@@ -317,17 +346,11 @@ impl LossFilter {
             rate: 0.0,
             since_loss: 0,
             above: 0,
-            in_startup: false,
             round_acked: 0,
             round_lost: 0,
             round_reports: 0,
             previous_round: 0,
         }
-    }
-
-    /// Whether the connection is in its initial slow start, told before its losses.
-    pub fn set_in_initial_slow_start(&mut self, yes: bool) {
-        self.in_startup = yes;
     }
 
     /// One packet was acknowledged.
@@ -345,17 +368,16 @@ impl LossFilter {
         self.round_reports = 0;
     }
 
-    /// `packets` (at least one) were declared lost together, with `in_flight` packets in
-    /// flight and the latest RTT showing a queue or not (`queueing`); true if the losses
-    /// are congestion by the configured rule.
-    pub fn on_lost(&mut self, packets: u64, in_flight: u64, queueing: bool) -> bool {
+    /// `packets` (at least one) were declared lost together, in the connection's state
+    /// `at`; true if the losses are congestion by the configured rule.
+    pub fn on_lost(&mut self, packets: u64, at: LossContext) -> bool {
         let packets = packets.max(1);
-        let clustered = self.smoothed_on_lost(packets);
-        let heavy = self.round_on_lost(packets, in_flight);
+        let clustered = self.smoothed_on_lost(packets, at.in_initial_slow_start);
+        let heavy = self.round_on_lost(packets, at.in_flight);
         match self.config.rule {
             LossRule::Smoothed => clustered,
             LossRule::Round => heavy,
-            LossRule::Queue => (clustered && queueing) || heavy,
+            LossRule::Queue => (clustered && at.queueing) || heavy,
         }
     }
 
@@ -372,8 +394,9 @@ impl LossFilter {
             && self.round_lost as f64 > self.config.round_threshold * round as f64
     }
 
-    /// picoquic's rule: the smoothed per-packet loss rate exceeds the threshold.
-    fn smoothed_on_lost(&mut self, packets: u64) -> bool {
+    /// picoquic's rule: the smoothed per-packet loss rate exceeds the threshold (confirmed
+    /// by `startup_confirm` losses in a row `in_startup`, the initial slow start).
+    fn smoothed_on_lost(&mut self, packets: u64, in_startup: bool) -> bool {
         let keep = 1.0 - self.config.gain;
         for i in 0..packets.clamp(1, u64::from(self.config.scope)) {
             // The lost packet's own distance from the previous one: the packets delivered
@@ -392,7 +415,7 @@ impl LossFilter {
             };
         }
         self.since_loss = 0;
-        let confirm = if self.in_startup {
+        let confirm = if in_startup {
             self.config.confirm.max(self.config.startup_confirm)
         } else {
             self.config.confirm
@@ -436,12 +459,20 @@ mod tests {
             for _ in 0..63 {
                 f.on_acked();
             }
-            assert!(!f.on_lost(1, 0, false), "rate {}", f.rate());
+            assert!(
+                !f.on_lost(1, LossContext::new(0, false)),
+                "rate {}",
+                f.rate()
+            );
         }
         assert!((0.06..0.08).contains(&f.rate()), "{}", f.rate());
         // A queue overflowing: three packets lost in a row.
-        assert!(!f.on_lost(1, 0, false));
-        assert!(f.on_lost(2, 0, false), "rate {}", f.rate());
+        assert!(!f.on_lost(1, LossContext::new(0, false)));
+        assert!(
+            f.on_lost(2, LossContext::new(0, false)),
+            "rate {}",
+            f.rate()
+        );
     }
 
     fn rule(rule: LossRule) -> LossFilter {
@@ -457,7 +488,7 @@ mod tests {
         let mut congestion = false;
         for i in 0..packets {
             if lost > 0 && i % (packets / lost) == 0 {
-                congestion |= f.on_lost(1, packets, queueing);
+                congestion |= f.on_lost(1, LossContext::new(packets, queueing));
             } else {
                 f.on_acked();
             }
@@ -487,9 +518,12 @@ mod tests {
             for _ in 0..63 {
                 f.on_acked();
             }
-            assert!(!f.on_lost(1, 10_000, queueing), "an isolated loss");
+            assert!(
+                !f.on_lost(1, LossContext::new(10_000, queueing)),
+                "an isolated loss"
+            );
             assert_eq!(
-                f.on_lost(3, 10_000, queueing),
+                f.on_lost(3, LossContext::new(10_000, queueing)),
                 queueing,
                 "queueing {queueing}"
             );
@@ -499,8 +533,8 @@ mod tests {
         assert!(round(&mut f, 1_000, 50, false));
         // picoquic's rule alone does not read the queue.
         let mut f = rule(LossRule::Smoothed);
-        assert!(!f.on_lost(1, 10_000, false));
-        assert!(f.on_lost(3, 10_000, false));
+        assert!(!f.on_lost(1, LossContext::new(10_000, false)));
+        assert!(f.on_lost(3, LossContext::new(10_000, false)));
     }
 
     fn confirming(confirm: u32) -> LossFilter {
@@ -514,13 +548,13 @@ mod tests {
     /// --link geo-viasat:plr=0.01 -n 100M --cc satellite --seed 8`, packets 4,783-4,976, a
     /// window of 12,000 packets): isolated losses, then two pairs in two ACK batches 8
     /// packets apart. True if any batch was congestion.
-    fn seed_8_cluster(f: &mut LossFilter) -> bool {
+    fn seed_8_cluster(f: &mut LossFilter, at: LossContext) -> bool {
         let mut congestion = false;
         for (acked, lost) in [(255, 1), (51, 1), (130, 2), (7, 2)] {
             for _ in 0..acked {
                 f.on_acked();
             }
-            congestion |= f.on_lost(lost, 12_000, true);
+            congestion |= f.on_lost(lost, at);
         }
         congestion
     }
@@ -529,8 +563,9 @@ mod tests {
     fn a_confirmed_burst_tolerates_a_random_cluster_and_answers_an_overflow() {
         // picoquic's rule takes the cluster for a burst; one more lost packet with the rate
         // above the threshold (`confirm=2`) does not come, so it is tolerated.
-        assert!(seed_8_cluster(&mut confirming(1)));
-        assert!(!seed_8_cluster(&mut confirming(2)));
+        let at = LossContext::new(12_000, true);
+        assert!(seed_8_cluster(&mut confirming(1), at));
+        assert!(!seed_8_cluster(&mut confirming(2), at));
         for confirm in [1, 2] {
             // A drop-tail queue overflowing in slow start: every other packet dropped, an ACK
             // every 16 packets, answered at the first batch with losses.
@@ -538,46 +573,55 @@ mod tests {
             for _ in 0..500 {
                 f.on_acked();
             }
-            assert!(f.on_lost(8, 12_000, true), "confirm={confirm}");
+            assert!(
+                f.on_lost(8, LossContext::new(12_000, true)),
+                "confirm={confirm}"
+            );
             // Four packets lost in a row after an isolated loss are answered either way.
             let mut f = confirming(confirm);
             for _ in 0..100 {
                 f.on_acked();
             }
-            assert!(!f.on_lost(1, 12_000, true));
-            assert!(f.on_lost(4, 12_000, true), "confirm={confirm}");
+            assert!(!f.on_lost(1, LossContext::new(12_000, true)));
+            assert!(
+                f.on_lost(4, LossContext::new(12_000, true)),
+                "confirm={confirm}"
+            );
         }
         // Three in a row: picoquic's burst; confirmed only by a fourth.
         let mut f = confirming(2);
         for _ in 0..100 {
             f.on_acked();
         }
-        assert!(!f.on_lost(3, 12_000, true));
-        assert!(f.on_lost(1, 12_000, true));
+        assert!(!f.on_lost(3, LossContext::new(12_000, true)));
+        assert!(f.on_lost(1, LossContext::new(12_000, true)));
     }
 
     #[test]
     fn startup_confirm_confirms_only_in_the_initial_slow_start() {
         let config = LossFilterConfig::parse_options("startup-confirm=2").unwrap();
         assert_eq!((config.confirm, config.startup_confirm), (1, 2));
+        let after = LossContext::new(12_000, true);
+        let during = after.in_initial_slow_start();
         let mut f = LossFilter::new(config);
-        f.set_in_initial_slow_start(true);
-        assert!(!seed_8_cluster(&mut f), "in the initial slow start");
+        assert!(!seed_8_cluster(&mut f, during), "in the initial slow start");
         // After it, picoquic's rule: the same cluster is answered, and so are three in a row.
         let mut f = LossFilter::new(config);
-        assert!(seed_8_cluster(&mut f), "after the initial slow start");
+        assert!(
+            seed_8_cluster(&mut f, after),
+            "after the initial slow start"
+        );
         let mut f = LossFilter::new(config);
         for _ in 0..100 {
             f.on_acked();
         }
-        assert!(f.on_lost(3, 12_000, true));
+        assert!(f.on_lost(3, LossContext::new(12_000, true)));
         // A drop-tail overflow in slow start is answered at its first batch.
         let mut f = LossFilter::new(config);
-        f.set_in_initial_slow_start(true);
         for _ in 0..500 {
             f.on_acked();
         }
-        assert!(f.on_lost(8, 12_000, true));
+        assert!(f.on_lost(8, during));
     }
 
     /// Batches answered over `packets` with each lost with probability `plr` (a seeded
@@ -592,7 +636,7 @@ mod tests {
             x ^= x << 17;
             if (x >> 11) as f64 / (1u64 << 53) as f64 > plr {
                 f.on_acked();
-            } else if f.on_lost(1, 10_000, true) {
+            } else if f.on_lost(1, LossContext::new(10_000, true)) {
                 answered += 1;
             }
         }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use satquic_cc::loss_filter::LossFilter;
+use satquic_cc::loss_filter::{LossContext, LossFilter};
 use satquic_cc::{
     CcEvent, CongestionConfig, Controller, EventLog, EventSink, ExitReason, LossFilterConfig,
     RttInfo,
@@ -97,7 +97,7 @@ fn tolerated_losses_count_against_the_undo() {
         // Three packets lost together end slow start (a reduction never undone).
         let slow_start_loss = Duration::from_secs(3);
         ctl.on_congestion_event(slow_start_loss, slow_start_loss - SAT_RTT, false, 3 * MSS);
-        assert!(filter.on_lost(3, 0, false));
+        assert!(filter.on_lost(3, LossContext::new(0, false)));
         // Two round trips of congestion avoidance.
         let mut now = slow_start_loss;
         for pn in 0..200 {
@@ -109,7 +109,7 @@ fn tolerated_losses_count_against_the_undo() {
         // A recovery period: three packets lost together, congestion to the filter.
         let before = ctl.congestion_window();
         ctl.on_congestion_event(now, now - SAT_RTT / 2, false, 3 * MSS);
-        assert!(filter.on_lost(3, 0, false));
+        assert!(filter.on_lost(3, LossContext::new(0, false)));
         let reduced = ctl.congestion_window();
         assert!(reduced < before);
         // Isolated losses within the period, each after 32 acknowledgements of packets
@@ -122,7 +122,7 @@ fn tolerated_losses_count_against_the_undo() {
             }
             ctl.on_congestion_event(at, now - SAT_RTT / 3, false, MSS);
             assert!(
-                !filter.on_lost(1, 0, false),
+                !filter.on_lost(1, LossContext::new(0, false)),
                 "the filter lets an isolated loss pass"
             );
             assert_eq!(ctl.congestion_window(), reduced);

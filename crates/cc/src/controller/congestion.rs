@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::avoidance::Avoidance;
 use crate::careful_resume::{Effect, ResumedController, Transition};
 use crate::event::CcEvent;
-use crate::loss_filter::LOSS_FILTER_QUEUE_FRACTION;
+use crate::loss_filter::{LOSS_FILTER_QUEUE_FRACTION, LossContext};
 
 use super::Controller;
 
@@ -102,14 +102,16 @@ impl Controller {
         let phase = self.cr.phase();
         let in_flight = self.in_flight.div_ceil(mss);
         let queueing = self.rtt_shows_queue();
-        let in_startup = !self.startup.done();
+        let at = LossContext {
+            in_flight,
+            queueing,
+            in_initial_slow_start: !self.startup.done(),
+        };
         let Some(filter) = self.loss_filter.as_mut() else {
             return (false, false);
         };
-        filter.set_in_initial_slow_start(in_startup);
-        let tolerated = lost_bytes > 0
-            && !filter.on_lost(lost_bytes.div_ceil(mss), in_flight, queueing)
-            && !persistent;
+        let tolerated =
+            lost_bytes > 0 && !filter.on_lost(lost_bytes.div_ceil(mss), at) && !persistent;
         (
             tolerated,
             tolerated && !filter.careful_resume_hears_tolerated(phase),
