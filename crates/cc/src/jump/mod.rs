@@ -17,7 +17,7 @@
 //! | [`JumpRtt`] | minimum RTT (`rtt=min`) | picoquic's BBR long-RTT startup: `bbr_state->min_rtt`; its CUBIC and NewReno: `smoothed_rtt` (`rtt=smoothed`) |
 //! | [`BOUND_FRACTION`] | off; with `bound`, 1 | ours ([`PeakRate::bound`]) |
 //! | [`BOUND_MARGIN`] | 1 ms (`bound-margin=MS`) | ours |
-//! | [`JITTER_PER_STEP`] | 1.5 mean steps (`bound-jitter=K`, 0: off) | ours ([`crate::path_rtt`]) |
+//! | [`JITTER_PER_STEP`] | 1 mean step (`bound-jitter=K`, 0: off); none within 1/32 of the minimum RTT | ours ([`crate::path_rtt`]) |
 //! | [`BOUND_SAMPLES`] | 4 | ours |
 //! | [`BURST_GAP`] | 1 ms | ours |
 //! | [`JUMP_CAP_BDPS`] | off; with `cap`, 2 | ours, BBR's Startup cwnd gain |
@@ -60,12 +60,12 @@
 //! the rate, and the validation below is what then keeps the window from following it. The
 //! path's own jitter is not counted as queueing (`bound-jitter=K`, [`JITTER_PER_STEP`]: what
 //! its first small flights' RTTs are above the minimum, no more than K x their mean step
-//! from one sample to the next, [`crate::path_rtt`]): the reference is the luckiest packet,
-//! so every sample's delay holds the jitter it did not draw, and on a LEO path with up to 14
-//! ms of it each way the bound read a fifth of the bottleneck's rate. A packet on a FIFO
-//! wire waits for the largest draw of those ahead of it, so a burst's sample still reads
-//! at most the rate unless its packets drew less than the path's usual jitter. The
-//! best few samples are kept and read again as the reference moves ([`BOUND_SAMPLES`]);
+//! from one sample to the next, and none within 1/32 of the minimum, [`crate::path_rtt`]):
+//! the reference is the luckiest packet, so every sample's delay holds the jitter it did
+//! not draw, and on a LEO path with up to 14 ms of it each way the bound read a fifth of
+//! the bottleneck's rate. A packet on a FIFO wire waits for the largest draw of those ahead
+//! of it, so a burst's sample still reads at most the rate unless its packets drew less
+//! than the path's usual jitter. The best few samples are kept and read again as the reference moves ([`BOUND_SAMPLES`]);
 //! packets sent before the first acknowledgement give no sample (a server's handshake
 //! flight is a burst its client's does not match).
 //!
