@@ -35,6 +35,10 @@ pub struct Args {
     /// A saved scorecard.json to compare with, on the scenarios both hold.
     #[arg(long)]
     baseline: Option<PathBuf>,
+    /// Run the set at this seed: every scenario's seeds shifted by N - 1 (1: the set as
+    /// committed); the same set at seeds 1, 2, 3 gives the spread across seeds.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// A scenario set file instead of the committed ones (tests).
     #[arg(long, hide = true)]
     set: Option<PathBuf>,
@@ -70,6 +74,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => scorecard::parse_set(kind.text()),
     }
     .map_err(lab_failure)?;
+    let scenarios = scorecard::at_seed(scenarios, args.seed).map_err(lab_failure)?;
     let baseline = match &args.baseline {
         Some(p) => Some(scorecard::read_card(p).map_err(lab_failure)?),
         None => None,
@@ -96,7 +101,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // absolute one, whatever --out was relative to.
     let out = std::fs::canonicalize(&args.out)
         .map_err(|e| Failure::Usage(format!("--out {}: {e}", args.out.display())))?;
-    let runs_dir = out.join("runs").join(&sha[..16]);
+    // Each seed's runs apart, so a run at another seed never resumes from this one's.
+    let runs_dir = match args.seed {
+        1 => out.join("runs").join(&sha[..16]),
+        n => out.join("runs").join(format!("{}-seed{n}", &sha[..16])),
+    };
     let jobs = scorecard::jobs(&scenarios, &specs, &regimes, &runs_dir.join("links"))
         .map_err(lab_failure)?;
     // SIGINT and SIGTERM stop between runs, as in `campaign run` (a signal killed it with
@@ -107,6 +116,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         &jobs,
         &scorecard::Request {
             set: kind,
+            seed: args.seed,
             specs: &specs,
             regimes: &regimes,
             runs_dir: &runs_dir,

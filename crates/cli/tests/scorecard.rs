@@ -205,6 +205,9 @@ fn bad_input_is_one_line_and_nothing_written() {
         &scorecard(&set, &out, &["--baseline", "/nonexistent/scorecard.json"]),
         "baseline",
     );
+    for seed in ["0", "-1", "two", "18446744073709551616"] {
+        refused(&scorecard(&set, &out, &["--seed", seed]), "a bad seed");
+    }
     let junk = d.join("junk.json");
     std::fs::write(&junk, "not json").unwrap();
     refused(

@@ -148,6 +148,27 @@ pub fn parse_set(text: &str) -> Result<Vec<Scenario>, LabError> {
     Ok(f.scenario)
 }
 
+/// The set run at `seed` (`--seed`, at least 1): every scenario's seeds (1 when the set
+/// names none) shifted by `seed - 1`, so seed 1 is the set as committed and seeds 2, 3, ...
+/// draw every random loss, jitter and cross-traffic schedule afresh: the spread across
+/// seeds that the removal pass of issue 46 weighs a part's cost against.
+pub fn at_seed(mut scenarios: Vec<Scenario>, seed: u64) -> Result<Vec<Scenario>, LabError> {
+    let shift = seed
+        .checked_sub(1)
+        .ok_or_else(|| LabError::Usage("--seed must be at least 1".into()))?;
+    for s in &mut scenarios {
+        let seeds = s.seeds.take().unwrap_or_else(|| vec![1]);
+        let shifted: Option<Vec<u64>> = seeds.iter().map(|x| x.checked_add(shift)).collect();
+        s.seeds = Some(shifted.ok_or_else(|| {
+            LabError::Usage(format!(
+                "--seed {seed}: scenario {}'s seeds overflow",
+                s.name
+            ))
+        })?);
+    }
+    Ok(scenarios)
+}
+
 /// The regimes named by `--regime` (all when empty), refusing unknown names.
 pub fn regimes(names: &[String]) -> Result<Vec<&'static str>, LabError> {
     if names.is_empty() {
@@ -442,9 +463,16 @@ pub struct RegimeCard {
 pub struct Card {
     pub schema: String,
     pub set: String,
+    /// The seed the set ran at ([`at_seed`]; cards written before it ran at 1).
+    #[serde(default = "first_seed")]
+    pub seed: u64,
     pub binary_sha256: String,
     pub specs: Vec<String>,
     pub regimes: Vec<RegimeCard>,
+}
+
+fn first_seed() -> u64 {
+    1
 }
 
 /// Wall time per regime, seconds (`wall.json`).
@@ -619,6 +647,8 @@ struct Target {
 /// What a scorecard run is asked to judge.
 pub struct Request<'a> {
     pub set: SetKind,
+    /// The seed the scenarios were shifted to ([`at_seed`]).
+    pub seed: u64,
     pub specs: &'a [String],
     pub regimes: &'a [&'a str],
     /// Where the campaigns go (keyed by the binary's hash).
@@ -634,6 +664,7 @@ pub fn run(
 ) -> Result<(Card, Walls), LabError> {
     let Request {
         set,
+        seed,
         specs,
         regimes,
         runs_dir,
@@ -708,6 +739,7 @@ pub fn run(
         Card {
             schema: SCHEMA.into(),
             set: set.as_str().into(),
+            seed,
             binary_sha256: binary_sha256.into(),
             specs: specs.to_vec(),
             regimes: cards,
@@ -1217,6 +1249,12 @@ pub fn compare(card: &Card, baseline: &Card) -> Vec<String> {
     let spec = card.specs.first().cloned().unwrap_or_default();
     let base_spec = baseline.specs.first().cloned().unwrap_or_default();
     let mut missing = Vec::new();
+    if card.seed != baseline.seed {
+        lines.push(format!(
+            "seeds differ: this card ran at seed {}, the baseline at seed {} (the spread across seeds, not a change)",
+            card.seed, baseline.seed
+        ));
+    }
     for r in &card.regimes {
         let Some(b) = baseline.regimes.iter().find(|b| b.name == r.name) else {
             missing.push(format!("regime {}", r.name));
@@ -1320,6 +1358,30 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Lab
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--seed N` shifts every scenario's seeds by N - 1 (seed 1 where the set names none),
+    /// refuses 0 and an overflow with one line, and leaves the set as committed at 1.
+    #[test]
+    fn a_seed_shifts_every_scenarios_seeds() {
+        // The full set: most scenarios name seeds 1-3, the thesis-sat mix one seed each.
+        let set = parse_set(SetKind::Full.text()).unwrap();
+        let at = |seed| at_seed(parse_set(SetKind::Full.text()).unwrap(), seed);
+        let first = at(1).unwrap();
+        let third = at(3).unwrap();
+        for ((s, one), three) in set.iter().zip(&first).zip(&third) {
+            let committed = s.seeds.clone().unwrap_or_else(|| vec![1]);
+            assert_eq!(one.seeds.as_ref(), Some(&committed), "{}", s.name);
+            let shifted: Vec<u64> = committed.iter().map(|x| x + 2).collect();
+            assert_eq!(three.seeds.as_ref(), Some(&shifted), "{}", s.name);
+        }
+        for seed in [0, u64::MAX] {
+            let Err(e) = at(seed) else {
+                panic!("--seed {seed} was not refused");
+            };
+            let e = e.to_string();
+            assert!(e.contains("--seed") && !e.contains('\n'), "{e}");
+        }
+    }
 
     /// Every spec of a side-by-side run finds the pair's `cubic` reference, which is
     /// registered once, under the first spec (the second spec's pairs all failed before).

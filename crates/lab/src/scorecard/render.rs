@@ -6,7 +6,10 @@ use super::{Card, Measures, RegimeCard, ScenarioResult};
 /// the ratio of each further spec's figure to the first's, the references and the target.
 pub fn table(card: &Card) -> String {
     let mut out = String::new();
-    out += &format!("satquic scorecard ({} set)\n", card.set);
+    out += &match card.seed {
+        1 => format!("satquic scorecard ({} set)\n", card.set),
+        n => format!("satquic scorecard ({} set, seed {n})\n", card.set),
+    };
     for r in &card.regimes {
         out += &format!("\n{}  [target: {} ({})]\n", r.name, r.target, r.source);
         let first = card.specs.first().and_then(|s| r.verdicts.get(s));
@@ -192,8 +195,9 @@ pub fn html(card: &Card) -> String {
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>satquic scorecard</title><style>body{font-family:sans-serif;margin:1em}section{border:1px solid #ccc;padding:.5em;margin:.5em 0}table{border-collapse:collapse;font-size:11px}td,th{border:1px solid #ddd;padding:2px 4px;vertical-align:top}</style></head><body>\n",
     );
     h += &format!(
-        "<h1>satquic scorecard</h1><p>Set: {}; specs: {}; binary sha256 {}. Cells: the candidate's time over picoquic's best or the limit (GEO), the first connection (resumption), the faster of cubic and bbr3 (start-up, LEO); the objects' median completion time over cubic's bulk flows' (the busy beam) or over the faster of cubic's and bbr3's objects beside the same bulk flow (LEO responsiveness); the other flow's share (pairs). Green at most 1 (pairs: at least 0.45).</p>\n",
+        "<h1>satquic scorecard</h1><p>Set: {} (seed {}); specs: {}; binary sha256 {}. Cells: the candidate's time over picoquic's best or the limit (GEO), the first connection (resumption), the faster of cubic and bbr3 (start-up, LEO); the objects' median completion time over cubic's bulk flows' (the busy beam) or over the faster of cubic's and bbr3's objects beside the same bulk flow (LEO responsiveness); the other flow's share (pairs). Green at most 1 (pairs: at least 0.45).</p>\n",
         esc(&card.set),
+        card.seed,
         esc(&card.specs.join(", ")),
         esc(&card.binary_sha256)
     );
