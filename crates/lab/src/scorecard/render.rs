@@ -6,10 +6,11 @@ use super::{Card, Measures, RegimeCard, ScenarioResult};
 /// the ratio of each further spec's figure to the first's, the references and the target.
 pub fn table(card: &Card) -> String {
     let mut out = String::new();
-    out += &match card.seed {
-        1 => format!("satquic scorecard ({} set)\n", card.set),
-        n => format!("satquic scorecard ({} set, seed {n})\n", card.set),
+    let seed = match card.seed {
+        1 => String::new(),
+        n => format!(", seed {n}"),
     };
+    out += &format!("satquic scorecard ({} set{seed})\n", card.set);
     for r in &card.regimes {
         out += &format!("\n{}  [target: {} ({})]\n", r.name, r.target, r.source);
         let first = card.specs.first().and_then(|s| r.verdicts.get(s));
