@@ -64,6 +64,13 @@
 //! | `cr=validating` | every phase but Validating: in Reconnaissance a loss stops Careful Resume (Sec. 3.2), in the Unvalidated Phase it enters Safe Retreat (Sec. 3.3's MUST: "If the sender detects congestion (e.g., packet loss or ECN-CE marking), the Safe Retreat Phase MUST be entered"); in the Validating Phase (Sec. 3.4, whose rule has no key word) a loss the filter tolerates is not congestion, as in the rest of the connection |
 //! | `cr` | no phase: one random loss during a jump never retreats (departs from Sec. 3.3's MUST) |
 //!
+//! A Safe Retreat that a tolerated loss entered keeps Sec. 3.5's MUSTs (the window, then
+//! `ssthresh` at most PipeSize x Beta), but the avoidance does not learn the loss as
+//! congestion: CUBIC's `W_max` is the saved window, not PipeSize, so the avoidance grows
+//! towards the capacity the saved connection held instead of plateauing at what the
+//! retreat's half-validated flight measured (`qir-satloss` 10 MiB resumed, seeds 3 and 6:
+//! 17.3 and 17.0 s -> 12.8 and 13.0 s; BENCHMARKS.md, "Careful Resume on a lossy path").
+//!
 //! As the `satellite` profile's loss response (`+loss-filter:cr=validating`), this is the
 //! profile's own controller under RFC 9002 Sec. 7 ("a different controller", bound to RFC
 //! 8085 Sec. 3.1), not RFC 9002 Sec. 7.3's NewReno or RFC 9438's CUBIC

@@ -806,6 +806,52 @@ fn safe_retreat_holds_the_window_then_sets_ssthresh_to_pipesize_times_beta() {
     assert_eq!(s.ctl.ssthresh(), (pipesize as f64 * 0.7) as u64);
 }
 
+/// A Safe Retreat entered on a loss the loss filter lets pass (RFC 9959 Sec. 3.3's MUST
+/// retreats on any loss in the Unvalidated Phase) keeps every MUST of Sec. 3.5: the window
+/// falls to at most PipeSize / 2 and `ssthresh` is PipeSize x Beta. But the avoidance, to which the
+/// loss was no congestion, does not take the retreat's window as CUBIC's `W_max`: it grows
+/// towards the saved window, where the one without a filter, whose congestion the loss
+/// was, plateaus at PipeSize.
+#[test]
+fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
+    let after_retreat = |spec: &str| {
+        let cc: CongestionConfig = spec.parse().unwrap();
+        let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
+        s.reconnaissance(RTT);
+        s.fill();
+        assert_eq!(s.phase(), Phase::Unvalidated, "{:?}", s.transitions());
+        s.advance(RTT / 2);
+        s.lose(1, false);
+        assert_eq!(s.phase(), Phase::SafeRetreat, "{spec}");
+        let retreat = s.cwnd();
+        assert!(retreat <= SAVED_CWND / 2, "{spec}: {retreat}");
+        s.ack(s.flight.len());
+        assert_eq!(s.phase(), Phase::Normal, "{spec}");
+        let pipesize = s.ctl.careful_resume().pipesize();
+        assert_eq!(s.ctl.ssthresh(), (pipesize / 2).max(2 * MSS), "{spec}");
+        // Slow start to `ssthresh`, then CUBIC's concave growth towards its `W_max`.
+        for _ in 0..16 {
+            s.fill();
+            s.advance(RTT);
+            s.ack(s.flight.len());
+        }
+        (pipesize, s.cwnd())
+    };
+    let (pipesize, answered) = after_retreat("cubic");
+    let (same, tolerated) = after_retreat("cubic+loss-filter");
+    assert_eq!(pipesize, same);
+    assert!(pipesize < SAVED_CWND / 2, "{pipesize}");
+    // The plateau at PipeSize, and the growth towards the saved window, never past it.
+    assert!(
+        answered <= pipesize + pipesize / 20,
+        "{answered} against {pipesize}"
+    );
+    assert!(
+        tolerated > 2 * pipesize && tolerated <= SAVED_CWND,
+        "{tolerated} against {pipesize}"
+    );
+}
+
 /// Sec. 3.6: persistent congestion ends Careful Resume; normal CC collapses the window.
 #[test]
 fn persistent_congestion_stops_careful_resume() {

@@ -63,8 +63,9 @@ pub(crate) trait ResumedController {
     /// Ends the initial slow start, if it is still on, as a loss does: a `SlowStartExit`
     /// event with reason `loss`, from window `cwnd_before` to the current one.
     fn end_initial_slow_start_by_loss(&mut self, now: Duration, cwnd_before: u64);
-    /// The avoidance learns of a congestion event at window `cwnd` (CUBIC's `W_max`); the
-    /// window and threshold it would set are not used.
+    /// The avoidance learns of a congestion event at window `cwnd` (CUBIC's `W_max`; the
+    /// controller may keep a larger one when the retreat's loss was no congestion to it);
+    /// the window and threshold it would set are not used.
     fn avoidance_learns_congestion(&mut self, now: Duration, cwnd: u64);
 }
 

@@ -68,6 +68,7 @@ impl Controller {
             .cr
             .on_congestion(persistent, lost_bytes, self.cr_window());
         if let Some(t) = cr.filter(|t| matches!(t.effect, Effect::Retreat(_))) {
+            self.retreat_tolerated = tolerated;
             self.safe_retreat(now, t, persistent, lost_bytes);
             return;
         }

@@ -233,6 +233,9 @@ pub struct Controller {
     path_rtt: PathRtt,
     /// Whether the window was reduced for congestion before.
     reduced: bool,
+    /// Whether Careful Resume's Safe Retreat was entered on a loss the loss filter let pass
+    /// (RFC 9959's MUST retreats on any loss in the Unvalidated Phase).
+    retreat_tolerated: bool,
     /// When the acknowledgements after the initial slow start began to be
     /// application-limited, while they are (RFC 9438 Sec. 4.2).
     app_limited_since: Option<Duration>,
@@ -273,6 +276,7 @@ impl Controller {
             recent_delivery: RecentDelivery::default(),
             path_rtt: PathRtt::new(cwnd),
             reduced: false,
+            retreat_tolerated: false,
             app_limited_since: None,
         }
     }
@@ -506,7 +510,16 @@ impl ResumedController for Controller {
         }
     }
 
+    /// A Safe Retreat entered on a loss the loss filter let pass ends with the avoidance's
+    /// `W_max` at the saved window, not at `cwnd` (PipeSize): to this controller the loss
+    /// was no congestion ([`crate::loss_filter`]), and CUBIC's `W_max` is where congestion
+    /// was last seen (RFC 9438 Sec. 4.6). RFC 9959 Sec. 3.5's MUSTs (the window, `ssthresh`)
+    /// are applied as they are.
     fn avoidance_learns_congestion(&mut self, now: Duration, cwnd: u64) {
-        let _ = self.avoidance.on_congestion(now, cwnd, self.mss);
+        let learnt = match self.cr.restored() {
+            Some(saved) if self.retreat_tolerated => cwnd.max(saved.saved_cwnd),
+            _ => cwnd,
+        };
+        let _ = self.avoidance.on_congestion(now, learnt, self.mss);
     }
 }
