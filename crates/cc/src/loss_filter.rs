@@ -68,8 +68,8 @@
 //! `ssthresh` at most PipeSize x Beta), but the avoidance does not learn the loss as
 //! congestion: CUBIC's `W_max` is the saved window, not PipeSize, so the avoidance grows
 //! towards the capacity the saved connection held instead of plateauing at what the
-//! retreat's half-validated flight measured (`qir-satloss` 10 MiB resumed, seeds 3 and 6:
-//! 17.3 and 17.0 s -> 12.8 and 13.0 s; BENCHMARKS.md, "Careful Resume on a lossy path").
+//! retreat's flight measured (BENCHMARKS.md, "Scorecard": the removal pass across seeds,
+//! `qir-satloss` resumed at seeds 3 and 6).
 //!
 //! As the `satellite` profile's loss response (`+loss-filter:cr=validating`), this is the
 //! profile's own controller under RFC 9002 Sec. 7 ("a different controller", bound to RFC

@@ -808,10 +808,10 @@ fn safe_retreat_holds_the_window_then_sets_ssthresh_to_pipesize_times_beta() {
 
 /// A Safe Retreat entered on a loss the loss filter lets pass (RFC 9959 Sec. 3.3's MUST
 /// retreats on any loss in the Unvalidated Phase) keeps every MUST of Sec. 3.5: the window
-/// falls to at most PipeSize / 2 and `ssthresh` is PipeSize x Beta. But the avoidance, to which the
-/// loss was no congestion, does not take the retreat's window as CUBIC's `W_max`: it grows
-/// towards the saved window, where the one without a filter, whose congestion the loss
-/// was, plateaus at PipeSize.
+/// falls to at most PipeSize / 2 and `ssthresh` is PipeSize x Beta. But the avoidance, to
+/// which the loss was no congestion, does not take PipeSize as CUBIC's `W_max`: it grows
+/// towards the saved window, where a controller without the filter (the loss was congestion
+/// to it) plateaus at PipeSize.
 #[test]
 fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
     let after_retreat = |spec: &str| {
