@@ -68,8 +68,9 @@
 //! `ssthresh` at most PipeSize x Beta), but the avoidance does not learn the loss as
 //! congestion: CUBIC's `W_max` is the saved window, not PipeSize, so the avoidance grows
 //! towards the capacity the saved connection held instead of plateauing at what the
-//! retreat's flight measured (BENCHMARKS.md, "Scorecard": the removal pass across seeds,
-//! `qir-satloss` resumed at seeds 3 and 6).
+//! retreat's flight measured, and the initial slow start goes on after the retreat (up to
+//! `ssthresh`) (BENCHMARKS.md, "Scorecard": the removal pass across seeds, `qir-satloss`
+//! resumed at seeds 3 and 6).
 //!
 //! As the `satellite` profile's loss response (`+loss-filter:cr=validating`), this is the
 //! profile's own controller under RFC 9002 Sec. 7 ("a different controller", bound to RFC

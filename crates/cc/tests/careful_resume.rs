@@ -811,7 +811,7 @@ fn safe_retreat_holds_the_window_then_sets_ssthresh_to_pipesize_times_beta() {
 /// falls to at most PipeSize / 2 and `ssthresh` is PipeSize x Beta. But the avoidance, to
 /// which the loss was no congestion, does not take PipeSize as CUBIC's `W_max`: it grows
 /// towards the saved window, where a controller without the filter (the loss was congestion
-/// to it) plateaus at PipeSize.
+/// to it) plateaus at PipeSize; and its initial slow start goes on to `ssthresh`.
 #[test]
 fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
     let after_retreat = |spec: &str| {
@@ -829,6 +829,8 @@ fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
         assert_eq!(s.phase(), Phase::Normal, "{spec}");
         let pipesize = s.ctl.careful_resume().pipesize();
         assert_eq!(s.ctl.ssthresh(), (pipesize / 2).max(2 * MSS), "{spec}");
+        // Only to the controller that answered the loss did it end the initial slow start.
+        assert_eq!(s.ctl.initial_slow_start_done(), spec == "cubic", "{spec}");
         // Slow start to `ssthresh`, then CUBIC's concave growth towards its `W_max`.
         for _ in 0..16 {
             s.fill();
@@ -837,6 +839,20 @@ fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
         }
         (pipesize, s.cwnd())
     };
+    // A loss the filter answers after such a retreat ends the initial slow start.
+    let cc: CongestionConfig = "cubic+loss-filter".parse().unwrap();
+    let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
+    s.reconnaissance(RTT);
+    s.fill();
+    s.advance(RTT / 2);
+    s.lose(1, false);
+    s.ack(s.flight.len());
+    assert_eq!(s.phase(), Phase::Normal);
+    assert!(!s.ctl.initial_slow_start_done());
+    s.fill();
+    s.advance(RTT);
+    s.lose(3, false);
+    assert!(s.ctl.initial_slow_start_done());
     let (pipesize, answered) = after_retreat("cubic");
     let (same, tolerated) = after_retreat("cubic+loss-filter");
     assert_eq!(pipesize, same);

@@ -61,7 +61,8 @@ pub(crate) trait ResumedController {
     /// packets sent before it do not grow the window, their losses do not reduce it.
     fn start_recovery(&mut self, now: Duration);
     /// Ends the initial slow start, if it is still on, as a loss does: a `SlowStartExit`
-    /// event with reason `loss`, from window `cwnd_before` to the current one.
+    /// event with reason `loss`, from window `cwnd_before` to the current one (a controller
+    /// may leave it on when the loss was no congestion to it).
     fn end_initial_slow_start_by_loss(&mut self, now: Duration, cwnd_before: u64);
     /// The avoidance learns of a congestion event at window `cwnd` (CUBIC's `W_max`; the
     /// controller may keep a larger one when the retreat's loss was no congestion to it);

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::avoidance::Avoidance;
-use crate::careful_resume::{Effect, ResumedController, Transition};
+use crate::careful_resume::{Effect, Transition};
 use crate::event::CcEvent;
 use crate::loss_filter::{LOSS_FILTER_QUEUE_FRACTION, LossContext};
 
@@ -218,6 +218,6 @@ impl Controller {
         self.reduced = true;
         self.ssthresh = ssthresh.max(self.minimum_window());
         self.set_window(self.ssthresh as f64);
-        self.end_initial_slow_start_by_loss(now, before);
+        self.end_startup_by_loss(now, before);
     }
 }

@@ -71,7 +71,7 @@
 //! | C2 | loss filter (`+loss-filter`) | its smoothed loss rate and the round's loss count (a mark is not a loss to it); whether the loss is tolerated by its rule (never a mark, never persistent congestion) | it hears every loss once |
 //! | C3 | `+loss-filter:cr` (every phase), `cr=validating` (the Validating Phase) | nothing: a tolerated loss **stops** here | Careful Resume does not hear it either |
 //! | C4 | Careful Resume | its phase and flight: Reconnaissance to Normal; Unvalidated or Validating to Safe Retreat; persistent congestion to Normal, `ssthresh` capped | RFC 9959 Sec. 3.2-3.6 |
-//! | C5 | Safe Retreat | the window (PipeSize x `retreat`, at most the window), a recovery period, the end of the initial slow start; a `Congestion` event; **stops** | RFC 9959 Sec. 3.5: it replaces the reduction |
+//! | C5 | Safe Retreat | the window (PipeSize x `retreat`, at most the window), a recovery period, the end of the initial slow start (not after a loss the filter lets pass: then the start-up goes on to `ssthresh` and the avoidance keeps the saved window as `W_max`); a `Congestion` event; **stops** | RFC 9959 Sec. 3.5: it replaces the reduction |
 //! | C6 | loss filter's verdict | a tolerated loss: no reduction, no recovery period, no slow-start exit (C4's phase change still applies) | picoquic's rule |
 //! | C7 | recovery gate | nothing: a loss of a packet sent before the recovery period began (or during the start-up's drain) reduces nothing more | RFC 9002 Sec. 7.3.2 |
 //! | C8 | reduction | a rollback checkpoint (congestion avoidance only), a recovery period, `ssthresh` from the avoidance (from what the path delivered over the latest RTT when smaller than the window, on the first reduction with `+retreat`), the window to it, the end of the initial slow start (a `loss` exit) | RFC 9002 Sec. 7.3.2; RFC 9959 Sec. 3.5's retreat for any start-up |
@@ -472,6 +472,21 @@ impl Controller {
         self.cwnd_carry = cwnd - self.cwnd as f64;
     }
 
+    /// Ends the initial slow start, if it is still on, as a loss does: a `SlowStartExit`
+    /// event with reason `loss`, from window `cwnd_before` to the current one.
+    fn end_startup_by_loss(&mut self, now: Duration, cwnd_before: u64) {
+        if self.startup.end() {
+            self.events.emit(|| CcEvent::SlowStartExit {
+                at: now,
+                reason: ExitReason::Loss,
+                cwnd_before,
+                cwnd_after: self.cwnd,
+                ssthresh: self.ssthresh,
+                shadow: false,
+            });
+        }
+    }
+
     /// The path MTU changed.
     pub fn on_mtu_update(&mut self, mtu: u16) {
         self.mss = u64::from(mtu).max(1);
@@ -497,16 +512,13 @@ impl ResumedController for Controller {
         self.recovery_start = Some(now);
     }
 
+    /// A Safe Retreat entered on a loss the loss filter let pass leaves the start-up on:
+    /// after the retreat, the window grows towards `ssthresh` by the profile's own slow
+    /// start (its jump bounded by `ssthresh`, `crate::startup`), as RFC 9959 Sec. 3.5 lets
+    /// normal CC's slow start do, and reaching `ssthresh` keeps the avoidance's `W_max`.
     fn end_initial_slow_start_by_loss(&mut self, now: Duration, cwnd_before: u64) {
-        if self.startup.end() {
-            self.events.emit(|| CcEvent::SlowStartExit {
-                at: now,
-                reason: ExitReason::Loss,
-                cwnd_before,
-                cwnd_after: self.cwnd,
-                ssthresh: self.ssthresh,
-                shadow: false,
-            });
+        if !self.retreat_tolerated {
+            self.end_startup_by_loss(now, cwnd_before);
         }
     }
 

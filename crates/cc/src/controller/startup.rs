@@ -24,7 +24,7 @@ impl Controller {
             Effect::Window(window) => self.set_window(window),
             Effect::ThresholdReached(window) => {
                 self.set_window(window as f64);
-                self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
+                self.avoidance_starts(now);
             }
             Effect::Exit {
                 cwnd,
@@ -53,7 +53,7 @@ impl Controller {
         let before = self.cwnd;
         self.set_window(cwnd as f64);
         self.ssthresh = ssthresh.max(self.minimum_window()).min(self.cwnd);
-        self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
+        self.avoidance_starts(now);
         self.events.emit(|| CcEvent::SlowStartExit {
             at: now,
             reason,
@@ -64,6 +64,15 @@ impl Controller {
         });
         if let Some(t) = self.cr.on_slow_start_exit() {
             self.apply_careful_resume(now, t);
+        }
+    }
+
+    /// The avoidance starts at the window as the initial slow start ends without a loss;
+    /// after a Safe Retreat on a tolerated loss it keeps the `W_max` it learnt there (the
+    /// saved window, [`crate::controller`]'s `avoidance_learns_congestion`).
+    fn avoidance_starts(&mut self, now: Duration) {
+        if !self.retreat_tolerated {
+            self.avoidance.on_slow_start_exit(now, self.cwnd, self.mss);
         }
     }
 
