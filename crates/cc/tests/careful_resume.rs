@@ -194,6 +194,17 @@ fn jumped(config: CarefulResumeConfig) -> Sender {
     s
 }
 
+/// A connection resumed with controller `spec` half a round trip into its Unvalidated Phase.
+fn half_way_unvalidated(spec: &str) -> Sender {
+    let cc: CongestionConfig = spec.parse().unwrap();
+    let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
+    s.reconnaissance(RTT);
+    s.fill();
+    assert_eq!(s.phase(), Phase::Unvalidated, "{:?}", s.transitions());
+    s.advance(RTT / 2);
+    s
+}
+
 fn endpoint(last: u8) -> RemoteEndpoint {
     RemoteEndpoint::new(
         Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))),
@@ -510,15 +521,7 @@ fn loss_while_unvalidated_enters_safe_retreat_with_half_the_pipesize() {
 /// RFC's rule holds: any loss while Unvalidated retreats.
 #[test]
 fn the_loss_filters_cr_option_retreats_for_bursts_and_marks_not_isolated_losses() {
-    let start = |spec: &str| {
-        let cc: CongestionConfig = spec.parse().unwrap();
-        let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
-        s.reconnaissance(RTT);
-        s.fill();
-        assert_eq!(s.phase(), Phase::Unvalidated, "{:?}", s.transitions());
-        s.advance(RTT / 2);
-        s
-    };
+    let start = half_way_unvalidated;
     let mut s = start("cubic+loss-filter:cr");
     let jump = s.cwnd();
     s.lose(1, false);
@@ -815,12 +818,7 @@ fn safe_retreat_holds_the_window_then_sets_ssthresh_to_pipesize_times_beta() {
 #[test]
 fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
     let after_retreat = |spec: &str| {
-        let cc: CongestionConfig = spec.parse().unwrap();
-        let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
-        s.reconnaissance(RTT);
-        s.fill();
-        assert_eq!(s.phase(), Phase::Unvalidated, "{:?}", s.transitions());
-        s.advance(RTT / 2);
+        let mut s = half_way_unvalidated(spec);
         s.lose(1, false);
         assert_eq!(s.phase(), Phase::SafeRetreat, "{spec}");
         let retreat = s.cwnd();
@@ -840,11 +838,7 @@ fn a_retreat_on_a_tolerated_loss_keeps_the_musts_and_not_the_plateau() {
         (pipesize, s.cwnd())
     };
     // A loss the filter answers after such a retreat ends the initial slow start.
-    let cc: CongestionConfig = "cubic+loss-filter".parse().unwrap();
-    let mut s = Sender::new(cc.resume(Sender::saved(SAVED_CWND, RTT)));
-    s.reconnaissance(RTT);
-    s.fill();
-    s.advance(RTT / 2);
+    let mut s = half_way_unvalidated("cubic+loss-filter");
     s.lose(1, false);
     s.ack(s.flight.len());
     assert_eq!(s.phase(), Phase::Normal);
