@@ -12,6 +12,7 @@ import csv
 import json
 import pathlib
 import statistics
+import sys
 
 import grid_picoquic
 import grid_points
@@ -265,8 +266,13 @@ def per_point_table(rows, variants):
 
 def heatmaps(out, rows, variants):
     """Per variant: satquic / picoquic's best and satquic / the physical limit, over the
-    forward rate and the size in BDP, upload and (comparable) download."""
-    import matplotlib
+    forward rate and the size in BDP, upload and (comparable) download. Skipped, with a
+    note, where matplotlib is not installed: the CSV, tables and summary do not need it."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("grid report: matplotlib is not installed, so no heatmaps", file=sys.stderr)
+        return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm, TwoSlopeNorm
@@ -315,6 +321,7 @@ def heatmaps(out, rows, variants):
         fig.tight_layout(rect=(0, 0.03, 1, 1))
         fig.savefig(out / f"heatmap-{v}.png", dpi=110)
         plt.close(fig)
+    return True
 
 
 def labelled_above(rows, field):
@@ -353,6 +360,6 @@ def report(out):
     summary = summarize(rows)
     (out / "summary.txt").write_text("\n".join(summary) + "\n")
     (out / "grid.md").write_text(markdown(rows, summary, variants))
-    heatmaps(out, rows, variants)
+    drawn = heatmaps(out, rows, variants)
     print("\n".join(summary))
-    print(f"wrote {out}/grid.csv, grid.md, summary.txt, heatmap-*.png")
+    print(f"wrote {out}/grid.csv, grid.md, summary.txt" + (", heatmap-*.png" if drawn else ""))
