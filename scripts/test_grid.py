@@ -13,6 +13,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import grid  # noqa: E402
 import grid_picoquic  # noqa: E402
 import grid_points as gp  # noqa: E402
+import grid_report  # noqa: E402
 
 GRID = pathlib.Path(__file__).resolve().parent.parent / "crates/lab/campaigns/grid"
 
@@ -210,9 +211,25 @@ class PicoquicQlog(unittest.TestCase):
         self.assertEqual(series, [[0.602792, 92467, 391, 602005]])
 
 
+class Report(unittest.TestCase):
+    def test_heatmaps_are_skipped_without_matplotlib(self):
+        saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "matplotlib"}
+        sys.modules["matplotlib"] = None  # its import now raises ImportError
+        try:
+            with tempfile.TemporaryDirectory() as out, redirect_stderr() as err:
+                drawn = grid_report.heatmaps(pathlib.Path(out), [], ["satellite"])
+                self.assertEqual(list(pathlib.Path(out).iterdir()), [])
+            self.assertFalse(drawn)
+            self.assertIn("matplotlib is not installed", err.getvalue())
+        finally:
+            del sys.modules["matplotlib"]
+            sys.modules.update(saved)
+
+
 class redirect_stderr:
     def __enter__(self):
         self.old, sys.stderr = sys.stderr, io.StringIO()
+        return sys.stderr
 
     def __exit__(self, *exc):
         sys.stderr = self.old
