@@ -521,23 +521,22 @@ fn loss_while_unvalidated_enters_safe_retreat_with_half_the_pipesize() {
 /// RFC's rule holds: any loss while Unvalidated retreats.
 #[test]
 fn the_loss_filters_cr_option_retreats_for_bursts_and_marks_not_isolated_losses() {
-    let start = half_way_unvalidated;
-    let mut s = start("cubic+loss-filter:cr");
+    let mut s = half_way_unvalidated("cubic+loss-filter:cr");
     let jump = s.cwnd();
     s.lose(1, false);
     assert_eq!(s.phase(), Phase::Unvalidated);
     assert_eq!(s.cwnd(), jump);
 
-    let mut s = start("cubic+loss-filter:cr");
+    let mut s = half_way_unvalidated("cubic+loss-filter:cr");
     s.lose(3, false);
     assert_eq!(s.phase(), Phase::SafeRetreat);
 
-    let mut s = start("cubic+loss-filter:cr");
+    let mut s = half_way_unvalidated("cubic+loss-filter:cr");
     s.lose(1, true);
     assert_eq!(s.phase(), Phase::SafeRetreat);
     assert_eq!(s.last_transition().2, Some(Trigger::EcnCe));
 
-    let mut s = start("cubic+loss-filter");
+    let mut s = half_way_unvalidated("cubic+loss-filter");
     s.lose(1, false);
     assert_eq!(s.phase(), Phase::SafeRetreat);
 }

@@ -137,7 +137,7 @@ use crate::careful_resume::{
     ResumedController, Transition, Window,
 };
 use crate::delivery::RecentDelivery;
-use crate::event::{CcEvent, Emitter, ExitReason};
+use crate::event::Emitter;
 use crate::growth::{RttWindowFloor, StartupGrowth};
 use crate::jump::BdpJump;
 use crate::loss_filter::{LossFilter, LossFilterConfig};
@@ -470,21 +470,6 @@ impl Controller {
         let cwnd = bounded_window(cwnd, self.minimum_window(), self.max_window);
         self.cwnd = cwnd.floor() as u64;
         self.cwnd_carry = cwnd - self.cwnd as f64;
-    }
-
-    /// Ends the initial slow start, if it is still on, as a loss does: a `SlowStartExit`
-    /// event with reason `loss`, from window `cwnd_before` to the current one.
-    fn end_startup_by_loss(&mut self, now: Duration, cwnd_before: u64) {
-        if self.startup.end() {
-            self.events.emit(|| CcEvent::SlowStartExit {
-                at: now,
-                reason: ExitReason::Loss,
-                cwnd_before,
-                cwnd_after: self.cwnd,
-                ssthresh: self.ssthresh,
-                shadow: false,
-            });
-        }
     }
 
     /// The path MTU changed.

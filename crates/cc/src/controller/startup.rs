@@ -54,17 +54,31 @@ impl Controller {
         self.set_window(cwnd as f64);
         self.ssthresh = ssthresh.max(self.minimum_window()).min(self.cwnd);
         self.avoidance_starts(now);
+        self.emit_slow_start_exit(now, reason, before);
+        if let Some(t) = self.cr.on_slow_start_exit() {
+            self.apply_careful_resume(now, t);
+        }
+    }
+
+    /// Ends the initial slow start, if it is still on, as a loss does: a `SlowStartExit`
+    /// event with reason `loss`, from window `cwnd_before` to the current one.
+    pub(super) fn end_startup_by_loss(&mut self, now: Duration, cwnd_before: u64) {
+        if self.startup.end() {
+            self.emit_slow_start_exit(now, ExitReason::Loss, cwnd_before);
+        }
+    }
+
+    /// The `SlowStartExit` event of an exit at `now` for `reason`, from window
+    /// `cwnd_before` to the current window and `ssthresh`.
+    fn emit_slow_start_exit(&mut self, now: Duration, reason: ExitReason, cwnd_before: u64) {
         self.events.emit(|| CcEvent::SlowStartExit {
             at: now,
             reason,
-            cwnd_before: before,
+            cwnd_before,
             cwnd_after: self.cwnd,
             ssthresh: self.ssthresh,
             shadow: false,
         });
-        if let Some(t) = self.cr.on_slow_start_exit() {
-            self.apply_careful_resume(now, t);
-        }
     }
 
     /// The avoidance starts at the window as the initial slow start ends without a loss;
